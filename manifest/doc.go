@@ -1,0 +1,45 @@
+// Package manifest holds toolcap's part of a worker manifest, the
+// [worker.tool_output] table, and loads it through koanf layers.
+//
+// A manifest file is TOML; toolcap reads only its [worker.tool_output] table
+// and ignores the rest of a larger manifest:
+//
+//	[worker.tool_output]
+//	default_max_bytes = 16384     # every tool; 16384 when omitted
+//
+//	[worker.tool_output.per_tool]
+//	Read = 32768                  # by registered tool name
+//	"mcp.fs.read_file" = 8192     # names may hold dots, dashes, slashes
+//
+// # Layers
+//
+// [Load] builds a [WorkerManifest] from layers, lowest precedence first: the
+// built-in default ([DefaultMaxBytes]), then each [Option] that names a layer,
+// in the order given. The usual order is the user's manifest, the project's,
+// the environment ([Env]) and explicit overrides ([Overrides]):
+//
+//	m, err := manifest.Load(
+//		manifest.OptionalFile(userPath),
+//		manifest.File("toolcap.toml"),
+//		manifest.Env(),
+//		manifest.WithLogger(logger),
+//	)
+//
+// Maps merge key by key: a project file that sets per_tool.Read leaves the
+// user file's per_tool.Grep in force. A later layer cannot remove a key, only
+// override it. [Resolve] also reports which layer each limit came from.
+//
+// # Errors and warnings
+//
+// A bad value is an [*Error] that names the layer (file or environment
+// variable), the key and the value: a value that is not an integer, zero,
+// negative, below [MinMaxBytes] or above [MaxMaxBytes]. A broken or missing
+// file is an error naming the file. A bad manifest never falls back to "no
+// cap". Unknown keys inside [worker.tool_output] and unknown TOOLCAP_
+// variables are warnings, logged through the [WithLogger] logger and kept in
+// [Resolution.Warnings].
+//
+// Tool names are arbitrary strings. koanf's usual "." delimiter would split a
+// name such as "mcp.fs.read" into nested keys, so this package runs koanf with
+// a delimiter no tool name contains (NUL) and rejects names that contain it.
+package manifest

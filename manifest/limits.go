@@ -1,0 +1,149 @@
+package manifest
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+const (
+	// DefaultMaxBytes is the limit for every tool that has no limit of its
+	// own: 16 KiB, a safe margin under a 30k input tokens/min rate limit.
+	DefaultMaxBytes = 16384
+
+	// MinMaxBytes is the smallest limit accepted. The truncation marker alone
+	// takes 48 to 66 bytes; 128 leaves room for content beside it.
+	MinMaxBytes = 128
+
+	// MaxMaxBytes is the largest limit accepted, 64 MiB. Anything larger is
+	// no cap at all for an LLM's context and is taken for a mistake.
+	MaxMaxBytes = 64 << 20
+)
+
+// WorkerManifest is the [worker] table of a manifest, as far as toolcap reads
+// it.
+type WorkerManifest struct {
+	// ToolOutput is the [worker.tool_output] table. Nil means it was omitted:
+	// DefaultMaxBytes then applies to every tool.
+	ToolOutput *ToolOutputLimits `koanf:"tool_output"`
+}
+
+// ToolOutputLimits caps the content of tool results, in bytes.
+type ToolOutputLimits struct {
+	// DefaultMaxBytes applies to every tool without its own entry in PerTool.
+	// In a Go value, 0 means "not set" and DefaultMaxBytes (the constant)
+	// applies; in a file or the environment an explicit 0 is an error.
+	DefaultMaxBytes int `koanf:"default_max_bytes"`
+
+	// PerTool maps a tool's registered name to its own limit.
+	PerTool map[string]int `koanf:"per_tool"`
+}
+
+// Limits returns m's tool-output limits. It is safe on a nil m, and the
+// result is safe to call For on even when nil.
+func (m *WorkerManifest) Limits() *ToolOutputLimits {
+	if m == nil {
+		return nil
+	}
+	return m.ToolOutput
+}
+
+// For returns the limit for tool: its PerTool entry if it has one, otherwise
+// the default. A nil l, or one that sets only PerTool, gives DefaultMaxBytes
+// (16384) to every tool without an entry.
+func (l *ToolOutputLimits) For(tool string) int {
+	if l == nil {
+		return DefaultMaxBytes
+	}
+	if n, ok := l.PerTool[tool]; ok && n > 0 {
+		return n
+	}
+	if l.DefaultMaxBytes > 0 {
+		return l.DefaultMaxBytes
+	}
+	return DefaultMaxBytes
+}
+
+// Validate reports the first invalid limit of m, as an [*Error] whose source
+// is "WorkerManifest". A nil m, or a zero DefaultMaxBytes, is valid.
+func (m *WorkerManifest) Validate() error {
+	l := m.Limits()
+	if l == nil {
+		return nil
+	}
+	const src = "WorkerManifest"
+	if l.DefaultMaxBytes != 0 {
+		if err := checkLimit(l.DefaultMaxBytes); err != nil {
+			return &Error{Source: src, Key: keyDefault, Value: strconv.Itoa(l.DefaultMaxBytes), Err: err}
+		}
+	}
+	for _, tool := range sortedKeys(l.PerTool) {
+		n := l.PerTool[tool]
+		if err := checkToolName(tool); err != nil {
+			return &Error{Source: src, Key: perToolKey(tool), Value: strconv.Itoa(n), Err: err}
+		}
+		if err := checkLimit(n); err != nil {
+			return &Error{Source: src, Key: perToolKey(tool), Value: strconv.Itoa(n), Err: err}
+		}
+	}
+	return nil
+}
+
+// checkLimit says why n cannot be a limit, or returns nil.
+func checkLimit(n int) error {
+	switch {
+	case n == 0:
+		return fmt.Errorf("0 is not a limit; omit the key for the default (%d)", DefaultMaxBytes)
+	case n < 0:
+		return fmt.Errorf("a limit must be positive")
+	case n < MinMaxBytes:
+		return fmt.Errorf("below the minimum of %d bytes (the truncation marker alone takes up to 66)", MinMaxBytes)
+	case n > MaxMaxBytes:
+		return fmt.Errorf("above the maximum of %d bytes (64 MiB)", MaxMaxBytes)
+	}
+	return nil
+}
+
+func checkToolName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("empty tool name")
+	case strings.Contains(name, delim):
+		return fmt.Errorf("tool name contains a NUL byte")
+	}
+	return nil
+}
+
+const (
+	keyDefault = "worker.tool_output.default_max_bytes"
+	keyPerTool = "worker.tool_output.per_tool"
+)
+
+// perToolKey names a per_tool entry the way TOML would write it, quoting
+// names that are not bare keys (such as "mcp.fs.read").
+func perToolKey(tool string) string {
+	return keyPerTool + "." + tomlKey(tool)
+}
+
+func tomlKey(s string) string {
+	if s == "" {
+		return `""`
+	}
+	for _, r := range s {
+		bare := r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
+		if !bare {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

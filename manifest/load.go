@@ -1,0 +1,359 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/knadh/koanf/parsers/toml/v2"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+	gotoml "github.com/pelletier/go-toml/v2"
+
+	"github.com/toolcap/toolcap/internal/suggest"
+)
+
+// delim separates key levels inside koanf. Tool names are arbitrary strings
+// and MCP names contain ".", "/" and "-", so the delimiter is a byte no tool
+// name may contain (checkToolName rejects it).
+const delim = "\x00"
+
+// SourceDefault is the Source of a value nobody set: the built-in default.
+const SourceDefault = "built-in default"
+
+// Option adds a layer to [Load] and [Resolve], or configures them. Layers
+// apply in the order given, each above the ones before it.
+type Option func(*config)
+
+type config struct {
+	layers []layer
+	logger hclog.Logger
+}
+
+// layer is one source of values. load fills a fresh koanf instance; names,
+// when set, gives the environment variable behind each flat key.
+type layer struct {
+	source   string
+	optional string // a path that may be absent
+	load     func(k *koanf.Koanf, names map[string]string, warn func(key, msg string)) error
+}
+
+// File adds the TOML manifest at path as a layer. A file that is missing,
+// unreadable or not valid TOML is an error naming it.
+func File(path string) Option {
+	return func(c *config) {
+		c.layers = append(c.layers, fileLayer(path))
+	}
+}
+
+// OptionalFile is [File] for a manifest that may not exist, such as a user's
+// manifest in their config directory: an absent file adds nothing. A file that
+// exists but cannot be read or parsed is still an error.
+func OptionalFile(path string) Option {
+	return func(c *config) {
+		l := fileLayer(path)
+		l.optional = path
+		c.layers = append(c.layers, l)
+	}
+}
+
+func fileLayer(path string) layer {
+	return layer{
+		source: fmt.Sprintf("file %q", path),
+		load: func(k *koanf.Koanf, _ map[string]string, _ func(string, string)) error {
+			return k.Load(file.Provider(path), toml.Parser())
+		},
+	}
+}
+
+// Bytes adds TOML manifest text as a layer, named name in errors and in
+// [Resolution] (for example an embedded default or a test's input).
+func Bytes(name string, data []byte) Option {
+	return func(c *config) {
+		c.layers = append(c.layers, layer{
+			source: name,
+			load: func(k *koanf.Koanf, _ map[string]string, _ func(string, string)) error {
+				return k.Load(rawBytes(data), toml.Parser())
+			},
+		})
+	}
+}
+
+// rawBytes is a koanf.Provider of bytes already in memory.
+type rawBytes []byte
+
+func (b rawBytes) ReadBytes() ([]byte, error) { return b, nil }
+
+func (b rawBytes) Read() (map[string]any, error) {
+	return nil, errors.New("rawBytes provider needs a parser")
+}
+
+// Overrides adds limits as the layer named name (for example "flag
+// --max-bytes"): the place for explicit options and command-line flags, above
+// the environment. As in any Go value, a zero DefaultMaxBytes is "not set".
+func Overrides(name string, limits ToolOutputLimits) Option {
+	return func(c *config) {
+		tool := map[string]any{}
+		if limits.DefaultMaxBytes != 0 {
+			tool["default_max_bytes"] = limits.DefaultMaxBytes
+		}
+		if len(limits.PerTool) > 0 {
+			per := make(map[string]any, len(limits.PerTool))
+			for name, n := range limits.PerTool {
+				per[name] = n
+			}
+			tool["per_tool"] = per
+		}
+		mp := map[string]any{"worker": map[string]any{"tool_output": tool}}
+		c.layers = append(c.layers, layer{
+			source: name,
+			load: func(k *koanf.Koanf, _ map[string]string, _ func(string, string)) error {
+				return k.Load(confmap.Provider(mp, ""), nil)
+			},
+		})
+	}
+}
+
+// WithLogger sets the logger that warnings go to. Without it, Load is silent
+// (the warnings are still in [Resolution.Warnings]).
+func WithLogger(l hclog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// Setting is one effective limit and the layer that set it.
+type Setting struct {
+	Value  int
+	Source string
+}
+
+// Resolution is the outcome of [Resolve]: the manifest and, for each limit in
+// force, where it came from.
+type Resolution struct {
+	// Manifest is what [Load] returns.
+	Manifest *WorkerManifest
+	// Default is the effective default_max_bytes.
+	Default Setting
+	// PerTool holds the effective per_tool entries.
+	PerTool map[string]Setting
+	// Layers names every layer applied, in order, starting with
+	// [SourceDefault]. An absent OptionalFile is not listed.
+	Layers []string
+	// Warnings holds every warning, in the order it was logged.
+	Warnings []string
+}
+
+// Load builds a [WorkerManifest] from the built-in default and the layers in
+// opts, later layers overriding earlier ones key by key. The result always
+// has a non-nil ToolOutput. Errors are [*Error] values.
+func Load(opts ...Option) (*WorkerManifest, error) {
+	r, err := Resolve(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return r.Manifest, nil
+}
+
+// Resolve is [Load] that also reports where each limit came from.
+func Resolve(opts ...Option) (*Resolution, error) {
+	c := config{logger: hclog.NewNullLogger()}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&c)
+		}
+	}
+
+	res := &Resolution{
+		Default: Setting{Value: DefaultMaxBytes, Source: SourceDefault},
+		PerTool: map[string]Setting{},
+		Layers:  []string{SourceDefault},
+	}
+	merged := newKoanf()
+	defaults := map[string]any{"worker": map[string]any{"tool_output": map[string]any{
+		"default_max_bytes": DefaultMaxBytes,
+	}}}
+	if err := merged.Load(confmap.Provider(defaults, ""), nil); err != nil {
+		return nil, &Error{Source: SourceDefault, Err: err}
+	}
+
+	for _, l := range c.layers {
+		if l.optional != "" {
+			if _, err := os.Stat(l.optional); errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+		}
+		names := map[string]string{}
+		warn := func(key, msg string) {
+			res.Warnings = append(res.Warnings, msg)
+			c.logger.Warn(msg, "key", key, "source", l.source)
+		}
+		k := newKoanf()
+		if err := l.load(k, names, warn); err != nil {
+			return nil, &Error{Source: l.source, Err: describeLoadError(err)}
+		}
+		clean, err := check(k.Raw(), l.source, names, res, warn)
+		if err != nil {
+			return nil, err
+		}
+		if err := merged.Load(confmap.Provider(clean, ""), nil); err != nil {
+			return nil, &Error{Source: l.source, Err: err}
+		}
+		res.Layers = append(res.Layers, l.source)
+	}
+
+	limits := &ToolOutputLimits{}
+	if err := merged.Unmarshal("worker"+delim+"tool_output", limits); err != nil {
+		return nil, &Error{Source: "merged layers", Err: err}
+	}
+	res.Manifest = &WorkerManifest{ToolOutput: limits}
+	return res, nil
+}
+
+func newKoanf() *koanf.Koanf {
+	return koanf.NewWithConf(koanf.Conf{Delim: delim})
+}
+
+// describeLoadError adds the position of a TOML syntax error to its text.
+func describeLoadError(err error) error {
+	var de *gotoml.DecodeError
+	if errors.As(err, &de) {
+		row, col := de.Position()
+		return fmt.Errorf("line %d, column %d: %w", row, col, err)
+	}
+	return err
+}
+
+// check validates one layer's raw map and returns the part toolcap owns,
+// with every limit as an int, recording the source of each value in res.
+// names maps a flat koanf key to the environment variable it came from.
+func check(raw map[string]any, source string, names map[string]string, res *Resolution, warn func(key, msg string)) (map[string]any, error) {
+	srcOf := func(flat string) string {
+		if v, ok := names[flat]; ok {
+			return "env " + v
+		}
+		return source
+	}
+	w, ok := raw["worker"]
+	if !ok {
+		return map[string]any{}, nil
+	}
+	wm, ok := w.(map[string]any)
+	if !ok {
+		return nil, &Error{Source: source, Key: "worker", Value: show(w), Err: errors.New("must be a table")}
+	}
+	t, ok := wm["tool_output"]
+	if !ok {
+		return map[string]any{}, nil
+	}
+	tm, ok := t.(map[string]any)
+	if !ok {
+		return nil, &Error{Source: source, Key: "worker.tool_output", Value: show(t), Err: errors.New("must be a table")}
+	}
+
+	out := map[string]any{}
+	base := "worker" + delim + "tool_output" + delim
+	for _, key := range sortedKeys(tm) {
+		v := tm[key]
+		switch key {
+		case "default_max_bytes":
+			flat := base + key
+			src := srcOf(flat)
+			n, err := limitValue(v, src != source)
+			if err != nil {
+				return nil, &Error{Source: src, Key: keyDefault, Value: show(v), Err: err}
+			}
+			out[key] = n
+			res.Default = Setting{Value: n, Source: src}
+		case "per_tool":
+			pm, ok := v.(map[string]any)
+			if !ok {
+				return nil, &Error{Source: source, Key: keyPerTool, Value: show(v), Err: errors.New("must be a table of tool names to limits")}
+			}
+			per := map[string]any{}
+			for _, tool := range sortedKeys(pm) {
+				tv := pm[tool]
+				flat := base + key + delim + tool
+				src := srcOf(flat)
+				if err := checkToolName(tool); err != nil {
+					return nil, &Error{Source: src, Key: perToolKey(tool), Value: show(tv), Err: err}
+				}
+				n, err := limitValue(tv, src != source)
+				if err != nil {
+					return nil, &Error{Source: src, Key: perToolKey(tool), Value: show(tv), Err: err}
+				}
+				per[tool] = n
+				res.PerTool[tool] = Setting{Value: n, Source: src}
+			}
+			out[key] = per
+		default:
+			msg := fmt.Sprintf("unknown key %q in [worker.tool_output] of %s; ignored", key, srcOf(base+key))
+			if s := suggest.Closest(key, []string{"default_max_bytes", "per_tool"}); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			warn("worker.tool_output."+tomlKey(key), msg)
+		}
+	}
+	return map[string]any{"worker": map[string]any{"tool_output": out}}, nil
+}
+
+// limitValue returns v as a valid limit. Environment values are strings and
+// are parsed; in a file a string is an error, since TOML has integers.
+func limitValue(v any, fromEnv bool) (int, error) {
+	var n int
+	switch x := v.(type) {
+	case int64:
+		if int64(int(x)) != x {
+			return 0, fmt.Errorf("above the maximum of %d bytes (64 MiB)", MaxMaxBytes)
+		}
+		n = int(x)
+	case int:
+		n = x
+	case string:
+		if !fromEnv {
+			return 0, errors.New("a string, not an integer (write the number without quotes)")
+		}
+		i, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			if errors.Is(err, strconv.ErrRange) {
+				return 0, fmt.Errorf("above the maximum of %d bytes (64 MiB)", MaxMaxBytes)
+			}
+			return 0, errors.New("not an integer")
+		}
+		if int64(int(i)) != i {
+			return 0, fmt.Errorf("above the maximum of %d bytes (64 MiB)", MaxMaxBytes)
+		}
+		n = int(i)
+	case float64:
+		return 0, errors.New("a float, not an integer")
+	case bool:
+		return 0, errors.New("a boolean, not an integer")
+	case map[string]any:
+		return 0, errors.New("a table, not an integer")
+	default:
+		return 0, fmt.Errorf("a %T, not an integer", v)
+	}
+	if err := checkLimit(n); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// show renders a value as the user wrote it, for error messages.
+func show(v any) string {
+	switch x := v.(type) {
+	case string:
+		return strconv.Quote(x)
+	case map[string]any:
+		return "(a table)"
+	case []any:
+		return "(an array)"
+	}
+	return fmt.Sprint(v)
+}

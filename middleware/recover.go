@@ -1,0 +1,46 @@
+package middleware
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolcap/toolcap/chain"
+)
+
+// Recover returns a middleware that turns a panic in next (a tool or an inner
+// middleware) into an error result whose content names the tool and the
+// panic value, so one bad call never crashes the agent or loses the other
+// results of its batch. The panic and its stack are logged at error level to
+// logger, which may be nil.
+func Recover(logger hclog.Logger) chain.Middleware {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	return func(next chain.Handler) chain.Handler {
+		return func(ctx context.Context, call chain.Call) (res chain.Result) {
+			defer func() {
+				if v := recover(); v != nil {
+					logger.Error("tool call panicked",
+						"tool", call.Tool, "call_id", call.ID,
+						"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+					res = PanicResult(call, v)
+				}
+			}()
+			return next(ctx, call)
+		}
+	}
+}
+
+// PanicResult is the error result [Recover] returns for a call that
+// panicked with value v.
+func PanicResult(call chain.Call, v any) chain.Result {
+	content := fmt.Sprintf("tool %q panicked: %v", call.Tool, v)
+	return chain.Result{
+		Summary: fmt.Sprintf("%s failed: panic", call.Tool),
+		Content: &content,
+		IsError: true,
+	}
+}

@@ -1,0 +1,24 @@
+// Package worker runs an agent's tool calls and hands back results that are
+// safe to put in the conversation history.
+//
+// A [Worker] holds the registered [Tool] values, the limits of a
+// [manifest.WorkerManifest] and the user's middleware. Every result takes the
+// same path:
+//
+//	Tool.Run ─► FromOutput ─► byte cap ─► user middleware ─► ceiling ─► history
+//	                          pinned first   (listed order,      pinned last
+//	                                          onion)
+//
+// The worker installs the byte cap ([middleware.Cap]) innermost, next to the
+// tool, and no option places user middleware below it: user middleware only
+// ever see capped content, with the figures of the cut in
+// [chain.Result.Truncation]. The ceiling ([middleware.Ceiling]) runs after
+// all of them, so no content longer than its tool's limit reaches the
+// history, whatever they do.
+//
+// [Worker.ExecuteTools] returns exactly one [ToolResult] per call, in call
+// order, whatever the tools do: an error, a panic, an unknown tool name, or a
+// tool still running when the context ends all become error results.
+//
+// [manifest.WorkerManifest]: https://pkg.go.dev/github.com/toolcap/toolcap/manifest#WorkerManifest
+package worker

@@ -1,0 +1,49 @@
+package worker
+
+import (
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/manifest"
+)
+
+// DefaultConcurrency is how many calls of one batch run at once unless
+// [WithConcurrency] says otherwise.
+const DefaultConcurrency = 8
+
+// Option configures a [Worker] built by [New].
+type Option func(*options)
+
+type options struct {
+	manifest     *manifest.WorkerManifest
+	interceptors []chain.Middleware
+	logger       hclog.Logger
+	concurrency  int
+}
+
+// WithManifest sets the limits. Without it, or with a nil manifest, every
+// tool is capped at [manifest.DefaultMaxBytes].
+func WithManifest(m *manifest.WorkerManifest) Option {
+	return func(o *options) { o.manifest = m }
+}
+
+// WithInterceptors adds user middleware. They compose like an onion: the
+// first listed is the outermost, so it sees the call first and the result
+// last. Repeated options append. Whatever the order, every one of them runs
+// after the byte cap (they see only capped content) and before the ceiling.
+// Nil entries are skipped.
+func WithInterceptors(mws ...chain.Middleware) Option {
+	return func(o *options) { o.interceptors = append(o.interceptors, mws...) }
+}
+
+// WithLogger sets the logger for cuts, warnings and recovered panics. The
+// worker names it "toolcap". Without it the worker is silent.
+func WithLogger(l hclog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// WithConcurrency sets how many calls of one batch may run at once; 1 runs
+// them one after another. It must be at least 1.
+func WithConcurrency(n int) Option {
+	return func(o *options) { o.concurrency = n }
+}

@@ -43,28 +43,34 @@ func MarkerLen(n int) int {
 // Truncate is idempotent: its output is within limit, so truncating it again
 // returns it unchanged. Truncation is not an error.
 func Truncate(content string, limit int) (capped string, dropped int) {
-	n := len(content)
-	if n <= limit {
+	if len(content) <= limit {
 		return content, 0
 	}
+	return cut(content, len(content), limit)
+}
+
+// cut truncates content of total bytes, of which head holds the first ones:
+// at least min(total, limit+utf8.UTFMax), enough to find a character boundary
+// at any cut point. It requires total > limit.
+func cut(head string, total, limit int) (string, int) {
 	if limit <= 0 {
-		return "", n
+		return "", total
 	}
-	k := cutPoint(n, limit)
+	k := cutPoint(total, limit)
 	if k < 0 {
 		// No room for the marker: a bare cut is the only way to stay within
 		// the limit.
-		k = floorCharBoundary(content, limit)
-		return strings.Clone(content[:k]), n - k
+		k = floorCharBoundary(head, limit)
+		return strings.Clone(head[:k]), total - k
 	}
-	k = floorCharBoundary(content, k)
-	dropped = n - k
+	k = floorCharBoundary(head, k)
+	dropped := total - k
 
 	var num [20]byte
 	digitsN := strconv.AppendInt(num[:0], int64(dropped), 10)
 	var b strings.Builder
 	b.Grow(k + markerFixed + len(digitsN))
-	b.WriteString(content[:k])
+	b.WriteString(head[:k])
 	b.WriteString(markerPrefix)
 	b.Write(digitsN)
 	b.WriteString(markerSuffix)

@@ -1,6 +1,6 @@
 module github.com/toolcap/toolcap
 
-go 1.25
+go 1.25.0
 
 require (
 	github.com/hashicorp/go-hclog v1.6.3
@@ -16,10 +16,12 @@ require (
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/knadh/koanf/maps v0.1.2 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.14 // indirect
 	github.com/mitchellh/copystructure v1.2.0 // indirect
 	github.com/mitchellh/reflectwalk v1.0.2 // indirect
-	golang.org/x/sys v0.32.0 // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+	golang.org/x/sys v0.41.0 // indirect
 )

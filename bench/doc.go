@@ -1,0 +1,36 @@
+// Package bench measures what toolcap costs per call, with the baselines it
+// is judged against compiled into the same test binary, so a subject and its
+// baseline always share one run, one machine and one build.
+//
+// It holds no library code: everything is in its _test.go files and runs
+// with
+//
+//	go test ./bench -run '^$' -bench . -count=10 -benchmem
+//
+// or the bench/run script, which does that and prints a benchstat summary.
+// Every benchmark name ends in impl=<name>, so
+//
+//	benchstat -col /impl results.txt
+//
+// puts each subject beside its baselines. docs/benchmarks.md explains each
+// baseline, gives the targets and quotes a run.
+//
+// # Benchmarks
+//
+//   - BenchmarkChain/n=N: a handler behind N no-op middleware composed by
+//     [chain.Chain] (impl=chain), against the same closures nested by hand
+//     (impl=hand), a grpc-go-style chain that builds the next handler on every
+//     call (impl=grpc) and a plain loop over post-processing funcs
+//     (impl=loop).
+//   - BenchmarkTruncate/<alphabet>/<size>: [middleware.Truncate] at 16 KiB
+//     (impl=truncate) against one 16 KiB allocation and copy, the floor of
+//     producing any capped string (impl=clone).
+//   - BenchmarkExecuteTools/<n>calls/<content>: the whole worker path (cap,
+//     four user middleware, ceiling) against calling the tools and
+//     [middleware.Truncate] directly, reported per op and per call.
+//   - BenchmarkLoad: [manifest.Load] with two TOML files and an environment.
+//
+// [chain.Chain]: https://pkg.go.dev/github.com/toolcap/toolcap/chain#Chain
+// [middleware.Truncate]: https://pkg.go.dev/github.com/toolcap/toolcap/middleware#Truncate
+// [manifest.Load]: https://pkg.go.dev/github.com/toolcap/toolcap/manifest#Load
+package bench

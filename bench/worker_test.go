@@ -1,0 +1,167 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/worker"
+)
+
+// toolNames are the tools the worker benchmarks register; calls cycle
+// through them. Two are MCP-style names, as real registries hold.
+var toolNames = []string{"Read", "Grep", "mcp.fs.read", "github/search"}
+
+// bigContent is a tool result about eight times the limit.
+var bigContent = text(alphabets[0].unit, 125<<10)
+
+// contents are the two kinds of result BenchmarkExecuteTools feeds through:
+// one the cap passes untouched, one it cuts.
+var contents = []struct {
+	name    string
+	content *string
+}{
+	{"under", &smallContent},
+	{"over", &bigContent},
+}
+
+// constTool returns the same output on every call, allocating nothing, so a
+// benchmark measures the path around the tool.
+func constTool(name string, content *string) worker.Tool {
+	return worker.Func(name, func(context.Context, json.RawMessage) (worker.ToolOutput, error) {
+		return worker.ToolOutput{Summary: "ok", Content: content}, nil
+	})
+}
+
+func benchTools(content *string) []worker.Tool {
+	tools := make([]worker.Tool, len(toolNames))
+	for i, name := range toolNames {
+		tools[i] = constTool(name, content)
+	}
+	return tools
+}
+
+func benchCalls(n int) []chain.Call {
+	calls := make([]chain.Call, n)
+	for i := range calls {
+		calls[i] = chain.Call{
+			ID:   fmt.Sprintf("call_%d", i),
+			Tool: toolNames[i%len(toolNames)],
+			Args: json.RawMessage(`{"path":"go.mod"}`),
+		}
+	}
+	return calls
+}
+
+// newBenchWorker builds the subject: a worker with the default limits and
+// four pass-through user middleware between the cap and the ceiling.
+func newBenchWorker(tb testing.TB, content *string) *worker.Worker {
+	w, err := worker.New(benchTools(content), worker.WithInterceptors(noop, noop, noop, noop))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return w
+}
+
+// directPath is the baseline: what a program without toolcap does to get
+// the same capped results. It looks each tool up by name, runs it, and cuts
+// its content with middleware.Truncate, one call after another, into the
+// same []worker.ToolResult the worker returns; it records no truncation
+// figures, logs nothing and recovers from nothing.
+type directPath struct {
+	tools map[string]worker.Tool
+}
+
+func newDirectPath(content *string) directPath {
+	d := directPath{tools: map[string]worker.Tool{}}
+	for _, t := range benchTools(content) {
+		d.tools[t.Name()] = t
+	}
+	return d
+}
+
+func (d directPath) ExecuteTools(ctx context.Context, calls []chain.Call) []worker.ToolResult {
+	results := make([]worker.ToolResult, len(calls))
+	for i, call := range calls {
+		out, err := d.tools[call.Tool].Run(ctx, call.Args)
+		r := worker.FromOutput(call, out, err)
+		if r.Content != nil {
+			if capped, dropped := middleware.Truncate(*r.Content, limit); dropped > 0 {
+				c := capped // only a cut result needs a string of its own
+				r.Content = &c
+			}
+		}
+		results[i] = r
+	}
+	return results
+}
+
+type executor interface {
+	ExecuteTools(ctx context.Context, calls []chain.Call) []worker.ToolResult
+}
+
+var sinkResults []worker.ToolResult
+
+func BenchmarkExecuteTools(b *testing.B) {
+	// context.Background cannot be cancelled: a single call then runs on the
+	// caller's goroutine, as it does in an agent loop without a deadline.
+	ctx := context.Background()
+	for _, n := range []int{1, 8, 64} {
+		calls := benchCalls(n)
+		for _, c := range contents {
+			impls := []struct {
+				name string
+				exec executor
+			}{
+				{"direct", newDirectPath(c.content)},
+				{"worker", newBenchWorker(b, c.content)},
+			}
+			for _, impl := range impls {
+				b.Run(fmt.Sprintf("%dcalls/%s/impl=%s", n, c.name, impl.name), func(b *testing.B) {
+					b.ReportAllocs()
+					var before, after runtime.MemStats
+					runtime.ReadMemStats(&before)
+					var res []worker.ToolResult
+					for b.Loop() {
+						res = impl.exec.ExecuteTools(ctx, calls)
+					}
+					runtime.ReadMemStats(&after)
+					sinkResults = res
+					perCall := float64(b.N) * float64(n)
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/perCall, "ns/call")
+					b.ReportMetric(float64(after.Mallocs-before.Mallocs)/perCall, "allocs/call")
+				})
+			}
+		}
+	}
+}
+
+// TestDirectPathAgrees checks that the baseline produces what the worker
+// does: the same results, in the same order, with the same content.
+func TestDirectPathAgrees(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range contents {
+		for _, n := range []int{1, 8, 64} {
+			calls := benchCalls(n)
+			want := newBenchWorker(t, c.content).ExecuteTools(ctx, calls)
+			got := newDirectPath(c.content).ExecuteTools(ctx, calls)
+			if len(got) != len(want) {
+				t.Fatalf("%s/%d: %d results, worker gave %d", c.name, n, len(got), len(want))
+			}
+			for i := range want {
+				g, w := got[i], want[i]
+				if g.CallID != w.CallID || g.Tool != w.Tool || g.Summary != w.Summary ||
+					g.IsError != w.IsError || *g.Content != *w.Content {
+					t.Errorf("%s/%d: result %d differs from the worker's", c.name, n, i)
+				}
+				if len(*g.Content) > limit {
+					t.Errorf("%s/%d: result %d has %d bytes, over the limit", c.name, n, i, len(*g.Content))
+				}
+			}
+		}
+	}
+}

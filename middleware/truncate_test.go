@@ -169,30 +169,33 @@ func checkTruncation(t *testing.T, content string, limit int, capped string, dro
 // reference finds the cut by brute force: the largest character boundary k
 // (a boundary is any position not inside a valid multi-byte sequence) with
 // k + MarkerLen(len-k) <= limit; or, when none fits, the largest boundary
-// k <= limit with no marker.
+// k <= limit with no marker. It walks content from the start, so it shares
+// nothing with Truncate's O(1) look-back.
 func reference(content string, limit int) (k int, marker bool) {
 	if limit <= 0 {
 		return 0, false
 	}
-	var bounds []int
+	best, bare := -1, 0
 	for i := 0; i < len(content); {
-		bounds = append(bounds, i)
+		if i+middleware.MarkerLen(len(content)-i) <= limit {
+			best = i
+		}
+		if i <= limit {
+			bare = i
+		}
 		_, size := utf8.DecodeRuneInString(content[i:])
 		i += size
-	}
-	bounds = append(bounds, len(content))
-	for j := len(bounds) - 1; j >= 0; j-- {
-		b := bounds[j]
-		if b < len(content) && b+middleware.MarkerLen(len(content)-b) <= limit {
-			return b, true
+		if i > limit {
+			break
 		}
 	}
-	for j := len(bounds) - 1; j >= 0; j-- {
-		if bounds[j] <= limit {
-			return bounds[j], false
-		}
+	if best >= 0 {
+		return best, true
 	}
-	return 0, false
+	if len(content) <= limit {
+		return len(content), false
+	}
+	return bare, false
 }
 
 func clip(s string) string {

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/toolcap/toolcap/manifest"
+)
+
+const configHelp = `Usage: toolcap config [--manifest FILE]... [--tool NAME]... [--json]
+
+Prints the tool-output limits in force and, for each, the layer that set it:
+the built-in default, a --manifest file (later files win) or a TOOLCAP_
+environment variable (which beats every file). With --tool, also prints the
+limit a worker applies to that tool and why: its per_tool entry, or
+default_max_bytes when it has none. This answers "why was my Read cut at
+4096?".
+
+Exit status: 0 on success; 2 on a usage or configuration error (then nothing
+is written to standard output and one line on standard error names the
+source, key and value). Warnings go to standard error.
+`
+
+func runConfig(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+	fs := newFlags("config", stderr)
+	var (
+		layers layerFlags
+		tools  stringsFlag
+		asJSON = fs.Bool("json", false, "print JSON instead of text")
+	)
+	layers.register(fs)
+	fs.Var(&tools, "tool", "also show the limit for the tool registered as `NAME`, and why; repeatable")
+	operands, code, ok := parse(fs, configHelp, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(operands) > 0 {
+		fmt.Fprintf(stderr, "toolcap config: unexpected argument %q (use --tool NAME or --manifest FILE)\n", operands[0])
+		return exitUsage
+	}
+
+	res, err := layers.resolve(env, newLogger(stderr, verbosity(0).level()).Named("toolcap"))
+	if err != nil {
+		return configError(stderr, err)
+	}
+	report := newConfigReport(res, tools)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(report)
+	} else {
+		err = report.writeText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcap config: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// configReport is what config prints; its JSON form is the --json output.
+type configReport struct {
+	// Layers are the layers applied, lowest precedence first.
+	Layers []string `json:"layers"`
+	// Default is default_max_bytes.
+	Default setting `json:"default_max_bytes"`
+	// PerTool holds the per_tool entries, by tool name.
+	PerTool map[string]setting `json:"per_tool"`
+	// Tools answers each --tool, in the order asked.
+	Tools []toolLimit `json:"tools,omitempty"`
+	// Warnings are the warnings the layers drew, also logged.
+	Warnings []string `json:"warnings"`
+}
+
+// setting is one limit and the layer it came from.
+type setting struct {
+	Limit  int    `json:"limit"`
+	Source string `json:"source"`
+}
+
+// toolLimit is the limit in force for one tool, and why.
+type toolLimit struct {
+	Tool  string `json:"tool"`
+	Limit int    `json:"limit"`
+	// From is "per_tool" when the tool has its own entry, "default" when
+	// default_max_bytes applies.
+	From   string `json:"from"`
+	Source string `json:"source"`
+}
+
+func newConfigReport(res *manifest.Resolution, tools []string) configReport {
+	r := configReport{
+		Layers:   slices.Clone(res.Layers),
+		Default:  setting{res.Default.Value, res.Default.Source},
+		PerTool:  make(map[string]setting, len(res.PerTool)),
+		Warnings: append([]string{}, res.Warnings...),
+	}
+	for name, s := range res.PerTool {
+		r.PerTool[name] = setting{s.Value, s.Source}
+	}
+	for _, name := range tools {
+		r.Tools = append(r.Tools, toolLimitOf(res, name))
+	}
+	return r
+}
+
+// toolLimitOf says which limit a worker built from res applies to tool. The
+// value is the manifest's own answer (the one the worker uses); the
+// resolution only adds where it came from.
+func toolLimitOf(res *manifest.Resolution, tool string) toolLimit {
+	t := toolLimit{Tool: tool, Limit: res.Manifest.Limits().For(tool), From: "default", Source: res.Default.Source}
+	if s, ok := res.PerTool[tool]; ok && s.Value == t.Limit {
+		t.From, t.Source = "per_tool", s.Source
+	}
+	return t
+}
+
+// limitFor returns the limit for tool and a phrase saying where it came from.
+func limitFor(res *manifest.Resolution, tool string) (int, string) {
+	t := toolLimitOf(res, tool)
+	return t.Limit, t.why()
+}
+
+func (t toolLimit) why() string {
+	if t.From == "per_tool" {
+		return fmt.Sprintf("per_tool.%s, set by %s", tomlKey(t.Tool), t.Source)
+	}
+	return fmt.Sprintf("default_max_bytes (no per_tool entry), set by %s", t.Source)
+}
+
+func (r configReport) writeText(out io.Writer) error {
+	w := new(bytes.Buffer)
+	var rows [][]string
+	fmt.Fprintln(w, "Layers, lowest precedence first:")
+	for i, l := range r.Layers {
+		fmt.Fprintf(w, "  %d. %s\n", i+1, l)
+	}
+	rows = append(rows, []string{"default_max_bytes", strconv.Itoa(r.Default.Limit), r.Default.Source})
+	names := make([]string, 0, len(r.PerTool))
+	for name := range r.PerTool {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		s := r.PerTool[name]
+		rows = append(rows, []string{"per_tool." + tomlKey(name), strconv.Itoa(s.Limit), s.Source})
+	}
+	fmt.Fprintln(w, "\nLimits in force (bytes), and the layer that set each:")
+	writeTable(w, "  ", rows, []bool{false, true})
+	if len(r.Tools) > 0 {
+		rows = rows[:0]
+		for _, t := range r.Tools {
+			rows = append(rows, []string{t.Tool, strconv.Itoa(t.Limit), t.why()})
+		}
+		fmt.Fprintln(w, "\nLimit a worker applies to each tool asked about:")
+		writeTable(w, "  ", rows, []bool{false, true})
+	}
+	_, err := w.WriteTo(out)
+	return err
+}
+
+// tomlKey writes a tool name as a TOML key: bare when it can be, quoted
+// otherwise (such as "mcp.fs.read").
+func tomlKey(s string) string {
+	if s == "" {
+		return `""`
+	}
+	for _, r := range s {
+		bare := r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
+		if !bare {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}

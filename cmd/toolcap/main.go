@@ -1,0 +1,264 @@
+// Command toolcap shows and applies toolcap's byte cap on tool results.
+//
+// Usage:
+//
+//	toolcap demo [--manifest FILE]... [-v] [DIR]
+//	toolcap cap --tool NAME [--manifest FILE]... [-v] < output
+//	toolcap config [--manifest FILE]... [--tool NAME]... [--json]
+//	toolcap version
+//
+// demo runs a model's batch of Glob, Read and Grep calls over DIR through a
+// worker and shows what the cap kept out of the history. cap is a filter: it
+// caps its standard input with the limit a worker would apply to one tool.
+// config prints the limits in force and the layer each came from.
+//
+// Limits come from layers, lowest precedence first: the built-in default
+// (16384 bytes), each --manifest file in the order given, then the TOOLCAP_
+// environment variables. Exit status: 0 on success, 1 when the command
+// failed (a read or write error), 2 for a usage or configuration error.
+//
+// See docs/cli.md for every flag and example output.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolcap/toolcap/manifest"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1 // the command ran and failed: a read or write error
+	exitUsage  = 2 // bad usage or configuration; nothing was done
+)
+
+// command is one subcommand. To add one, write its run function in its own
+// file and add an entry to commands.
+type command struct {
+	name    string
+	summary string // one line for the help listing
+	run     func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int
+}
+
+// commands are the subcommands, in the order the help lists them.
+var commands = []command{
+	{"demo", "run a model's batch of Glob, Read and Grep calls over a tree and show the cap at work", runDemo},
+	{"cap", "cap standard input to the limit a worker applies to one tool", runCap},
+	{"config", "print the limits in force and the layer each came from", runConfig},
+	{"version", "print toolcap's version", runVersion},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole program, with its inputs and outputs passed in; env is the
+// environment as "KEY=value" entries. It returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch name := args[0]; name {
+	case "-h", "-help", "--help", "help":
+		if name == "help" && len(args) > 1 {
+			// "toolcap help cap" is "toolcap cap -h".
+			if c, ok := lookup(args[1]); ok {
+				return c.run(ctx, []string{"-h"}, stdin, stdout, stderr, env)
+			}
+			fmt.Fprintf(stderr, "toolcap: unknown command %q\n", args[1])
+			usage(stderr)
+			return exitUsage
+		}
+		usage(stdout)
+		return exitOK
+	case "-version", "--version":
+		return runVersion(ctx, nil, stdin, stdout, stderr, env)
+	}
+	c, ok := lookup(args[0])
+	if !ok {
+		fmt.Fprintf(stderr, "toolcap: unknown command %q\n", args[0])
+		usage(stderr)
+		return exitUsage
+	}
+	return c.run(ctx, args[1:], stdin, stdout, stderr, env)
+}
+
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `toolcap caps the tool results an LLM agent puts in its history.
+
+Usage: toolcap <command> [flags] [args]
+
+Commands:
+`)
+	width := 0
+	for _, c := range commands {
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Limits come from layers, lowest precedence first: the built-in default
+(16384 bytes), each --manifest FILE in the order given, then TOOLCAP_
+environment variables such as TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=4096.
+
+Exit status: 0 success, 1 failure, 2 usage or configuration error.
+Run 'toolcap <command> -h' for a command's flags.
+`)
+}
+
+// newFlags returns a flag set for a subcommand whose usage text is help.
+// Parse errors are printed to stderr; -h is left to parse.
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("toolcap "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {} // parse prints the help or a hint itself
+	return fs
+}
+
+// parse parses args, flags and operands in any order (an argument "--" ends
+// the flags). It returns the operands, and, when parsing ended the command
+// (-h or an error), the exit code with ok == false.
+func parse(fs *flag.FlagSet, help string, args []string, stdout, stderr io.Writer) (operands []string, code int, ok bool) {
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, help)
+			printDefaults(fs, stdout)
+			return nil, exitOK, false
+		}
+		if err != nil {
+			// The flag package has printed the error.
+			fmt.Fprintf(stderr, "run '%s -h' for usage\n", fs.Name())
+			return nil, exitUsage, false
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return operands, exitOK, true
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(operands, rest...), exitOK, true
+		}
+		operands = append(operands, rest[0])
+		args = rest[1:]
+	}
+}
+
+func printDefaults(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprintln(w, "\nFlags:")
+	out := fs.Output()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+}
+
+// stringsFlag is a repeatable string flag.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string { return strings.Join(*s, ", ") }
+
+func (s *stringsFlag) Set(v string) error {
+	if v == "" {
+		return errors.New("empty value")
+	}
+	*s = append(*s, v)
+	return nil
+}
+
+// verbosity counts -v flags: none logs warnings, -v adds info (each cut),
+// -v -v adds debug (each call).
+type verbosity int
+
+func (v *verbosity) String() string   { return fmt.Sprint(int(*v)) }
+func (v *verbosity) IsBoolFlag() bool { return true }
+
+func (v *verbosity) Set(s string) error {
+	switch s {
+	case "true":
+		*v++
+	case "false":
+		*v = 0
+	default:
+		return errors.New("takes no value; repeat it for more detail")
+	}
+	return nil
+}
+
+func (v verbosity) level() hclog.Level {
+	switch {
+	case v <= 0:
+		return hclog.Warn
+	case v == 1:
+		return hclog.Info
+	default:
+		return hclog.Debug
+	}
+}
+
+// newLogger returns the CLI's logger: human-readable lines on stderr, with
+// no name, since the worker names the logger it is given "toolcap"; name it
+// before using it elsewhere.
+func newLogger(stderr io.Writer, level hclog.Level) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Level:       level,
+		Output:      stderr,
+		DisableTime: true,
+	})
+}
+
+// layerFlags adds the flags every command that reads limits shares.
+type layerFlags struct {
+	manifests stringsFlag
+}
+
+func (l *layerFlags) register(fs *flag.FlagSet) {
+	fs.Var(&l.manifests, "manifest", "a TOML manifest `FILE` with a [worker.tool_output] table; repeat it, later files win")
+}
+
+// resolve loads the layers: the built-in default, each manifest file in
+// order, then the TOOLCAP_ variables of env. Warnings go to logger.
+func (l *layerFlags) resolve(env []string, logger hclog.Logger) (*manifest.Resolution, error) {
+	opts := make([]manifest.Option, 0, len(l.manifests)+2)
+	for _, f := range l.manifests {
+		opts = append(opts, manifest.File(f))
+	}
+	opts = append(opts, manifest.Environ(env), manifest.WithLogger(logger))
+	return manifest.Resolve(opts...)
+}
+
+// configError reports a configuration error on one line of stderr and
+// returns the exit code for it.
+func configError(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "toolcap: %s\n", oneLine(err.Error()))
+	return exitUsage
+}
+
+// oneLine folds s onto a single line.
+func oneLine(s string) string {
+	return lineBreaks.Replace(strings.TrimSpace(s))
+}
+
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")

@@ -69,7 +69,9 @@ func Cap(limits Limits, opts ...Option) chain.Middleware {
 			res := next(ctx, call)
 			if t := o.apply(&res, limits(call.Tool)); t != nil {
 				res.Truncation = t
-				o.logger.Info("tool result truncated", logFields(call, t)...)
+				if o.logs(o.logger.IsInfo()) {
+					o.logger.Info("tool result truncated", logFields(call, t)...)
+				}
 			}
 			return res
 		}
@@ -88,16 +90,37 @@ func Ceiling(limits Limits, opts ...Option) chain.Middleware {
 			res := next(ctx, call)
 			if t := o.apply(&res, limits(call.Tool)); t != nil {
 				res.Ceiling = t
-				o.logger.Warn("a middleware grew a tool result past its limit; cut again",
-					logFields(call, t)...)
+				if o.logs(o.logger.IsWarn()) {
+					o.logger.Warn("a middleware grew a tool result past its limit; cut again",
+						logFields(call, t)...)
+				}
 			}
 			return res
 		}
 	}
 }
 
+// logs reports whether a message the logger's level check calls enabled
+// reaches anyone, so that the fields of a cut are built only when they are
+// used (they cost several allocations). An hclog.InterceptLogger passes
+// messages its own level filters out to its sinks, so it is always logged to.
+func (o *options) logs(enabled bool) bool {
+	if enabled {
+		return true
+	}
+	_, sinks := o.logger.(hclog.InterceptLogger)
+	return sinks
+}
+
+// cutResult holds a cut's content and its figures in one allocation: a cut
+// result needs both on the heap, and nothing else when nothing was cut.
+type cutResult struct {
+	content string
+	figures chain.Truncation
+}
+
 // apply cuts res.Content in place and returns the figures, or nil when
-// nothing was cut.
+// nothing was cut. It allocates only when it cuts.
 func (o *options) apply(res *chain.Result, limit int) *chain.Truncation {
 	if res.Content == nil {
 		return nil
@@ -107,13 +130,17 @@ func (o *options) apply(res *chain.Result, limit int) *chain.Truncation {
 		return nil
 	}
 	original := len(*res.Content)
-	res.Content = &capped
-	return &chain.Truncation{
-		Limit:         limit,
-		OriginalBytes: original,
-		KeptBytes:     original - dropped,
-		DroppedBytes:  dropped,
+	c := &cutResult{
+		content: capped,
+		figures: chain.Truncation{
+			Limit:         limit,
+			OriginalBytes: original,
+			KeptBytes:     original - dropped,
+			DroppedBytes:  dropped,
+		},
 	}
+	res.Content = &c.content
+	return &c.figures
 }
 
 func logFields(call chain.Call, t *chain.Truncation) []any {

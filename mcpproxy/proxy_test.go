@@ -1,0 +1,536 @@
+package mcpproxy_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/mcpproxy"
+)
+
+// fakeServer is an in-process MCP server with the shapes of result the proxy
+// must handle.
+func fakeServer(t *testing.T) *mcp.Server {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "9.9"}, &mcp.ServerOptions{
+		Instructions: "use the tools",
+	})
+	obj := map[string]any{"type": "object"}
+	outSchema := map[string]any{
+		"type":       "object",
+		"properties": map[string]any{"content": map[string]any{"type": "string"}},
+		"required":   []any{"content"},
+	}
+	big := strings.Repeat("0123456789abcdef\n", 6000) // 102000 bytes
+	s.AddTool(&mcp.Tool{Name: "big", InputSchema: obj, OutputSchema: outSchema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{
+				Content:           []mcp.Content{&mcp.TextContent{Text: big}},
+				StructuredContent: map[string]any{"content": big},
+			}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "mcp.fs.read", InputSchema: obj},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "small", InputSchema: obj, OutputSchema: outSchema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args map[string]any
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			text := "[FILE] a.go\n[DIR] sub <&>"
+			if args["echo"] != nil {
+				text = args["echo"].(string)
+			}
+			return &mcp.CallToolResult{
+				Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+				StructuredContent: map[string]any{"content": text},
+			}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "fail", InputSchema: obj},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{
+				IsError: true,
+				Content: []mcp.Content{&mcp.TextContent{Text: "Access denied - path outside allowed directories: " + strings.Repeat("x", 40000)}},
+			}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "proto", InputSchema: obj},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return nil, &jsonrpc.Error{Code: -32042, Message: "server says no"}
+		})
+	s.AddTool(&mcp.Tool{Name: "slow", InputSchema: obj},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			for i := range 3 {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1), Total: 3,
+				})
+			}
+			var args map[string]any
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			if args["hang"] != nil {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "blocks", InputSchema: obj},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: strings.Repeat("a", 10000)},
+				&mcp.ImageContent{MIMEType: "image/png", Data: bytes.Repeat([]byte{1}, 100)},
+				&mcp.TextContent{Text: strings.Repeat("b", 10000)},
+				&mcp.ImageContent{MIMEType: "image/png", Data: bytes.Repeat([]byte{2}, 30000)},
+				&mcp.TextContent{Text: "c"},
+			}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
+	})
+	s.AddResource(&mcp.Resource{URI: "file:///readme", Name: "readme"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "read me"}}}, nil
+	})
+	return s
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type harness struct {
+	proxy  *mcpproxy.Proxy
+	client *mcp.ClientSession
+	logs   *syncBuffer
+	served chan error
+	server *mcp.Server
+}
+
+func start(t *testing.T, opts mcpproxy.Options, copts *mcp.ClientOptions) *harness {
+	t.Helper()
+	ctx := context.Background()
+	h := &harness{logs: &syncBuffer{}, served: make(chan error, 1), server: fakeServer(t)}
+	opts.Logger = hclog.New(&hclog.LoggerOptions{Output: h.logs, Level: hclog.Debug, DisableTime: true})
+
+	upA, upB := mcp.NewInMemoryTransports()
+	if _, err := h.server.Connect(ctx, upB, nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := mcpproxy.Connect(ctx, upA, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.proxy = p
+	downA, downB := mcp.NewInMemoryTransports()
+	go func() { h.served <- p.Serve(ctx, downA) }()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts)
+	cs, err := c.Connect(ctx, downB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.client = cs
+	t.Cleanup(func() {
+		_ = cs.Close()
+		select {
+		case <-h.served:
+		case <-time.After(10 * time.Second):
+			t.Error("Serve did not return after the client closed")
+		}
+	})
+	return h
+}
+
+func (h *harness) call(t *testing.T, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := h.client.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("CallTool(%s): %v", name, err)
+	}
+	return res
+}
+
+func textOf(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestProxyMirrorsServer(t *testing.T) {
+	h := start(t, mcpproxy.Options{}, nil)
+	init := h.client.InitializeResult()
+	if init.ServerInfo.Name != "fake" || init.ServerInfo.Version != "9.9" {
+		t.Errorf("serverInfo = %+v, want the server's own", init.ServerInfo)
+	}
+	if init.Instructions != "use the tools" {
+		t.Errorf("instructions = %q", init.Instructions)
+	}
+	if init.Capabilities.Tools == nil || !init.Capabilities.Tools.ListChanged {
+		t.Errorf("tools capability = %+v, want listChanged", init.Capabilities.Tools)
+	}
+	var names []string
+	for tool, err := range h.client.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+		if tool.Name == "big" && tool.OutputSchema == nil {
+			t.Error("big lost its outputSchema")
+		}
+	}
+	if got, want := strings.Join(names, ","), "big,blocks,fail,mcp.fs.read,proto,slow,small"; got != want {
+		t.Errorf("tools = %s, want %s", got, want)
+	}
+	pr, err := h.client.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "greet"})
+	if err != nil || pr.Messages[0].Content.(*mcp.TextContent).Text != "hello" {
+		t.Errorf("GetPrompt = %v, %v", pr, err)
+	}
+	rr, err := h.client.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "file:///readme"})
+	if err != nil || rr.Contents[0].Text != "read me" {
+		t.Errorf("ReadResource = %v, %v", rr, err)
+	}
+}
+
+func TestProxyCapsTextAndStructured(t *testing.T) {
+	h := start(t, mcpproxy.Options{}, nil)
+	res := h.call(t, "big", nil)
+	if res.IsError {
+		t.Fatalf("a cut result became an error: %s", textOf(res))
+	}
+	text := textOf(res)
+	if len(text) > manifest.DefaultMaxBytes {
+		t.Errorf("text is %d bytes, over %d", len(text), manifest.DefaultMaxBytes)
+	}
+	if !strings.HasSuffix(text, " bytes dropped, refine your query]") {
+		t.Errorf("text does not end in the marker: ...%q", text[max(0, len(text)-80):])
+	}
+	sc, ok := res.StructuredContent.(map[string]any)
+	if !ok {
+		t.Fatalf("structuredContent = %T, want an object", res.StructuredContent)
+	}
+	if sc["content"] != text {
+		t.Errorf("structuredContent.content differs from the capped text")
+	}
+	if !strings.Contains(h.logs.String(), "tool result truncated") {
+		t.Errorf("the cut was not logged:\n%s", h.logs)
+	}
+}
+
+func TestProxySmallResultUnchanged(t *testing.T) {
+	h := start(t, mcpproxy.Options{}, nil)
+	via := h.call(t, "small", map[string]any{})
+
+	// The same call straight to the server.
+	upA, upB := mcp.NewInMemoryTransports()
+	if _, err := h.server.Connect(context.Background(), upB, nil); err != nil {
+		t.Fatal(err)
+	}
+	direct, err := mcp.NewClient(&mcp.Implementation{Name: "d"}, nil).Connect(context.Background(), upA, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	want, err := direct.CallTool(context.Background(), &mcp.CallToolParams{Name: "small", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(want)
+	b, _ := json.Marshal(via)
+	if !bytes.Equal(a, b) {
+		t.Errorf("result through the proxy differs:\ndirect %s\nproxy  %s", a, b)
+	}
+}
+
+func TestProxyPerToolOverride(t *testing.T) {
+	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{
+		PerTool: map[string]int{"mcp.fs.read": 1000, "no_such_tool": 2000, "smal": 3000},
+	}}
+	h := start(t, mcpproxy.Options{Manifest: m}, nil)
+	if got := len(textOf(h.call(t, "mcp.fs.read", nil))); got > 1000 || got < 900 {
+		t.Errorf("mcp.fs.read text = %d bytes, want its per_tool 1000", got)
+	}
+	if got := len(textOf(h.call(t, "big", nil))); got != manifest.DefaultMaxBytes {
+		t.Errorf("big text = %d bytes, want the default %d", got, manifest.DefaultMaxBytes)
+	}
+	logs := h.logs.String()
+	if !strings.Contains(logs, "no_such_tool") || !strings.Contains(logs, "did_you_mean=small") {
+		t.Errorf("unknown per_tool names not warned about with a suggestion:\n%s", logs)
+	}
+}
+
+func TestProxyErrors(t *testing.T) {
+	h := start(t, mcpproxy.Options{}, nil)
+	res := h.call(t, "fail", nil)
+	if !res.IsError {
+		t.Error("isError result lost its flag")
+	}
+	if text := textOf(res); len(text) > manifest.DefaultMaxBytes || !strings.HasPrefix(text, "Access denied") {
+		t.Errorf("error text = %d bytes %q...", len(text), text[:min(40, len(text))])
+	}
+
+	_, err := h.client.CallTool(context.Background(), &mcp.CallToolParams{Name: "proto"})
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) || werr.Code != -32042 || werr.Message != "server says no" {
+		t.Errorf("protocol error = %v, want the server's code and message", err)
+	}
+	_, err = h.client.CallTool(context.Background(), &mcp.CallToolParams{Name: "nope"})
+	if err == nil {
+		t.Error("unknown tool: no error")
+	}
+}
+
+func TestProxyBlocks(t *testing.T) {
+	h := start(t, mcpproxy.Options{}, nil)
+	res := h.call(t, "blocks", nil)
+	var kinds []string
+	total := 0
+	for _, c := range res.Content {
+		switch b := c.(type) {
+		case *mcp.TextContent:
+			kinds = append(kinds, "text")
+			if !strings.HasPrefix(b.Text, "[toolcap: dropped") {
+				total += len(b.Text)
+			}
+		case *mcp.ImageContent:
+			kinds = append(kinds, "image")
+		}
+	}
+	// text a (kept), small image, text b (cut, marker), big image replaced by
+	// a note; text c dropped.
+	if got, want := strings.Join(kinds, ","), "text,image,text,text"; got != want {
+		t.Errorf("blocks = %s, want %s", got, want)
+	}
+	if total > manifest.DefaultMaxBytes {
+		t.Errorf("text blocks hold %d bytes, over the limit", total)
+	}
+}
+
+func TestProxyProgressAndCancel(t *testing.T) {
+	var mu sync.Mutex
+	var got []float64
+	h := start(t, mcpproxy.Options{}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, req.Params.Progress)
+			mu.Unlock()
+		},
+	})
+	params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{}}
+	params.SetProgressToken("tok-1")
+	if _, err := h.client.CallTool(context.Background(), params); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n == 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	if len(got) != 3 {
+		t.Errorf("progress notifications = %v, want 3", got)
+	}
+	mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := h.client.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"hang": true}})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("cancelled call: %v", err)
+	}
+	// The proxy is still usable.
+	if text := textOf(h.call(t, "small", nil)); text == "" {
+		t.Error("no answer after a cancelled call")
+	}
+}
+
+func TestProxyListChanged(t *testing.T) {
+	changed := make(chan struct{}, 4)
+	h := start(t, mcpproxy.Options{}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	h.server.AddTool(&mcp.Tool{Name: "late", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("z", 20000)}}}, nil
+		})
+	h.server.RemoveTools("proto")
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no tools/list_changed reached the client")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		names := strings.Join(h.proxy.Tools(), ",")
+		if strings.Contains(names, "late") && !strings.Contains(names, "proto") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("proxy tools = %s", names)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := len(textOf(h.call(t, "late", nil))); got != manifest.DefaultMaxBytes {
+		t.Errorf("late tool text = %d bytes, want it capped", got)
+	}
+}
+
+func TestProxyInterceptorsSeeCappedText(t *testing.T) {
+	var seen int
+	grow := func(next chain.Handler) chain.Handler {
+		return func(ctx context.Context, call chain.Call) chain.Result {
+			r := next(ctx, call)
+			if r.Content != nil {
+				seen = len(*r.Content)
+				s := *r.Content + strings.Repeat("!", 500)
+				r.Content = &s
+			}
+			return r
+		}
+	}
+	h := start(t, mcpproxy.Options{Interceptors: []chain.Middleware{grow}}, nil)
+	text := textOf(h.call(t, "mcp.fs.read", nil))
+	if seen != manifest.DefaultMaxBytes {
+		t.Errorf("middleware saw %d bytes, want the capped %d", seen, manifest.DefaultMaxBytes)
+	}
+	if len(text) > manifest.DefaultMaxBytes {
+		t.Errorf("ceiling let %d bytes through", len(text))
+	}
+}
+
+// TestConnectTimeout: a server that never answers initialize.
+func TestConnectTimeout(t *testing.T) {
+	r, w := io.Pipe()
+	defer r.Close()
+	defer w.Close()
+	go func() { _, _ = io.Copy(io.Discard, r) }()
+	silent := &mcp.IOTransport{Reader: io.NopCloser(blockingReader{}), Writer: w}
+	start := time.Now()
+	_, err := mcpproxy.Connect(context.Background(), silent, mcpproxy.Options{InitTimeout: 200 * time.Millisecond})
+	if !errors.Is(err, mcpproxy.ErrInitTimeout) {
+		t.Fatalf("Connect = %v, want ErrInitTimeout", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Connect took %s", d)
+	}
+}
+
+type blockingReader struct{}
+
+func (blockingReader) Read([]byte) (int, error) { select {} }
+
+func TestServeServerExits(t *testing.T) {
+	ctx := context.Background()
+	upA, upB := mcp.NewInMemoryTransports()
+	ss, err := fakeServer(t).Connect(ctx, upB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := mcpproxy.Connect(ctx, upA, mcpproxy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	downA, downB := mcp.NewInMemoryTransports()
+	served := make(chan error, 1)
+	go func() { served <- p.Serve(ctx, downA) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, downB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	_ = ss.Close()
+	select {
+	case err := <-served:
+		if !errors.Is(err, mcpproxy.ErrServerExited) {
+			t.Errorf("Serve = %v, want ErrServerExited", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after the server went away")
+	}
+}
+
+func TestServeMalformedMessage(t *testing.T) {
+	ctx := context.Background()
+	upA, upB := mcp.NewInMemoryTransports()
+	if _, err := fakeServer(t).Connect(ctx, upB, nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := mcpproxy.Connect(ctx, upA, mcpproxy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.NewReader("this is not json\n")
+	var out syncBuffer
+	served := make(chan error, 1)
+	go func() {
+		served <- p.Serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{&out}})
+	}()
+	select {
+	case err := <-served:
+		if err == nil || errors.Is(err, mcpproxy.ErrServerExited) {
+			t.Errorf("Serve = %v, want a client connection error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after a malformed message")
+	}
+}
+
+func TestServeClientEOF(t *testing.T) {
+	ctx := context.Background()
+	upA, upB := mcp.NewInMemoryTransports()
+	if _, err := fakeServer(t).Connect(ctx, upB, nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := mcpproxy.Connect(ctx, upA, mcpproxy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}` + "\n")
+	served := make(chan error, 1)
+	go func() {
+		served <- p.Serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{&out}})
+	}()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve = %v, want nil after the client's EOF", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after the client's EOF")
+	}
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -5,6 +5,7 @@
 //	toolcap demo [--manifest FILE]... [-v] [DIR]
 //	toolcap cap --tool NAME [--manifest FILE]... [-v] < output
 //	toolcap config [--manifest FILE]... [--tool NAME]... [--json]
+//	toolcap mcp [--manifest FILE]... [-v] -- SERVER_COMMAND [ARGS...]
 //	toolcap version
 //
 // demo runs a model's batch of Glob, Read and Grep calls over DIR through a
@@ -55,6 +56,7 @@ var commands = []command{
 	{"demo", "run a model's batch of Glob, Read and Grep calls over a tree and show the cap at work", runDemo},
 	{"cap", "cap standard input to the limit a worker applies to one tool", runCap},
 	{"config", "print the limits in force and the layer each came from", runConfig},
+	{"mcp", "run an MCP server behind a proxy that caps its tool results", runMCP},
 	{"version", "print toolcap's version", runVersion},
 }
 

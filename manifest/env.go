@@ -59,7 +59,9 @@ func envTransform(names map[string]string, warn func(key, msg string)) func(k, v
 		key := envKey(name)
 		if key == "" {
 			msg := fmt.Sprintf("unknown environment variable %s; ignored", name)
-			if s := suggest.Closest(name, []string{EnvDefaultMaxBytes}); s != "" {
+			if strings.EqualFold(name, EnvPerToolPrefix) {
+				msg += " (a tool name must follow PER_TOOL__)"
+			} else if s := suggest.Closest(name, []string{EnvDefaultMaxBytes}); s != "" {
 				msg += fmt.Sprintf(" (did you mean %s?)", s)
 			}
 			warn(name, msg)

@@ -1,0 +1,73 @@
+package manifest_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/toolcap/toolcap/manifest"
+)
+
+// FuzzLoad loads arbitrary TOML and an arbitrary environment value. Whatever
+// the input, Load either fails with a *manifest.Error naming its layer, or
+// returns limits that are all in range, validate, and survive a round trip
+// through TOML unchanged.
+func FuzzLoad(f *testing.F) {
+	f.Add([]byte("[worker.tool_output]\ndefault_max_bytes = 16384\n[worker.tool_output.per_tool]\nRead = 32768\nGrep = 8192\n"), "4096")
+	f.Add([]byte("[worker.tool_output.per_tool]\n\"mcp.fs.read\" = 200\n\"a/b\" = 300\n"), "")
+	f.Add([]byte("[worker.tool_output]\ndefault_max_bytes = \"8192\"\n"), "x")
+	f.Add([]byte("[worker]\ntool_output = 1\n"), "-1")
+	f.Fuzz(func(t *testing.T, data []byte, envValue string) {
+		m, err := manifest.Load(
+			manifest.Bytes("fuzz.toml", data),
+			manifest.Environ([]string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=" + envValue}),
+		)
+		if err != nil {
+			var me *manifest.Error
+			if !errors.As(err, &me) {
+				t.Fatalf("Load() error %v is not a *manifest.Error", err)
+			}
+			if me.Source != "fuzz.toml" && !strings.HasPrefix(me.Source, "env TOOLCAP_") {
+				t.Fatalf("Load() error names no layer: %v", err)
+			}
+			if m != nil {
+				t.Fatalf("Load() returned a manifest and an error")
+			}
+			return
+		}
+		l := m.Limits()
+		if l == nil {
+			t.Fatal("Load() returned no tool_output limits")
+		}
+		if err := m.Validate(); err != nil {
+			t.Fatalf("loaded manifest does not validate: %v", err)
+		}
+		inRange := func(n int) bool { return n >= manifest.MinMaxBytes && n <= manifest.MaxMaxBytes }
+		if !inRange(l.For("any tool")) {
+			t.Fatalf("default %d out of range", l.For("any tool"))
+		}
+		for name, n := range l.PerTool {
+			if !inRange(n) || l.For(name) != n {
+				t.Fatalf("per_tool %q = %d, For = %d", name, n, l.For(name))
+			}
+		}
+
+		// Round trip: the limits, written back as TOML, load to the same.
+		text, err := toml.Marshal(map[string]any{"worker": map[string]any{"tool_output": map[string]any{
+			"default_max_bytes": l.DefaultMaxBytes, "per_tool": l.PerTool,
+		}}})
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		again, err := manifest.Load(manifest.Bytes("again.toml", text))
+		if err != nil {
+			t.Fatalf("reloading %q: %v", text, err)
+		}
+		if diff := cmp.Diff(l, again.Limits(), cmpEmpty); diff != "" {
+			t.Fatalf("round trip mismatch (-first +again):\n%s", diff)
+		}
+	})
+}

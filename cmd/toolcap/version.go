@@ -9,10 +9,11 @@ import (
 
 const versionHelp = `Usage: toolcap version
 
-Prints the module path and version toolcap was built from, and the Go
-version. A binary installed with 'go install
-github.com/toolcap/toolcap/cmd/toolcap@VERSION' reports VERSION; one built
-from a checkout, or run with 'go run', reports "(devel)".
+Prints the module path and version toolcap was built from, the Go version,
+and the commit when the build recorded one. A binary installed with
+  go install github.com/toolcap/toolcap/cmd/toolcap@VERSION
+reports VERSION; one built from a checkout, or run with 'go run', reports
+"(devel)".
 `
 
 // readBuildInfo is debug.ReadBuildInfo, replaced in tests.

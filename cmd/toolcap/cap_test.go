@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolcap/toolcap/middleware"
+)
+
+var markerRE = regexp.MustCompile(`\n\[truncated: (\d+) bytes dropped, refine your query\]$`)
+
+// droppedOf returns the count the marker at the end of s reports, or -1.
+func droppedOf(s string) int {
+	m := markerRE.FindStringSubmatch(s)
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+func TestCapLimits(t *testing.T) {
+	dir := t.TempDir()
+	user := writeFile(t, dir, "user.toml", `
+[worker.tool_output]
+default_max_bytes = 8192
+[worker.tool_output.per_tool]
+Read = 4096
+Grep = 2048
+"mcp.fs.read" = 1024
+`)
+	project := writeFile(t, dir, "project.toml", `
+[other]
+ignored = true
+[worker.tool_output.per_tool]
+Read = 3000
+`)
+	big := strings.Repeat("0123456789abcdef\n", 2000) // 34000 bytes
+
+	tests := []struct {
+		name      string
+		args      []string
+		env       []string
+		wantLimit int
+	}{
+		{"built-in default", []string{"--tool", "Read"}, nil, 16384},
+		{"file default", []string{"--tool", "Glob", "--manifest", user}, nil, 8192},
+		{"per-tool override", []string{"--tool", "Read", "--manifest", user}, nil, 4096},
+		{"tool name with dots", []string{"--tool", "mcp.fs.read", "--manifest", user}, nil, 1024},
+		{"later file wins", []string{"--tool", "Read", "--manifest", user, "--manifest", project}, nil, 3000},
+		{"earlier file still applies", []string{"--tool", "Grep", "--manifest", user, "--manifest", project}, nil, 2048},
+		{"order is precedence", []string{"--tool", "Read", "--manifest", project, "--manifest", user}, nil, 4096},
+		{"env per-tool beats files", []string{"--tool", "Read", "--manifest", user, "--manifest", project},
+			[]string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=2500"}, 2500},
+		{"env default beats file default", []string{"--tool", "Glob", "--manifest", user},
+			[]string{"TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=5000"}, 5000},
+		{"env default leaves per-tool entries", []string{"--tool", "Read", "--manifest", user},
+			[]string{"TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=5000"}, 4096},
+		{"env per-tool name keeps case and dots", []string{"--tool", "mcp.fs.read"},
+			[]string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__mcp.fs.read=777", "TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__MCP.FS.READ=999"}, 777},
+		{"other variables ignored", []string{"--tool", "Read"}, []string{"HOME=/nowhere", "PATH=/bin"}, 16384},
+		{"flags after nothing else", []string{"--manifest", user, "--tool", "Grep"}, nil, 2048},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWith(t, tt.env, strings.NewReader(big), append([]string{"cap"}, tt.args...)...)
+			if got.code != exitOK {
+				t.Fatalf("exit code = %d, want 0; stderr:\n%s", got.code, got.stderr)
+			}
+			want, _ := middleware.Truncate(big, tt.wantLimit)
+			if diff := cmp.Diff(want, got.stdout); diff != "" {
+				t.Errorf("stdout mismatch (-want +got):\n%s", diff)
+			}
+			if len(got.stdout) != tt.wantLimit {
+				t.Errorf("len(stdout) = %d, want %d", len(got.stdout), tt.wantLimit)
+			}
+			if got.stderr != "" {
+				t.Errorf("stderr = %q, want nothing", got.stderr)
+			}
+		})
+	}
+}
+
+func TestCapContent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := make([]byte, 100_000)
+	for i := range random {
+		random[i] = byte(rng.Uint32())
+	}
+	cjk := strings.Repeat("日本語のテキスト", 2000) // 3-byte characters
+
+	tests := []struct {
+		name  string
+		input string
+		limit int // the built-in default unless set through the env
+	}{
+		{"empty", "", 16384},
+		{"short", "hello\n", 16384},
+		{"exactly the limit", strings.Repeat("x", 16384), 16384},
+		{"one byte over", strings.Repeat("x", 16385), 16384},
+		{"binary", string(random), 16384},
+		{"invalid UTF-8 at the cut", strings.Repeat("\xff\xfe\xe6\x97", 10_000), 200},
+		{"multi-byte UTF-8", cjk, 1000},
+		{"large, 5 MB", strings.Repeat("line of tool output\n", 5<<20/20), 16384},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := []string{"TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=" + strconv.Itoa(tt.limit)}
+			got := runWith(t, env, strings.NewReader(tt.input), "cap", "--tool", "Bash")
+			if got.code != exitOK || got.stderr != "" {
+				t.Fatalf("exit code = %d, stderr = %q; want 0 and nothing", got.code, got.stderr)
+			}
+			if len(got.stdout) > tt.limit {
+				t.Errorf("len(stdout) = %d, above the limit %d", len(got.stdout), tt.limit)
+			}
+			want, wantDropped := middleware.Truncate(tt.input, tt.limit)
+			if got.stdout != want {
+				t.Errorf("stdout differs from Truncate(input, %d): got %d bytes, want %d", tt.limit, len(got.stdout), len(want))
+			}
+			if len(tt.input) <= tt.limit {
+				if got.stdout != tt.input {
+					t.Errorf("input within the limit was changed")
+				}
+				return
+			}
+			dropped := droppedOf(got.stdout)
+			kept := len(got.stdout) - middleware.MarkerLen(dropped)
+			if dropped != wantDropped || kept+dropped != len(tt.input) {
+				t.Errorf("marker says %d dropped with %d kept of %d; want %d dropped", dropped, kept, len(tt.input), wantDropped)
+			}
+			if got.stdout[:kept] != tt.input[:kept] {
+				t.Errorf("kept content is not a prefix of the input")
+			}
+			if utf8.ValidString(tt.input) && !utf8.ValidString(got.stdout) {
+				t.Errorf("the cut split a UTF-8 character: %q", got.stdout[max(0, kept-8):kept])
+			}
+		})
+	}
+}
+
+// The 5 MB case, spelled out: the count in the marker is exact.
+func TestCapLargeInputExactCount(t *testing.T) {
+	const n = 5 << 20
+	got := runWith(t, nil, strings.NewReader(strings.Repeat("a", n)), "cap", "--tool", "Read")
+	if got.code != exitOK {
+		t.Fatalf("exit code = %d; stderr:\n%s", got.code, got.stderr)
+	}
+	// 16384 = k + len("\n[truncated: ") + digits(n-k) + len(" bytes dropped, refine your query]"),
+	// with n-k a 7-digit number: k = 16384 - 13 - 7 - 34 = 16330.
+	const k = 16330
+	want := strings.Repeat("a", k) + "\n[truncated: " + strconv.Itoa(n-k) + " bytes dropped, refine your query]"
+	if got.stdout != want {
+		t.Errorf("stdout = %d bytes ending %q, want %d bytes ending %q",
+			len(got.stdout), got.stdout[max(0, len(got.stdout)-60):], len(want), want[len(want)-60:])
+	}
+}
+
+func TestCapWarnings(t *testing.T) {
+	dir := t.TempDir()
+	typo := writeFile(t, dir, "typo.toml", `
+[worker.tool_output]
+default_max_byte = 4096
+[worker.tool_output.per_tool]
+Read = 2048
+`)
+	tests := []struct {
+		name       string
+		args       []string
+		env        []string
+		wantLimit  int
+		wantStderr []string
+	}{
+		{"typo key", []string{"--manifest", typo}, nil, 2048,
+			[]string{"[WARN]", `unknown key "default_max_byte"`, `did you mean "default_max_bytes"`, "typo.toml"}},
+		{"unknown variable", nil, []string{"TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTE=10"}, 16384,
+			[]string{"[WARN]", "TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTE", "did you mean"}},
+	}
+	input := strings.Repeat("z", 20_000)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWith(t, tt.env, strings.NewReader(input), append([]string{"cap", "--tool", "Read"}, tt.args...)...)
+			if got.code != exitOK {
+				t.Fatalf("exit code = %d, want 0 (warnings do not fail); stderr:\n%s", got.code, got.stderr)
+			}
+			if want, _ := middleware.Truncate(input, tt.wantLimit); got.stdout != want {
+				t.Errorf("stdout is %d bytes, want %d", len(got.stdout), len(want))
+			}
+			for _, s := range tt.wantStderr {
+				if !strings.Contains(got.stderr, s) {
+					t.Errorf("stderr does not contain %q:\n%s", s, got.stderr)
+				}
+			}
+		})
+	}
+}
+
+// configErrorCases are the configuration errors every command that reads
+// limits must refuse with exit 2, nothing on stdout and one line on stderr.
+func configErrorCases(t *testing.T) []struct {
+	name       string
+	args       []string
+	env        []string
+	wantStderr []string
+} {
+	dir := t.TempDir()
+	file := func(name, content string) string { return writeFile(t, dir, name, content) }
+	return []struct {
+		name       string
+		args       []string
+		env        []string
+		wantStderr []string
+	}{
+		{"zero default", []string{"--manifest", file("zero.toml", "[worker.tool_output]\ndefault_max_bytes = 0\n")}, nil,
+			[]string{`file "` + dir + `/zero.toml"`, "worker.tool_output.default_max_bytes = 0", "not a limit"}},
+		{"negative per-tool", []string{"--manifest", file("neg.toml", "[worker.tool_output.per_tool]\nRead = -5\n")}, nil,
+			[]string{"neg.toml", "worker.tool_output.per_tool.Read = -5", "positive"}},
+		{"quoted number", []string{"--manifest", file("str.toml", "[worker.tool_output]\ndefault_max_bytes = \"8192\"\n")}, nil,
+			[]string{"str.toml", `default_max_bytes = "8192"`, "not an integer"}},
+		{"below the minimum", []string{"--manifest", file("small.toml", "[worker.tool_output.per_tool]\n\"mcp.fs.read\" = 10\n")}, nil,
+			[]string{"small.toml", `per_tool."mcp.fs.read" = 10`, "minimum"}},
+		{"absurdly large", []string{"--manifest", file("huge.toml", "[worker.tool_output]\ndefault_max_bytes = 99999999999\n")}, nil,
+			[]string{"huge.toml", "default_max_bytes = 99999999999", "maximum"}},
+		{"broken TOML", []string{"--manifest", file("broken.toml", "[worker.tool_output\ndefault_max_bytes = 1\n")}, nil,
+			[]string{"broken.toml", "line 1"}},
+		{"missing file", []string{"--manifest", dir + "/absent.toml"}, nil,
+			[]string{"absent.toml", "no such file"}},
+		{"bad file after a good one", []string{"--manifest", file("good.toml", "[worker.tool_output]\ndefault_max_bytes = 4096\n"),
+			"--manifest", file("bad.toml", "[worker.tool_output.per_tool]\nGrep = true\n")}, nil,
+			[]string{"bad.toml", "per_tool.Grep = true", "boolean"}},
+		{"bad env value", nil, []string{"TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=lots"},
+			[]string{"env TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES", `default_max_bytes = "lots"`, "not an integer"}},
+		{"bad env per-tool value", nil, []string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=0"},
+			[]string{"env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read", "per_tool.Read = \"0\""}},
+	}
+}
+
+func TestCapConfigErrors(t *testing.T) {
+	for _, tt := range configErrorCases(t) {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWith(t, tt.env, strings.NewReader(strings.Repeat("x", 50_000)), append([]string{"cap", "--tool", "Read"}, tt.args...)...)
+			checkConfigError(t, got, tt.wantStderr)
+		})
+	}
+}
+
+func checkConfigError(t *testing.T, got result, wantStderr []string) {
+	t.Helper()
+	if got.code != exitUsage {
+		t.Errorf("exit code = %d, want %d", got.code, exitUsage)
+	}
+	if got.stdout != "" {
+		t.Errorf("stdout = %q, want nothing", got.stdout)
+	}
+	if strings.Count(got.stderr, "\n") != 1 || !strings.HasPrefix(got.stderr, "toolcap: manifest: ") {
+		t.Errorf("stderr is not one line starting with %q:\n%s", "toolcap: manifest: ", got.stderr)
+	}
+	for _, s := range wantStderr {
+		if !strings.Contains(got.stderr, s) {
+			t.Errorf("stderr does not contain %q:\n%s", s, got.stderr)
+		}
+	}
+}
+
+func TestCapUsageErrors(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantStderr string
+	}{
+		{"no --tool", nil, "--tool NAME is required"},
+		{"empty --tool", []string{"--tool", ""}, "--tool NAME is required"},
+		{"an operand", []string{"--tool", "Read", "file.txt"}, `unexpected argument "file.txt"`},
+		{"--manifest without value", []string{"--tool", "Read", "--manifest"}, "flag needs an argument"},
+		{"empty --manifest", []string{"--tool", "Read", "--manifest", ""}, "empty value"},
+		{"-v with a value", []string{"--tool", "Read", "-v=2"}, "takes no value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWith(t, nil, strings.NewReader("data"), append([]string{"cap"}, tt.args...)...)
+			if got.code != exitUsage || got.stdout != "" {
+				t.Errorf("exit code = %d, stdout = %q; want %d and nothing", got.code, got.stdout, exitUsage)
+			}
+			if !strings.Contains(got.stderr, tt.wantStderr) {
+				t.Errorf("stderr does not contain %q:\n%s", tt.wantStderr, got.stderr)
+			}
+		})
+	}
+}
+
+func TestCapIOErrors(t *testing.T) {
+	t.Run("read error", func(t *testing.T) {
+		in := io.MultiReader(strings.NewReader("partial"), iotest.ErrReader(errors.New("disk on fire")))
+		got := runWith(t, nil, in, "cap", "--tool", "Read")
+		if got.code != exitFailed || got.stdout != "" || !strings.Contains(got.stderr, "disk on fire") {
+			t.Errorf("got exit %d, stdout %q, stderr %q; want %d, nothing, the error", got.code, got.stdout, got.stderr, exitFailed)
+		}
+	})
+	t.Run("write error", func(t *testing.T) {
+		var stderr bytes.Buffer
+		code := run(t.Context(), []string{"cap", "--tool", "Read"}, strings.NewReader("data"), failingWriter{}, &stderr, nil)
+		if code != exitFailed || !strings.Contains(stderr.String(), "pipe closed") {
+			t.Errorf("got exit %d, stderr %q; want %d and the error", code, stderr.String(), exitFailed)
+		}
+	})
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("pipe closed") }
+
+func TestCapVerbose(t *testing.T) {
+	got := runWith(t, nil, strings.NewReader(strings.Repeat("y", 20_000)), "cap", "--tool", "Read", "-v")
+	if got.code != exitOK {
+		t.Fatalf("exit code = %d; stderr:\n%s", got.code, got.stderr)
+	}
+	for _, s := range []string{
+		"[INFO]  toolcap: limit in force: tool=Read limit=16384",
+		"default_max_bytes (no per_tool entry), set by built-in default",
+		"tool result truncated: tool=Read original_bytes=20000 kept_bytes=16333 dropped_bytes=3667 limit=16384",
+	} {
+		if !strings.Contains(got.stderr, s) {
+			t.Errorf("stderr does not contain %q:\n%s", s, got.stderr)
+		}
+	}
+}

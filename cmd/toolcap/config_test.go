@@ -1,0 +1,197 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestConfigJSON(t *testing.T) {
+	dir := t.TempDir()
+	user := writeFile(t, dir, "user.toml", `
+[worker.tool_output]
+default_max_bytes = 8192
+[worker.tool_output.per_tool]
+Read = 32768
+Grep = 4096
+"mcp.fs.read" = 2048
+`)
+	project := writeFile(t, dir, "project.toml", `
+[worker.tool_output.per_tool]
+Read = 20000
+`)
+	typo := writeFile(t, dir, "typo.toml", "[worker.tool_output]\nper_tol = 1\n")
+	src := func(p string) string { return `file "` + p + `"` }
+	const envRead = "env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read"
+
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+		want configReport
+	}{
+		{
+			name: "no layers",
+			want: configReport{
+				Layers:   []string{"built-in default", "environment"},
+				Default:  setting{16384, "built-in default"},
+				PerTool:  map[string]setting{},
+				Warnings: []string{},
+			},
+		},
+		{
+			name: "two files and the environment",
+			args: []string{"--manifest", user, "--manifest", project, "--tool", "Read", "--tool", "Glob", "--tool", "Grep", "--tool", "mcp.fs.read"},
+			env:  []string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=4096"},
+			want: configReport{
+				Layers:  []string{"built-in default", src(user), src(project), "environment"},
+				Default: setting{8192, src(user)},
+				PerTool: map[string]setting{
+					"Read":        {4096, envRead},
+					"Grep":        {4096, src(user)},
+					"mcp.fs.read": {2048, src(user)},
+				},
+				Tools: []toolLimit{
+					{Tool: "Read", Limit: 4096, From: "per_tool", Source: envRead},
+					{Tool: "Glob", Limit: 8192, From: "default", Source: src(user)},
+					{Tool: "Grep", Limit: 4096, From: "per_tool", Source: src(user)},
+					{Tool: "mcp.fs.read", Limit: 2048, From: "per_tool", Source: src(user)},
+				},
+				Warnings: []string{},
+			},
+		},
+		{
+			name: "later file wins",
+			args: []string{"--manifest", project, "--manifest", user, "--tool", "Read"},
+			want: configReport{
+				Layers:   []string{"built-in default", src(project), src(user), "environment"},
+				Default:  setting{8192, src(user)},
+				PerTool:  map[string]setting{"Read": {32768, src(user)}, "Grep": {4096, src(user)}, "mcp.fs.read": {2048, src(user)}},
+				Tools:    []toolLimit{{Tool: "Read", Limit: 32768, From: "per_tool", Source: src(user)}},
+				Warnings: []string{},
+			},
+		},
+		{
+			name: "env default",
+			args: []string{"--tool", "Read"},
+			env:  []string{"TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=1000"},
+			want: configReport{
+				Layers:   []string{"built-in default", "environment"},
+				Default:  setting{1000, "env TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES"},
+				PerTool:  map[string]setting{},
+				Tools:    []toolLimit{{Tool: "Read", Limit: 1000, From: "default", Source: "env TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES"}},
+				Warnings: []string{},
+			},
+		},
+		{
+			name: "warnings",
+			args: []string{"--manifest", typo},
+			want: configReport{
+				Layers:   []string{"built-in default", src(typo), "environment"},
+				Default:  setting{16384, "built-in default"},
+				PerTool:  map[string]setting{},
+				Warnings: []string{`unknown key "per_tol" in [worker.tool_output] of ` + src(typo) + `; ignored (did you mean "per_tool"?)`},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWith(t, tt.env, nil, append([]string{"config", "--json"}, tt.args...)...)
+			if got.code != exitOK {
+				t.Fatalf("exit code = %d; stderr:\n%s", got.code, got.stderr)
+			}
+			var report configReport
+			dec := json.NewDecoder(strings.NewReader(got.stdout))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&report); err != nil {
+				t.Fatalf("stdout is not the JSON report: %v\n%s", err, got.stdout)
+			}
+			if diff := cmp.Diff(tt.want, report); diff != "" {
+				t.Errorf("config --json mismatch (-want +got):\n%s", diff)
+			}
+			for _, w := range tt.want.Warnings {
+				if !strings.Contains(got.stderr, "[WARN]  toolcap: "+w) {
+					t.Errorf("stderr does not carry the warning %q:\n%s", w, got.stderr)
+				}
+			}
+			if len(tt.want.Warnings) == 0 && got.stderr != "" {
+				t.Errorf("stderr = %q, want nothing", got.stderr)
+			}
+		})
+	}
+}
+
+// The JSON keys are part of the CLI's interface.
+func TestConfigJSONKeys(t *testing.T) {
+	got := runWith(t, nil, nil, "config", "--json", "--tool", "Read")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(got.stdout), &m); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"layers":            []any{"built-in default", "environment"},
+		"default_max_bytes": map[string]any{"limit": 16384.0, "source": "built-in default"},
+		"per_tool":          map[string]any{},
+		"tools":             []any{map[string]any{"tool": "Read", "limit": 16384.0, "from": "default", "source": "built-in default"}},
+		"warnings":          []any{},
+	}
+	if diff := cmp.Diff(want, m); diff != "" {
+		t.Errorf("config --json mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestConfigText(t *testing.T) {
+	dir := t.TempDir()
+	user := writeFile(t, dir, "user.toml", `
+[worker.tool_output]
+default_max_bytes = 8192
+[worker.tool_output.per_tool]
+Read = 32768
+"mcp.fs.read" = 2048
+`)
+	env := []string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=4096"}
+	got := runWith(t, env, nil, "config", "--manifest", user, "--tool", "Read", "--tool", "Glob")
+	if got.code != exitOK || got.stderr != "" {
+		t.Fatalf("exit code = %d, stderr:\n%s", got.code, got.stderr)
+	}
+	want := `Layers, lowest precedence first:
+  1. built-in default
+  2. file "` + user + `"
+  3. environment
+
+Limits in force (bytes), and the layer that set each:
+  default_max_bytes       8192  file "` + user + `"
+  per_tool.Read           4096  env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read
+  per_tool."mcp.fs.read"  2048  file "` + user + `"
+
+Limit a worker applies to each tool asked about:
+  Read  4096  per_tool.Read, set by env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read
+  Glob  8192  default_max_bytes (no per_tool entry), set by file "` + user + `"
+`
+	if diff := cmp.Diff(want, got.stdout); diff != "" {
+		t.Errorf("config mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, tt := range configErrorCases(t) {
+		for _, format := range []string{"text", "json"} {
+			t.Run(tt.name+"/"+format, func(t *testing.T) {
+				args := append([]string{"config", "--tool", "Read"}, tt.args...)
+				if format == "json" {
+					args = append(args, "--json")
+				}
+				checkConfigError(t, runWith(t, tt.env, nil, args...), tt.wantStderr)
+			})
+		}
+	}
+}
+
+func TestConfigUsageErrors(t *testing.T) {
+	got := runWith(t, nil, nil, "config", "Read")
+	if got.code != exitUsage || got.stdout != "" || !strings.Contains(got.stderr, `unexpected argument "Read"`) {
+		t.Errorf("got exit %d, stdout %q, stderr %q; want %d, nothing, the argument named", got.code, got.stdout, got.stderr, exitUsage)
+	}
+}

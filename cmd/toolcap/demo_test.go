@@ -1,0 +1,240 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// row is one line of the demo's table.
+type row struct {
+	Tool, Args                     string
+	Limit, Raw, ToHistory, Dropped int
+	Status                         string
+}
+
+// demoRows parses the demo's table from its output.
+func demoRows(t *testing.T, out string) []row {
+	t.Helper()
+	var rows []row
+	inTable := false
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 0 && f[0] == "#":
+			inTable = true
+			continue
+		case !inTable:
+			continue
+		case len(f) != 8:
+			return rows
+		}
+		n := make([]int, 4)
+		for i := range n {
+			v, err := strconv.Atoi(f[3+i])
+			if err != nil {
+				t.Fatalf("bad number in table line %q: %v", line, err)
+			}
+			n[i] = v
+		}
+		rows = append(rows, row{f[1], f[2], n[0], n[1], n[2], n[3], f[7]})
+	}
+	return rows
+}
+
+// makeTree writes a project of files with long names in a new directory
+// and returns it, with the sizes of what Glob "*" and Grep "TODO" return.
+func makeTree(t *testing.T) (dir string, globBytes, grepBytes int) {
+	t.Helper()
+	dir = t.TempDir()
+	for i := range 140 {
+		name := fmt.Sprintf("internal/component_%02d/subsystem_with_a_long_descriptive_name/and_a_deeply_nested_package/file_with_a_rather_long_name_%03d.go", i%10, i)
+		todo := fmt.Sprintf("// TODO(%d): something", i)
+		writeFile(t, dir, name, "package component\n\n"+todo+"\n")
+		globBytes += len(name) + 1
+		grepBytes += len(name+":3:"+todo) + 1
+	}
+	writeFile(t, dir, "go.mod", "module example.com/x\n")
+	writeFile(t, dir, "docs/big.md", strings.Repeat("a line of documentation\n", 2000))
+	globBytes += len("go.mod\n") + len("docs/big.md\n")
+	return dir, globBytes, grepBytes
+}
+
+func TestDemoOnTree(t *testing.T) {
+	dir, globBytes, grepBytes := makeTree(t)
+	got := runWith(t, nil, nil, "demo", dir)
+	if got.code != exitOK {
+		t.Fatalf("exit code = %d; stderr:\n%s\nstdout:\n%s", got.code, got.stderr, got.stdout)
+	}
+	if got.stderr != "" {
+		t.Errorf("stderr = %q, want nothing at the default level", got.stderr)
+	}
+	if strings.Contains(got.stdout, "generated sample") {
+		t.Errorf("demo fell back to the sample on a tree large enough:\n%s", got.stdout)
+	}
+	want := []row{
+		{"Glob", `{"pattern":"*"}`, 16384, globBytes, 16384, globBytes - 16384 + markerLen(globBytes, 16384), "cut"},
+		{"Grep", `{"pattern":"TODO"}`, 16384, grepBytes, 16384, grepBytes - 16384 + markerLen(grepBytes, 16384), "cut"},
+		{"Read", `{"path":"docs/big.md"}`, 16384, 48000, 16384, 48000 - 16384 + markerLen(48000, 16384), "cut"},
+		{"Read", `{"path":"go.mod"}`, 16384, 21, 21, 0, "fits"},
+	}
+	if diff := cmp.Diff(want, demoRows(t, got.stdout)); diff != "" {
+		t.Errorf("demo table mismatch (-want +got):\n%s\n%s", diff, got.stdout)
+	}
+	for _, s := range []string{
+		"One model turn over " + dir + " (142 files,",
+		"Limits: default_max_bytes 16384 (built-in default)",
+		"  1 Glob {\"pattern\":\"*\"}\n",
+		fmt.Sprintf("    | [truncated: %d bytes dropped, refine your query]\n", globBytes-16384+markerLen(globBytes, 16384)),
+		"verdict: the cap kept ",
+		"(3 of 4 results cut, each within its limit)",
+		"the user middleware saw at most 16384 bytes",
+	} {
+		if !strings.Contains(got.stdout, s) {
+			t.Errorf("stdout does not contain %q:\n%s", s, got.stdout)
+		}
+	}
+}
+
+// markerLen is the length of the marker Truncate appends when it cuts n
+// bytes of content to limit.
+func markerLen(n, limit int) int {
+	for d := 1; ; d++ {
+		m := len("\n[truncated: ") + d + len(" bytes dropped, refine your query]")
+		if len(strconv.Itoa(n-(limit-m))) == d {
+			return m
+		}
+	}
+}
+
+func TestDemoFallsBackOnSmallTree(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "main.go", "package main\n")
+	writeFile(t, dir, "go.mod", "module tiny\n")
+	for _, tt := range []struct {
+		name string
+		args []string
+		cwd  string
+	}{
+		{"DIR given", []string{"demo", dir}, ""},
+		{"current directory", []string{"demo"}, dir},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.cwd != "" {
+				t.Chdir(tt.cwd)
+			}
+			got := runWith(t, nil, nil, tt.args...)
+			if got.code != exitOK {
+				t.Fatalf("exit code = %d; stderr:\n%s", got.code, got.stderr)
+			}
+			for _, s := range []string{
+				"lists only 2 files (15 bytes of paths), too few to exceed the Glob limit of 16384",
+				"running on a generated sample project instead",
+				"One model turn over a generated sample project (1203 files,",
+				"[truncated: ",
+			} {
+				if !strings.Contains(got.stdout, s) {
+					t.Errorf("stdout does not contain %q:\n%s", s, got.stdout)
+				}
+			}
+			rows := demoRows(t, got.stdout)
+			if len(rows) != 4 {
+				t.Fatalf("got %d rows, want 4:\n%s", len(rows), got.stdout)
+			}
+			for _, r := range rows {
+				if r.ToHistory > r.Limit {
+					t.Errorf("%s %s: %d bytes reach the history, limit %d", r.Tool, r.Args, r.ToHistory, r.Limit)
+				}
+			}
+			if g := rows[0]; g.Tool != "Glob" || g.Status != "cut" || g.Raw <= 16384 {
+				t.Errorf("Glob row = %+v, want a cut of more than 16384 bytes", g)
+			}
+		})
+	}
+}
+
+func TestDemoManifest(t *testing.T) {
+	dir, _, _ := makeTree(t)
+	m := writeFile(t, t.TempDir(), "m.toml", `
+[worker.tool_output]
+default_max_bytes = 8192
+default_max_byte = 1
+[worker.tool_output.per_tool]
+Read = 4096
+Globb = 1024
+`)
+	// Flags after DIR work too.
+	got := runWith(t, []string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Grep=2048"}, nil, "demo", dir, "--manifest", m)
+	if got.code != exitOK {
+		t.Fatalf("exit code = %d; stderr:\n%s", got.code, got.stderr)
+	}
+	var limits []int
+	for _, r := range demoRows(t, got.stdout) {
+		limits = append(limits, r.Limit)
+	}
+	if diff := cmp.Diff([]int{8192, 2048, 4096, 4096}, limits); diff != "" {
+		t.Errorf("limits of Glob, Grep, Read, Read mismatch (-want +got):\n%s", diff)
+	}
+	for _, s := range []string{
+		`[WARN]  toolcap: unknown key "default_max_byte"`,
+		`(did you mean "default_max_bytes"?)`,
+		"[WARN]  toolcap: per_tool limit for a tool that is not registered; it applies to nothing: tool=Globb limit=1024 did_you_mean=Glob",
+	} {
+		if !strings.Contains(got.stderr, s) {
+			t.Errorf("stderr does not contain %q:\n%s", s, got.stderr)
+		}
+	}
+	if strings.Contains(got.stderr, "[INFO]") {
+		t.Errorf("info lines at the default level:\n%s", got.stderr)
+	}
+}
+
+func TestDemoVerbose(t *testing.T) {
+	dir, _, _ := makeTree(t)
+	got := runWith(t, nil, nil, "demo", "-v", "-v", dir)
+	if got.code != exitOK {
+		t.Fatalf("exit code = %d; stderr:\n%s", got.code, got.stderr)
+	}
+	for _, s := range []string{
+		"[INFO]  toolcap: tool result truncated: tool=Glob call_id=call_1",
+		"[DEBUG] toolcap: tool call: tool=Read call_id=call_4",
+	} {
+		if !strings.Contains(got.stderr, s) {
+			t.Errorf("stderr does not contain %q:\n%s", s, got.stderr)
+		}
+	}
+}
+
+func TestDemoErrors(t *testing.T) {
+	dir, _, _ := makeTree(t)
+	for _, tt := range configErrorCases(t) {
+		t.Run(tt.name, func(t *testing.T) {
+			checkConfigError(t, runWith(t, tt.env, nil, append([]string{"demo", dir}, tt.args...)...), tt.wantStderr)
+		})
+	}
+	usage := []struct {
+		name       string
+		args       []string
+		wantStderr string
+	}{
+		{"missing DIR", []string{filepath.Join(dir, "absent")}, "no such file or directory"},
+		{"DIR is a file", []string{filepath.Join(dir, "go.mod")}, "not a directory"},
+		{"two DIRs", []string{dir, dir}, "one DIR at most"},
+		{"--lines 0", []string{"--lines", "0", dir}, "--lines 0: must be at least 1"},
+	}
+	for _, tt := range usage {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWith(t, nil, nil, append([]string{"demo"}, tt.args...)...)
+			if got.code != exitUsage || got.stdout != "" {
+				t.Errorf("exit code = %d, stdout = %q; want %d and nothing", got.code, got.stdout, exitUsage)
+			}
+			if !strings.Contains(got.stderr, tt.wantStderr) {
+				t.Errorf("stderr does not contain %q:\n%s", tt.wantStderr, got.stderr)
+			}
+		})
+	}
+}

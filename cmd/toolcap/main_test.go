@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// result is what one run of the program produced.
+type result struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+// runWith runs the program with args, stdin and env (no other environment).
+func runWith(t *testing.T, env []string, stdin io.Reader, args ...string) result {
+	t.Helper()
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, stdin, &stdout, &stderr, env)
+	return result{code, stdout.String(), stderr.String()}
+}
+
+// writeFile writes content to name in dir and returns its path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestHelp(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string // a prefix of stdout
+		wantStderr string // a substring of stderr
+	}{
+		{"--help", []string{"--help"}, exitOK, "toolcap caps the tool results", ""},
+		{"-h", []string{"-h"}, exitOK, "toolcap caps the tool results", ""},
+		{"help", []string{"help"}, exitOK, "toolcap caps the tool results", ""},
+		{"help cap", []string{"help", "cap"}, exitOK, "Usage: toolcap cap --tool NAME", ""},
+		{"help unknown", []string{"help", "nope"}, exitUsage, "", `unknown command "nope"`},
+		{"no arguments", nil, exitUsage, "", "Usage: toolcap <command>"},
+		{"unknown command", []string{"frobnicate"}, exitUsage, "", `unknown command "frobnicate"`},
+		{"demo -h", []string{"demo", "-h"}, exitOK, "Usage: toolcap demo", ""},
+		{"cap --help", []string{"cap", "--help"}, exitOK, "Usage: toolcap cap", ""},
+		{"config -h", []string{"config", "-h"}, exitOK, "Usage: toolcap config", ""},
+		{"version -h", []string{"version", "-h"}, exitOK, "Usage: toolcap version", ""},
+		{"unknown flag", []string{"cap", "--nope"}, exitUsage, "", "flag provided but not defined: -nope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWith(t, nil, nil, tt.args...)
+			if got.code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d; stderr:\n%s", got.code, tt.wantCode, got.stderr)
+			}
+			if !strings.HasPrefix(got.stdout, tt.wantStdout) || (tt.wantStdout == "" && got.stdout != "") {
+				t.Errorf("stdout does not start with %q:\n%s", tt.wantStdout, got.stdout)
+			}
+			if !strings.Contains(got.stderr, tt.wantStderr) {
+				t.Errorf("stderr does not contain %q:\n%s", tt.wantStderr, got.stderr)
+			}
+		})
+	}
+}
+
+// The help lists every command, so a new entry in commands shows up there.
+func TestHelpListsEveryCommand(t *testing.T) {
+	got := runWith(t, nil, nil, "--help")
+	for _, c := range commands {
+		if !strings.Contains(got.stdout, "  "+c.name+" ") {
+			t.Errorf("help does not list %q:\n%s", c.name, got.stdout)
+		}
+	}
+}
+
+func TestParseFlagsAfterOperands(t *testing.T) {
+	tests := []struct {
+		args     []string
+		want     []string
+		wantTool string
+	}{
+		{[]string{"a", "--tool", "X", "b"}, []string{"a", "b"}, "X"},
+		{[]string{"--tool", "X", "a"}, []string{"a"}, "X"},
+		{[]string{"a", "--", "--tool", "b"}, []string{"a", "--tool", "b"}, ""},
+		{nil, nil, ""},
+	}
+	for _, tt := range tests {
+		fs := newFlags("test", io.Discard)
+		tool := fs.String("tool", "", "")
+		got, _, ok := parse(fs, "", tt.args, io.Discard, io.Discard)
+		if !ok {
+			t.Fatalf("parse(%q) failed", tt.args)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("parse(%q) operands mismatch (-want +got):\n%s", tt.args, diff)
+		}
+		if *tool != tt.wantTool {
+			t.Errorf("parse(%q): --tool = %q, want %q", tt.args, *tool, tt.wantTool)
+		}
+	}
+}

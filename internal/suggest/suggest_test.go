@@ -11,6 +11,7 @@ func TestClosest(t *testing.T) {
 		{"Glb", "Glob"},
 		{"glob", "Glob"},
 		{"Reed", "Read"},
+		{"Raed", "Read"},
 		{"mcp.fs.read_fil", "mcp.fs.read_file"},
 		{"WebFetch", ""},
 		{"", ""},
@@ -33,6 +34,8 @@ func TestDistance(t *testing.T) {
 		{"a", "", 1},
 		{"kitten", "sitting", 3},
 		{"日本語", "日本", 1},
+		{"Raed", "Read", 1},
+		{"ab", "ba", 1},
 	}
 	for _, tt := range tests {
 		if got := distance(tt.a, tt.b); got != tt.want {

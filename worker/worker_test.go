@@ -232,7 +232,7 @@ func TestExecuteToolsFailures(t *testing.T) {
 
 	type brief struct {
 		CallID, Tool, Summary, Content string
-		HasContent, IsError, Cut         bool
+		HasContent, IsError, Cut       bool
 	}
 	var got []brief
 	for _, r := range res {

@@ -88,8 +88,8 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitFailed
 	}
 	if globLimit := limits.For("Glob"); t.globBytes <= int64(globLimit) {
-		fmt.Fprintf(stdout, "%s lists only %d files (%d bytes of paths), too few to exceed the Glob limit of %d;\n"+
-			"running on a generated sample project instead.\n\n", dir, t.files, t.globBytes, globLimit)
+		fmt.Fprintf(stdout, "%s lists only %s (%d bytes of paths), too few to exceed the Glob limit of %d;\n"+
+			"running on a generated sample project instead.\n\n", dir, plural(t.files, "file"), t.globBytes, globLimit)
 		fsys, label = tools.Sample(), "a generated sample project"
 		if t, err = survey(ctx, fsys, limits.For("Read")); err != nil {
 			fmt.Fprintf(stderr, "toolcap demo: sample: %v\n", err)
@@ -109,7 +109,7 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	calls := batch(t)
 	results := w.ExecuteTools(ctx, calls)
 
-	fmt.Fprintf(stdout, "One model turn over %s (%d files, %s), through a toolcap worker.\n", label, t.files, size(t.bytes))
+	fmt.Fprintf(stdout, "One model turn over %s (%s, %s), through a toolcap worker.\n", label, plural(t.files, "file"), size(t.bytes))
 	fmt.Fprintf(stdout, "Limits: %s\n\n", describeLimits(res.Default.Value, res.Default.Source, res.PerTool))
 	return report(stdout, w, calls, results, seen.max.Load(), *lines)
 }

@@ -89,3 +89,11 @@ func lastLines(s string, n int) []string {
 	}
 	return lines
 }
+
+// plural returns "1 file", "2 files".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

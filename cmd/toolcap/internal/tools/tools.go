@@ -71,7 +71,7 @@ func Glob(fsys fs.FS) worker.Tool {
 		}
 		content := b.String()
 		return worker.ToolOutput{
-			Summary: fmt.Sprintf("%d files match %q", n, a.Pattern),
+			Summary: fmt.Sprintf("%s match %q", plural(n, "file"), a.Pattern),
 			Content: &content,
 		}, nil
 	})
@@ -165,7 +165,7 @@ func Grep(fsys fs.FS) worker.Tool {
 		}
 		content := b.String()
 		return worker.ToolOutput{
-			Summary: fmt.Sprintf("%d matches of %q in %d files", matches, a.Pattern, files),
+			Summary: fmt.Sprintf("%s of %q in %s", plural(matches, "match"), a.Pattern, plural(files, "file")),
 			Content: &content,
 		}, nil
 	})
@@ -297,4 +297,15 @@ func decode(raw json.RawMessage, v any) error {
 		return fmt.Errorf("bad arguments: %w", err)
 	}
 	return nil
+}
+
+// plural returns "1 file", "2 files", "2 matches".
+func plural(n int, noun string) string {
+	switch {
+	case n == 1:
+		return "1 " + noun
+	case strings.HasSuffix(noun, "ch"):
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

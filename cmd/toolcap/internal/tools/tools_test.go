@@ -68,9 +68,9 @@ func TestGlob(t *testing.T) {
 		wantSummary string
 	}{
 		{`{"pattern":"*"}`, "README.md\nbin/tool\ncmd/x/main.go\ncmd/x/main_test.go\ndocs/notes.txt\ngo.mod\ninternal/a/a.go\ninternal/a/b/c.go\n", `8 files match "*"`},
-		{`{"pattern":"**/*_test.go"}`, "cmd/x/main_test.go\n", `1 files match "**/*_test.go"`},
+		{`{"pattern":"**/*_test.go"}`, "cmd/x/main_test.go\n", `1 file match "**/*_test.go"`},
 		{`{"pattern":"*.go","path":"internal"}`, "internal/a/a.go\ninternal/a/b/c.go\n", `2 files match "*.go"`},
-		{`{"pattern":"a/*.go","path":"./internal/"}`, "internal/a/a.go\n", `1 files match "a/*.go"`},
+		{`{"pattern":"a/*.go","path":"./internal/"}`, "internal/a/a.go\n", `1 file match "a/*.go"`},
 		{`{"pattern":"*.rs"}`, "", `0 files match "*.rs"`},
 	}
 	glob := tools.Glob(testFS())
@@ -116,8 +116,8 @@ func TestGrep(t *testing.T) {
 			`4 matches of "TODO" in 4 files`},
 		{`{"pattern":"(?i)todo","path":"internal"}`,
 			"internal/a/a.go:2:// todo lower case\ninternal/a/a.go:3:// TODO: upper\n",
-			`2 matches of "(?i)todo" in 1 files`},
-		{`{"pattern":"^package","glob":"*_test.go"}`, "cmd/x/main_test.go:1:package main\n", `1 matches of "^package" in 1 files`},
+			`2 matches of "(?i)todo" in 1 file`},
+		{`{"pattern":"^package","glob":"*_test.go"}`, "cmd/x/main_test.go:1:package main\n", `1 match of "^package" in 1 file`},
 		{`{"pattern":"nothing matches this"}`, "", `0 matches of "nothing matches this" in 0 files`},
 	}
 	grep := tools.Grep(testFS())

@@ -244,7 +244,7 @@ func (p *Proxy) Serve(ctx context.Context, downstream mcp.Transport) error {
 		// signal it if it lingers).
 		closeErr := p.cs.Close()
 		if err != nil && !isEOF(err) {
-			return fmt.Errorf("client connection: %w", err)
+			return fmt.Errorf("reading from the client: %w", err)
 		}
 		if closeErr != nil && !isEOF(closeErr) {
 			p.logger.Warn("the MCP server did not shut down cleanly", "error", closeErr)

@@ -534,3 +534,32 @@ func TestServeClientEOF(t *testing.T) {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+func TestServeClientEOFDuringCall(t *testing.T) {
+	ctx := context.Background()
+	upA, upB := mcp.NewInMemoryTransports()
+	if _, err := fakeServer(t).Connect(ctx, upB, nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := mcpproxy.Connect(ctx, upA, mcpproxy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"hang":true}}}
+`)
+	served := make(chan error, 1)
+	go func() {
+		served <- p.Serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{&out}})
+	}()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve = %v, want nil after the client's EOF", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after the client's EOF with a call in flight")
+	}
+}

@@ -304,8 +304,7 @@ func Shape(orig *mcp.CallToolResult, text *string, isError bool, limit int, sche
 			sh.StructuredDropped = true
 			if schema != nil && !res.IsError {
 				res.IsError = true
-				note := fmt.Sprintf("[toolcap: the structured result did not fit this tool's limit of %d bytes in a form valid for its output schema and was dropped; refine your query]", limit)
-				res.Content = append(append([]mcp.Content(nil), res.Content...), &mcp.TextContent{Text: note})
+				res.Content = addNote(res.Content, StructuredNote(limit), limit)
 			}
 		case cut:
 			res.StructuredContent = v
@@ -316,4 +315,23 @@ func Shape(orig *mcp.CallToolResult, text *string, isError bool, limit int, sche
 		res.Content = []mcp.Content{}
 	}
 	return sh
+}
+
+// StructuredNote is the text added to a result whose structuredContent was
+// dropped although its tool declares an output schema.
+func StructuredNote(limit int) string {
+	return fmt.Sprintf("[toolcap: the structured result did not fit this tool's limit of %d bytes in a form valid for its output schema and was dropped; refine your query]", limit)
+}
+
+// addNote appends a text block holding note to content, first cutting the
+// other text blocks so that all of them, note included, stay within limit.
+func addNote(content []mcp.Content, note string, limit int) []mcp.Content {
+	if text, ok := JoinText(content); ok {
+		budget := limit - len(note) - len(TextSeparator)
+		if len(text) > budget {
+			capped, _ := middleware.Truncate(text, max(budget, 0))
+			content = SplitText(content, &capped)
+		}
+	}
+	return append(append([]mcp.Content(nil), content...), &mcp.TextContent{Text: note})
 }

@@ -210,8 +210,15 @@ func TestShape(t *testing.T) {
 		t.Errorf("shaped = %+v", sh)
 	}
 	last := sh.Result.Content[len(sh.Result.Content)-1].(*mcp.TextContent).Text
-	if !strings.Contains(last, "structured result did not fit") {
+	if last != mcpproxy.StructuredNote(500) {
 		t.Errorf("no note: %q", last)
+	}
+	total := 0
+	for _, c := range sh.Result.Content {
+		total += len(c.(*mcp.TextContent).Text)
+	}
+	if total > 500 {
+		t.Errorf("text and note hold %d bytes, over the limit", total)
 	}
 
 	// Without an output schema, dropping is enough.

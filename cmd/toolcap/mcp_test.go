@@ -208,7 +208,7 @@ func TestMCPServerExitsMidSession(t *testing.T) {
 func TestMCPMalformedMessage(t *testing.T) {
 	args, env := helperCommand(t)
 	code, stdout, stderr := mcpRun(t, strings.NewReader("this is not JSON-RPC\n"), env, args...)
-	if code != exitFailed || !strings.Contains(stderr, "toolcap mcp: client connection") {
+	if code != exitFailed || !strings.Contains(stderr, "toolcap mcp: reading from the client") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	if stdout != "" {

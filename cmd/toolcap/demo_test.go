@@ -238,3 +238,33 @@ func TestDemoErrors(t *testing.T) {
 		})
 	}
 }
+
+// The Reads go to text files: the largest one, and a small one when there is
+// no go.mod or README. Binary and non-UTF-8 files are passed over, and Grep
+// skips binary files.
+func TestDemoPicksTextFiles(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 300 {
+		writeFile(t, dir, fmt.Sprintf("src/a_long_directory_name_for_the_paths/another_long_directory_name/file_%03d.txt", i), "x\n")
+	}
+	writeFile(t, dir, "assets/blob.bin", "TODO\x00"+strings.Repeat("\x01\x02", 50_000))
+	writeFile(t, dir, "assets/latin1.txt", strings.Repeat("caf\xe9 TODO\n", 6000))
+	writeFile(t, dir, "docs/big.md", strings.Repeat("text\n", 5000))
+	writeFile(t, dir, "notes/small.txt", strings.Repeat("n", 1000))
+
+	got := runWith(t, nil, nil, "demo", dir)
+	if got.code != exitOK {
+		t.Fatalf("exit code = %d; stderr:\n%s", got.code, got.stderr)
+	}
+	var args []string
+	for _, r := range demoRows(t, got.stdout) {
+		args = append(args, r.Tool+" "+r.Args)
+	}
+	want := []string{`Glob {"pattern":"*"}`, `Grep {"pattern":"TODO"}`, `Read {"path":"docs/big.md"}`, `Read {"path":"notes/small.txt"}`}
+	if diff := cmp.Diff(want, args); diff != "" {
+		t.Errorf("calls mismatch (-want +got):\n%s\n%s", diff, got.stdout)
+	}
+	if strings.Contains(got.stdout, "blob.bin:") {
+		t.Errorf("Grep matched a binary file:\n%s", got.stdout)
+	}
+}

@@ -24,7 +24,7 @@ counted and discarded, so a 5 GB input needs no more memory than a 16 KB one.
 The output is written when the input ends.
 
 Exit status: 0 when the input was copied or capped; 1 on a read or write
-error; 2 on a usage or configuration error (a bad value, a broken or missing
+error or an interrupt; 2 on a usage or configuration error (a bad value, a broken or missing
 manifest, a bad TOOLCAP_ variable): then nothing is written to standard
 output and one line on standard error names the source, key and value.
 Warnings (an unknown key or variable) go to standard error and do not change
@@ -61,7 +61,7 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	limit, source := limitFor(res, *tool)
 	logger.Info("limit in force", "tool", *tool, "limit", limit, "source", source)
 
-	capped, dropped, err := middleware.TruncateReader(stdin, limit)
+	capped, dropped, err := truncateReader(ctx, stdin, limit)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcap cap: standard input: %v\n", err)
 		return exitFailed
@@ -80,4 +80,26 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return exitFailed
 	}
 	return exitOK
+}
+
+// truncateReader is [middleware.TruncateReader] that returns when ctx ends
+// (an interrupt), even while a read is blocked. The read then goes on in the
+// background until the process exits.
+func truncateReader(ctx context.Context, r io.Reader, limit int) (string, int64, error) {
+	type result struct {
+		capped  string
+		dropped int64
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, d, err := middleware.TruncateReader(r, limit)
+		done <- result{s, d, err}
+	}()
+	select {
+	case res := <-done:
+		return res.capped, res.dropped, res.err
+	case <-ctx.Done():
+		return "", 0, context.Cause(ctx)
+	}
 }

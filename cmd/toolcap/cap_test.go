@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -331,5 +332,19 @@ func TestCapVerbose(t *testing.T) {
 		if !strings.Contains(got.stderr, s) {
 			t.Errorf("stderr does not contain %q:\n%s", s, got.stderr)
 		}
+	}
+}
+
+// An interrupt (the context ending) stops cap while it waits for input.
+func TestCapInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe() // input that never comes
+	defer pw.Close()
+	var stdout, stderr bytes.Buffer
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"cap", "--tool", "Read"}, pr, &stdout, &stderr, nil) }()
+	cancel()
+	if code := <-done; code != exitFailed || stdout.Len() != 0 || !strings.Contains(stderr.String(), "context canceled") {
+		t.Errorf("got exit %d, stdout %q, stderr %q; want %d, nothing, the cause", code, stdout.String(), stderr.String(), exitFailed)
 	}
 }

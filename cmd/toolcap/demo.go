@@ -38,8 +38,9 @@ Limits come from the built-in default (16384 bytes), the --manifest files
 (later wins) and the TOOLCAP_ environment; manifest warnings (an unknown key,
 a per_tool name no tool has) go to standard error.
 
-Exit status: 0 when every result fitted its limit; 1 when one did not or the
-tree could not be read; 2 on a usage or configuration error.
+Exit status: 0 when every result fitted its limit; 1 when one did not, the
+tree could not be read or the demo was interrupted; 2 on a usage or
+configuration error.
 `
 
 func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
@@ -108,6 +109,10 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	calls := batch(t)
 	results := w.ExecuteTools(ctx, calls)
+	if err := ctx.Err(); err != nil {
+		fmt.Fprintf(stderr, "toolcap demo: %v\n", context.Cause(ctx))
+		return exitFailed
+	}
 
 	fmt.Fprintf(stdout, "One model turn over %s (%s, %s), through a toolcap worker.\n", label, plural(t.files, "file"), size(t.bytes))
 	fmt.Fprintf(stdout, "Limits: %s\n\n", describeLimits(res.Default.Value, res.Default.Source, res.PerTool))

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -266,5 +268,16 @@ func TestDemoPicksTextFiles(t *testing.T) {
 	}
 	if strings.Contains(got.stdout, "blob.bin:") {
 		t.Errorf("Grep matched a binary file:\n%s", got.stdout)
+	}
+}
+
+func TestDemoInterrupted(t *testing.T) {
+	dir, _, _ := makeTree(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"demo", dir}, strings.NewReader(""), &stdout, &stderr, nil)
+	if code != exitFailed || !strings.Contains(stderr.String(), "context canceled") {
+		t.Errorf("got exit %d, stderr %q; want %d and the cause", code, stderr.String(), exitFailed)
 	}
 }

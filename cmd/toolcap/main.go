@@ -60,8 +60,14 @@ var commands = []command{
 	{"version", "print toolcap's version", runVersion},
 }
 
+// main cancels run's context on the first interrupt, so a command can stop
+// cleanly; a second interrupt kills the process as usual.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
 	stop()
 	os.Exit(code)

@@ -88,8 +88,9 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "toolcap demo: %s: %v\n", dir, err)
 		return exitFailed
 	}
+	var note string // printed once nothing can fail on a usage error
 	if globLimit := limits.For("Glob"); t.globBytes <= int64(globLimit) {
-		fmt.Fprintf(stdout, "%s lists only %s (%d bytes of paths), too few to exceed the Glob limit of %d;\n"+
+		note = fmt.Sprintf("%s lists only %s (%d bytes of paths), too few to exceed the Glob limit of %d;\n"+
 			"running on a generated sample project instead.\n\n", dir, plural(t.files, "file"), t.globBytes, globLimit)
 		fsys, label = tools.Sample(), "a generated sample project"
 		if t, err = survey(ctx, fsys, limits.For("Read")); err != nil {
@@ -114,6 +115,7 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitFailed
 	}
 
+	fmt.Fprint(stdout, note)
 	fmt.Fprintf(stdout, "One model turn over %s (%s, %s), through a toolcap worker.\n", label, plural(t.files, "file"), size(t.bytes))
 	fmt.Fprintf(stdout, "Limits: %s\n\n", describeLimits(res.Default.Value, res.Default.Source, res.PerTool))
 	return report(stdout, w, calls, results, seen.max.Load(), *lines)

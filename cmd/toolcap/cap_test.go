@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -15,7 +16,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/worker"
 )
 
 var markerRE = regexp.MustCompile(`\n\[truncated: (\d+) bytes dropped, refine your query\]$`)
@@ -346,5 +350,49 @@ func TestCapInterrupted(t *testing.T) {
 	cancel()
 	if code := <-done; code != exitFailed || stdout.Len() != 0 || !strings.Contains(stderr.String(), "context canceled") {
 		t.Errorf("got exit %d, stdout %q, stderr %q; want %d, nothing, the cause", code, stdout.String(), stderr.String(), exitFailed)
+	}
+}
+
+// cap writes exactly what a worker built from the same layers puts in the
+// history for the same output of the same tool.
+func TestCapMatchesWorker(t *testing.T) {
+	m := writeFile(t, t.TempDir(), "m.toml", `
+[worker.tool_output]
+default_max_bytes = 6000
+[worker.tool_output.per_tool]
+Read = 3000
+"mcp.fs.read" = 1500
+"github/search" = 900
+`)
+	env := []string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__github/search=700"}
+	output := strings.Repeat("ünïcödé output line\n", 1000)
+
+	loaded, err := manifest.Load(manifest.File(m), manifest.Environ(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"Read", "Grep", "mcp.fs.read", "github/search", "mcp__github__search"}
+	var ts []worker.Tool
+	var calls []chain.Call
+	for _, name := range names {
+		ts = append(ts, worker.Func(name, func(context.Context, json.RawMessage) (worker.ToolOutput, error) {
+			s := output
+			return worker.ToolOutput{Content: &s}, nil
+		}))
+		calls = append(calls, chain.Call{ID: name, Tool: name})
+	}
+	w, err := worker.New(ts, worker.WithManifest(loaded))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := w.ExecuteTools(t.Context(), calls)
+	for i, name := range names {
+		got := runWith(t, env, strings.NewReader(output), "cap", "--tool", name, "--manifest", m)
+		if got.code != exitOK {
+			t.Fatalf("cap --tool %s: exit %d; stderr:\n%s", name, got.code, got.stderr)
+		}
+		if diff := cmp.Diff(*results[i].Content, got.stdout); diff != "" {
+			t.Errorf("cap --tool %s differs from the worker's result (-worker +cap):\n%s", name, diff)
+		}
 	}
 }

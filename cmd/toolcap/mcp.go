@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcap/toolcap/mcpproxy"
+	"github.com/toolcap/toolcap/middleware"
 )
 
 const mcpHelp = `Usage: toolcap mcp [--manifest FILE]... [-v] [--init-timeout D] -- SERVER_COMMAND [ARGS...]
@@ -79,11 +80,15 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	cmd.WaitDelay = mcpTerminate
 	upstream := &mcp.CommandTransport{Command: cmd, TerminateDuration: mcpTerminate}
 
-	proxy, err := mcpproxy.Connect(ctx, upstream, mcpproxy.Options{
+	opts := mcpproxy.Options{
 		Manifest:    res.Manifest,
 		Logger:      logger,
 		InitTimeout: *initTimeout,
-	})
+	}
+	if v >= 2 {
+		opts.Interceptors = append(opts.Interceptors, middleware.Logging(logger))
+	}
+	proxy, err := mcpproxy.Connect(ctx, upstream, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcap mcp: %s: %s\n", command[0], oneLine(err.Error()))
 		return exitFailed

@@ -37,7 +37,7 @@ func WithInterceptors(mws ...chain.Middleware) Option {
 }
 
 // WithLogger sets the logger for cuts, warnings and recovered panics. The
-// worker names it "toolcap". Without it the worker is silent.
+// worker names an unnamed logger "toolcap". Without it the worker is silent.
 func WithLogger(l hclog.Logger) Option {
 	return func(o *options) { o.logger = l }
 }

@@ -44,9 +44,12 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 		}
 	}
 	logger := o.logger
-	if logger == nil {
+	switch {
+	case logger == nil:
 		logger = hclog.NewNullLogger()
-	} else {
+	case logger.Name() == "":
+		// A program's named logger keeps its name; an anonymous one says
+		// where its lines come from.
 		logger = logger.Named("toolcap")
 	}
 	if o.concurrency < 1 {

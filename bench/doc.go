@@ -13,7 +13,10 @@
 //	benchstat -col /impl results.txt
 //
 // puts each subject beside its baselines. docs/benchmarks.md explains each
-// baseline, gives the targets and quotes a run.
+// baseline, gives the targets and quotes a run, whose raw output is in
+// testdata. The test binary keeps a 64 MiB ballast heap (see TestMain) so
+// that the garbage collector's cadence on a toy heap does not drown the
+// ratios; BENCH_BALLAST_MIB=0 turns it off.
 //
 // # Benchmarks
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"unicode/utf8"
 )
 
@@ -14,8 +15,12 @@ import (
 //
 // On a read error it returns the error and no content.
 func TruncateReader(r io.Reader, limit int) (capped string, dropped int64, err error) {
-	// limit+UTFMax bytes are enough to place any cut (see cut).
-	keep := int64(max(0, limit)) + utf8.UTFMax
+	// limit+UTFMax bytes are enough to place any cut (see cut); a limit
+	// that large is never reached by a real input anyway.
+	keep := int64(max(0, limit))
+	if keep <= math.MaxInt64-utf8.UTFMax {
+		keep += utf8.UTFMax
+	}
 	var buf bytes.Buffer
 	buf.Grow(int(min(keep, 64<<10)))
 	if _, err := io.CopyN(&buf, r, keep); err != nil && err != io.EOF {

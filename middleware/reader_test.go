@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -18,7 +19,7 @@ func TestTruncateReaderMatchesTruncate(t *testing.T) {
 		"emoji edge": strings.Repeat("a", 49) + "😀" + strings.Repeat("a", 100),
 		"invalid":    strings.Repeat("\xff\x80\xf0\x9f", 10_000),
 	}
-	limits := []int{-1, 0, 10, 48, 49, 100, 128, 16384, 1 << 30}
+	limits := []int{math.MinInt, -1, 0, 10, 48, 49, 100, 128, 16384, 1 << 30, math.MaxInt - 3, math.MaxInt}
 	for name, in := range inputs {
 		for _, limit := range limits {
 			want, wantDropped := middleware.Truncate(in, limit)

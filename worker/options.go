@@ -43,7 +43,8 @@ func WithLogger(l hclog.Logger) Option {
 }
 
 // WithConcurrency sets how many calls of one batch may run at once; 1 runs
-// them one after another. It must be at least 1.
+// them one after another. It must be at least 1. The limit is per call of
+// ExecuteTools, and tools abandoned when a context ended no longer count.
 func WithConcurrency(n int) Option {
 	return func(o *options) { o.concurrency = n }
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -86,7 +88,17 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	capOpts := []middleware.Option{middleware.WithLogger(logger)}
 	h := middleware.Recover(logger)(w.dispatch)
 	h = middleware.Cap(limit, capOpts...)(h)
-	h = chain.Chain(o.interceptors...)(h)
+	// The user middleware compose as chain.Chain would (first listed
+	// outermost), one at a time so that one returning a nil handler is
+	// reported here, by position, rather than blamed on a tool at every call.
+	for i := len(o.interceptors) - 1; i >= 0; i-- {
+		if o.interceptors[i] == nil {
+			continue
+		}
+		if h = o.interceptors[i](h); h == nil {
+			return nil, fmt.Errorf("worker: interceptor %d returned a nil handler", i)
+		}
+	}
 	h = middleware.Recover(logger)(h)
 	h = middleware.Ceiling(limit, capOpts...)(h)
 	w.handler = h
@@ -128,7 +140,7 @@ func (w *Worker) dispatch(ctx context.Context, call chain.Call) chain.Result {
 
 func (w *Worker) unknownTool(call chain.Call) chain.Result {
 	var b strings.Builder
-	fmt.Fprintf(&b, "unknown tool %q", call.Tool)
+	fmt.Fprintf(&b, "unknown tool %s", quoteName(call.Tool))
 	if s := suggest.Closest(call.Tool, w.names); s != "" {
 		fmt.Fprintf(&b, "; did you mean %q?", s)
 	} else if len(w.names) > 0 {
@@ -136,21 +148,23 @@ func (w *Worker) unknownTool(call chain.Call) chain.Result {
 	}
 	content := b.String()
 	return chain.Result{
-		Summary: fmt.Sprintf("unknown tool %q", call.Tool),
+		Summary: fmt.Sprintf("unknown tool %s", quoteName(call.Tool)),
 		Content: &content,
 		IsError: true,
 	}
 }
 
 // ExecuteTools runs calls and returns exactly one result per call, in call
-// order. Calls run concurrently, at most the configured concurrency at once;
-// a single call, or a worker limited to 1, runs on the caller's goroutine
-// when ctx cannot be cancelled.
+// order. Calls of the batch run concurrently, at most the configured
+// concurrency at once; a single call, or a worker limited to 1, runs on the
+// caller's goroutine when ctx cannot be cancelled.
 //
 // When ctx ends before every call has returned, ExecuteTools returns at once:
 // each call without a result gets an error result naming the context's
 // cause, calls not yet started are never started, and tools still running
-// are abandoned (their results are discarded when they arrive).
+// are abandoned (their results are discarded when they arrive). Abandoned
+// tools are no longer counted against the concurrency limit, so a tool that
+// ignores its context can outlive the batch; tools should honour ctx.
 func (w *Worker) ExecuteTools(ctx context.Context, calls []chain.Call) []ToolResult {
 	results := make([]ToolResult, len(calls))
 	if len(calls) == 0 {
@@ -177,16 +191,32 @@ func (w *Worker) ExecuteTools(ctx context.Context, calls []chain.Call) []ToolRes
 	// Buffered for every call, so an abandoned tool's late send never blocks.
 	ch := make(chan indexed, len(calls))
 	var next atomic.Int64
-	for range min(len(calls), w.concurrency) {
-		go func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(calls) || ctx.Err() != nil {
-					return
-				}
-				ch <- indexed{i, w.handler(ctx, calls[i])}
+	var work func()
+	work = func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(calls) || ctx.Err() != nil {
+				return
 			}
-		}()
+			returned := false
+			func() {
+				// A tool that ends its goroutine (runtime.Goexit, as
+				// t.FailNow does) skips the send below: answer its call
+				// here, and start a worker to take this one's place.
+				defer func() {
+					if !returned {
+						ch <- indexed{i, w.exited(calls[i])}
+						go work()
+					}
+				}()
+				res := w.handler(ctx, calls[i])
+				returned = true
+				ch <- indexed{i, res}
+			}()
+		}
+	}
+	for range min(len(calls), w.concurrency) {
+		go work()
 	}
 
 	got := make([]bool, len(calls))
@@ -219,6 +249,33 @@ func (w *Worker) ExecuteTools(ctx context.Context, calls []chain.Call) []ToolRes
 	return results
 }
 
+// exited is the result of a call whose tool ended its goroutine without
+// returning.
+func (w *Worker) exited(call chain.Call) chain.Result {
+	w.logger.Error("tool call ended its goroutine without returning", "tool", call.Tool, "call_id", call.ID)
+	text, _ := middleware.Truncate(fmt.Sprintf("tool %s exited without returning a result", quoteName(call.Tool)), w.limits.For(call.Tool))
+	return chain.Result{
+		Summary: fmt.Sprintf("%s failed", quoteName(call.Tool)),
+		Content: &text,
+		IsError: true,
+	}
+}
+
+// quoteName quotes a tool name for a message, shortened when a model sent
+// something absurdly long: summaries are never cut, so they are kept short
+// where they are made.
+func quoteName(name string) string {
+	const most = 64
+	if len(name) <= most {
+		return strconv.Quote(name)
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return strconv.Quote(name[:cut]) + "…"
+}
+
 // cancelled is the result of a call the context ended before it returned.
 func (w *Worker) cancelled(ctx context.Context, call chain.Call) ToolResult {
 	cause := context.Cause(ctx)
@@ -226,11 +283,11 @@ func (w *Worker) cancelled(ctx context.Context, call chain.Call) ToolResult {
 		cause = errors.New("context ended")
 	}
 	w.logger.Warn("tool call abandoned: context ended", "tool", call.Tool, "call_id", call.ID, "error", cause)
-	text, _ := middleware.Truncate(fmt.Sprintf("tool %q did not return before the context ended: %v", call.Tool, cause), w.limits.For(call.Tool))
+	text, _ := middleware.Truncate(fmt.Sprintf("tool %s did not return before the context ended: %v", quoteName(call.Tool), cause), w.limits.For(call.Tool))
 	return ToolResult{
 		CallID:  call.ID,
 		Tool:    call.Tool,
-		Summary: fmt.Sprintf("%s cancelled", call.Tool),
+		Summary: fmt.Sprintf("%s cancelled", quoteName(call.Tool)),
 		Content: &text,
 		IsError: true,
 	}

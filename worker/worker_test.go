@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -493,5 +495,57 @@ func TestLimitAndTools(t *testing.T) {
 	want := []any{32768, 8192, []string{"Glob", "Read"}}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("Limit/Tools mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestNewRejectsNilHandler(t *testing.T) {
+	ok := func(next chain.Handler) chain.Handler { return next }
+	broken := func(chain.Handler) chain.Handler { return nil }
+	_, err := worker.New([]worker.Tool{text("Glob", "")}, worker.WithInterceptors(ok, nil, broken, ok))
+	want := "worker: interceptor 2 returned a nil handler"
+	if err == nil || err.Error() != want {
+		t.Errorf("New() error = %v, want %q", err, want)
+	}
+}
+
+// A tool that ends its goroutine (runtime.Goexit, as t.FailNow does) still
+// gets one result, and the calls after it still run.
+func TestExecuteToolsGoexit(t *testing.T) {
+	exit := worker.Func("Exit", func(context.Context, json.RawMessage) (worker.ToolOutput, error) {
+		runtime.Goexit()
+		return worker.ToolOutput{}, nil
+	})
+	w := newWorker(t, []worker.Tool{exit, text("Glob", "ok")}, worker.WithConcurrency(1))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res := w.ExecuteTools(ctx, []chain.Call{{ID: "1", Tool: "Exit"}, {ID: "2", Tool: "Glob"}, {ID: "3", Tool: "Exit"}, {ID: "4", Tool: "Glob"}})
+	var got []string
+	for _, r := range res {
+		got = append(got, fmt.Sprintf("%s %v %s", r.CallID, r.IsError, *r.Content))
+	}
+	want := []string{
+		`1 true tool "Exit" exited without returning a result`,
+		"2 false ok",
+		`3 true tool "Exit" exited without returning a result`,
+		"4 false ok",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ExecuteTools() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// A model can send any name; what the worker writes about it stays short.
+func TestUnknownToolLongName(t *testing.T) {
+	name := strings.Repeat("日", 10_000)
+	w := newWorker(t, []worker.Tool{text("Glob", "")})
+	res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "1", Tool: name}})
+	if n := len(res[0].Summary); n > 100 {
+		t.Errorf("summary = %d bytes, want a short line", n)
+	}
+	if !utf8.ValidString(res[0].Summary) {
+		t.Errorf("summary is not valid UTF-8: %q", res[0].Summary)
+	}
+	if n := len(*res[0].Content); n > 16384 || !res[0].IsError {
+		t.Errorf("content = %d bytes, IsError = %v; want a short error", n, res[0].IsError)
 	}
 }

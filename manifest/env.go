@@ -67,6 +67,11 @@ func envTransform(names map[string]string, warn func(key, msg string)) func(k, v
 			warn(name, msg)
 			return "", nil
 		}
+		if prev, dup := names[key]; dup && prev != name {
+			// The structural parts match without regard to case, so two
+			// spellings can name one key; the later one in the environment wins.
+			warn(name, fmt.Sprintf("environment variables %s and %s set the same key; %s wins", prev, name, name))
+		}
 		names[key] = name
 		return key, value
 	}

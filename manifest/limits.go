@@ -120,23 +120,52 @@ const (
 	keyPerTool = "worker.tool_output.per_tool"
 )
 
-// perToolKey names a per_tool entry the way TOML would write it, quoting
-// names that are not bare keys (such as "mcp.fs.read").
+// perToolKey names a per_tool entry the way TOML writes it, quoting names
+// that are not bare keys (such as "mcp.fs.read").
 func perToolKey(tool string) string {
-	return keyPerTool + "." + tomlKey(tool)
+	return keyPerTool + "." + TOMLKey(tool)
 }
 
-func tomlKey(s string) string {
-	if s == "" {
-		return `""`
+// TOMLKey writes s as a TOML key: bare when it can be (letters, digits, "_"
+// and "-"), otherwise as a basic string with TOML's escapes, so that
+// "mcp.fs.read" stays one key when pasted into a manifest.
+func TOMLKey(s string) string {
+	bare := s != ""
+	for i := 0; i < len(s) && bare; i++ {
+		c := s[i]
+		bare = c == '_' || c == '-' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
 	}
+	if bare {
+		return s
+	}
+	var b strings.Builder
+	b.WriteByte('"')
 	for _, r := range s {
-		bare := r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
-		if !bare {
-			return strconv.Quote(s)
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\r':
+			b.WriteString(`\r`)
+		default:
+			if r < 0x20 || r == 0x7f {
+				fmt.Fprintf(&b, `\u%04X`, r)
+			} else {
+				b.WriteRune(r)
+			}
 		}
 	}
-	return s
+	b.WriteByte('"')
+	return b.String()
 }
 
 func sortedKeys[V any](m map[string]V) []string {

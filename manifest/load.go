@@ -248,6 +248,15 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 	if !ok {
 		return nil, &Error{Source: source, Key: "worker", Value: show(w), Err: errors.New("must be a table")}
 	}
+	// Other [worker] keys belong to the rest of the manifest, but one that
+	// is a near miss of tool_output is a typo that would silently leave the
+	// limits at their defaults.
+	for _, key := range sortedKeys(wm) {
+		if suggest.Closest(key, []string{"tool_output"}) != "" {
+			warn("worker."+TOMLKey(key), fmt.Sprintf(
+				"unknown table [worker.%s] in %s; ignored (did you mean [worker.tool_output]?)", TOMLKey(key), source))
+		}
+	}
 	t, ok := wm["tool_output"]
 	if !ok {
 		return map[string]any{}, nil
@@ -297,7 +306,7 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 			if s := suggest.Closest(key, []string{"default_max_bytes", "per_tool"}); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			warn("worker.tool_output."+tomlKey(key), msg)
+			warn("worker.tool_output."+TOMLKey(key), msg)
 		}
 	}
 	return map[string]any{"worker": map[string]any{"tool_output": out}}, nil

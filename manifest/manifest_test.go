@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
+	"github.com/pelletier/go-toml/v2"
 
 	"github.com/toolcap/toolcap/manifest"
 )
@@ -293,6 +294,8 @@ func TestWarnings(t *testing.T) {
 default_max_byte = 8192
 [worker.other]
 anything = "ignored silently"
+[worker.tool_ouput]
+default_max_bytes = 100
 [agent]
 model = "x"
 `)
@@ -300,16 +303,23 @@ model = "x"
 	logger := hclog.New(&hclog.LoggerOptions{Output: &buf, JSONFormat: true, DisableTime: true})
 	r, err := manifest.Resolve(
 		manifest.File(typo),
-		manifest.Environ([]string{"TOOLCAP_WORKER_TOOL_OUTPUT_DEFAULT_MAX_BYTES=1", "TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__=5"}),
+		manifest.Environ([]string{
+			"TOOLCAP_WORKER_TOOL_OUTPUT_DEFAULT_MAX_BYTES=1",
+			"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__=5",
+			"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=300",
+			"TOOLCAP_worker__tool_output__per_tool__Read=8192",
+		}),
 		manifest.WithLogger(logger),
 	)
 	if err != nil {
 		t.Fatalf("Resolve() error: %v", err)
 	}
 	want := []string{
+		`unknown table [worker.tool_ouput] in file "` + typo + `"; ignored (did you mean [worker.tool_output]?)`,
 		`unknown key "default_max_byte" in [worker.tool_output] of file "` + typo + `"; ignored (did you mean "default_max_bytes"?)`,
 		"unknown environment variable TOOLCAP_WORKER_TOOL_OUTPUT_DEFAULT_MAX_BYTES; ignored (did you mean TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES?)",
 		"unknown environment variable TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__; ignored (a tool name must follow PER_TOOL__)",
+		"environment variables TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read and TOOLCAP_worker__tool_output__per_tool__Read set the same key; TOOLCAP_worker__tool_output__per_tool__Read wins",
 	}
 	if diff := cmp.Diff(want, r.Warnings); diff != "" {
 		t.Errorf("Warnings mismatch (-want +got):\n%s", diff)
@@ -330,6 +340,9 @@ model = "x"
 	}
 	if got := r.Manifest.Limits().For("Glob"); got != manifest.DefaultMaxBytes {
 		t.Errorf("a typo key changed the default: For = %d", got)
+	}
+	if got := r.Manifest.Limits().For("Read"); got != 8192 {
+		t.Errorf("For(Read) = %d, want the later variable's 8192", got)
 	}
 }
 
@@ -393,5 +406,33 @@ func TestValidate(t *testing.T) {
 				t.Errorf("Validate() mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestTOMLKey(t *testing.T) {
+	tests := []struct{ name, want string }{
+		{"Read", "Read"},
+		{"my-tool_2", "my-tool_2"},
+		{"mcp.fs.read", `"mcp.fs.read"`},
+		{"github/search", `"github/search"`},
+		{"", `""`},
+		{`say "hi"\now`, `"say \"hi\"\\now"`},
+		{"tab\there\x00\x7f", `"tab\there\u0000\u007F"`},
+		{"日本語", `"日本語"`},
+	}
+	for _, tt := range tests {
+		got := manifest.TOMLKey(tt.name)
+		if got != tt.want {
+			t.Errorf("TOMLKey(%q) = %s, want %s", tt.name, got, tt.want)
+		}
+		// What it writes, TOML reads back as the same key.
+		var m map[string]int
+		if err := toml.Unmarshal([]byte(got+" = 1\n"), &m); err != nil {
+			t.Errorf("TOMLKey(%q) = %s is not a TOML key: %v", tt.name, got, err)
+			continue
+		}
+		if diff := cmp.Diff(map[string]int{tt.name: 1}, m); diff != "" {
+			t.Errorf("TOMLKey(%q) round trip mismatch (-want +got):\n%s", tt.name, diff)
+		}
 	}
 }

@@ -128,7 +128,7 @@ func limitFor(res *manifest.Resolution, tool string) (int, string) {
 
 func (t toolLimit) why() string {
 	if t.From == "per_tool" {
-		return fmt.Sprintf("per_tool.%s, set by %s", tomlKey(t.Tool), t.Source)
+		return fmt.Sprintf("per_tool.%s, set by %s", manifest.TOMLKey(t.Tool), t.Source)
 	}
 	return fmt.Sprintf("default_max_bytes (no per_tool entry), set by %s", t.Source)
 }
@@ -148,7 +148,7 @@ func (r configReport) writeText(out io.Writer) error {
 	slices.Sort(names)
 	for _, name := range names {
 		s := r.PerTool[name]
-		rows = append(rows, []string{"per_tool." + tomlKey(name), strconv.Itoa(s.Limit), s.Source})
+		rows = append(rows, []string{"per_tool." + manifest.TOMLKey(name), strconv.Itoa(s.Limit), s.Source})
 	}
 	fmt.Fprintln(w, "\nLimits in force (bytes), and the layer that set each:")
 	writeTable(w, "  ", rows, []bool{false, true})
@@ -162,19 +162,4 @@ func (r configReport) writeText(out io.Writer) error {
 	}
 	_, err := w.WriteTo(out)
 	return err
-}
-
-// tomlKey writes a tool name as a TOML key: bare when it can be, quoted
-// otherwise (such as "mcp.fs.read").
-func tomlKey(s string) string {
-	if s == "" {
-		return `""`
-	}
-	for _, r := range s {
-		bare := r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
-		if !bare {
-			return strconv.Quote(s)
-		}
-	}
-	return s
 }

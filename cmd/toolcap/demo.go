@@ -286,7 +286,7 @@ func describeLimits(def int, defSource string, perTool map[string]manifest.Setti
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		s += fmt.Sprintf(", per_tool.%s %d (%s)", tomlKey(name), perTool[name].Value, perTool[name].Source)
+		s += fmt.Sprintf(", per_tool.%s %d (%s)", manifest.TOMLKey(name), perTool[name].Value, perTool[name].Source)
 	}
 	return s
 }

@@ -21,8 +21,11 @@ type Call struct {
 // content, and such a result is neither measured nor cut. Summary is a short
 // line for people and is never cut.
 type Result struct {
+	// Summary is one or two short lines for people; never cut.
 	Summary string
+	// Content is what the model reads; nil means no content.
 	Content *string
+	// IsError marks a failed call. A cut never sets it.
 	IsError bool
 
 	// Truncation describes the cut the byte cap made to the tool's own

@@ -19,6 +19,7 @@ type Error struct {
 	Err error
 }
 
+// Error formats e as "manifest: SOURCE: KEY = VALUE: REASON".
 func (e *Error) Error() string {
 	if e.Key == "" {
 		return fmt.Sprintf("manifest: %s: %v", e.Source, e.Err)

@@ -130,7 +130,10 @@ func WithLogger(l hclog.Logger) Option {
 
 // Setting is one effective limit and the layer that set it.
 type Setting struct {
-	Value  int
+	// Value is the limit in bytes.
+	Value int
+	// Source names the layer that set it, as in [Error.Source], or
+	// [SourceDefault].
 	Source string
 }
 

@@ -28,8 +28,11 @@ type ToolOutput struct {
 
 // ToolResult is one call's result as it goes into the history.
 type ToolResult struct {
-	CallID  string
-	Tool    string
+	// CallID is the ID of the call this result answers.
+	CallID string
+	// Tool is the name the call asked for (registered or not).
+	Tool string
+	// Summary is the tool's short line for people; never cut.
 	Summary string
 	// Content is nil when the tool returned no content.
 	Content *string

@@ -79,6 +79,15 @@ type Proxy struct {
 	tmpls   map[string]bool
 
 	seq atomic.Int64 // call ids
+
+	// ready is closed at the end of a successful Connect, once cs and server
+	// are set and the first lists are mirrored; done is closed when Connect
+	// fails or the proxy is closed. A list_changed notification can arrive
+	// while Connect is still running (during initialize, even): its resync
+	// waits for ready, and gives up on done.
+	ready    chan struct{}
+	done     chan struct{}
+	doneOnce sync.Once
 }
 
 // toolState is one generation of the mirrored tools.
@@ -102,6 +111,8 @@ func Connect(ctx context.Context, upstream mcp.Transport, opts Options) (*Proxy,
 		prompts: map[string]bool{},
 		res:     map[string]bool{},
 		tmpls:   map[string]bool{},
+		ready:   make(chan struct{}),
+		done:    make(chan struct{}),
 	}
 	if p.logger == nil {
 		p.logger = hclog.NewNullLogger()
@@ -129,6 +140,7 @@ func Connect(ctx context.Context, upstream mcp.Transport, opts Options) (*Proxy,
 	defer cancel()
 	cs, err := p.client.Connect(initCtx, upstream, nil)
 	if err != nil {
+		p.stop()
 		if errors.Is(context.Cause(initCtx), ErrInitTimeout) {
 			return nil, fmt.Errorf("%w (%s): %v", ErrInitTimeout, timeout, err)
 		}
@@ -185,6 +197,7 @@ func Connect(ctx context.Context, upstream mcp.Transport, opts Options) (*Proxy,
 	} else {
 		// No tools: still build a worker, so per_tool names get their warning.
 		if err := p.setTools(nil); err != nil {
+			p.stop()
 			_ = cs.Close()
 			return nil, err
 		}
@@ -197,6 +210,7 @@ func Connect(ctx context.Context, upstream mcp.Transport, opts Options) (*Proxy,
 	}
 	for _, sync := range syncs {
 		if err := sync(initCtx); err != nil {
+			p.stop()
 			_ = cs.Close()
 			if errors.Is(context.Cause(initCtx), ErrInitTimeout) {
 				return nil, fmt.Errorf("%w (%s): %v", ErrInitTimeout, timeout, err)
@@ -204,8 +218,12 @@ func Connect(ctx context.Context, upstream mcp.Transport, opts Options) (*Proxy,
 			return nil, err
 		}
 	}
+	close(p.ready)
 	return p, nil
 }
+
+// stop ends the resyncs waiting for ready, and any later one.
+func (p *Proxy) stop() { p.doneOnce.Do(func() { close(p.done) }) }
 
 // Tools returns the names of the server's tools the proxy mirrors, sorted.
 func (p *Proxy) Tools() []string {
@@ -226,6 +244,7 @@ func (p *Proxy) Limit(tool string) int {
 // error when the client's side broke (a malformed message, for example).
 // When ctx ends, both sides are closed and ctx's error is returned.
 func (p *Proxy) Serve(ctx context.Context, downstream mcp.Transport) error {
+	defer p.stop()
 	ss, err := p.server.Connect(ctx, downstream, nil)
 	if err != nil {
 		_ = p.cs.Close()
@@ -270,6 +289,7 @@ func (p *Proxy) Serve(ctx context.Context, downstream mcp.Transport) error {
 
 // Close closes both sides. Serve closes them itself when it returns.
 func (p *Proxy) Close() error {
+	p.stop()
 	if ss := p.ss.Load(); ss != nil {
 		_ = ss.Close()
 	}
@@ -281,9 +301,22 @@ func isEOF(err error) bool {
 }
 
 // resync runs a sync after a list_changed notification, off the
-// notification's goroutine.
+// notification's goroutine. The notification may come before Connect has
+// finished (a server may send it during initialize): the sync then waits
+// until the proxy is ready, and runs after the first listing, so the
+// mirrored lists end up current. It is dropped when the proxy stops first.
 func (p *Proxy) resync(sync func(context.Context) error) {
 	go func() {
+		select {
+		case <-p.ready:
+		case <-p.done:
+			return
+		}
+		select {
+		case <-p.done:
+			return
+		default:
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), DefaultInitTimeout)
 		defer cancel()
 		if err := sync(ctx); err != nil {

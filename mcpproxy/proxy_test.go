@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -561,5 +563,133 @@ func TestServeClientEOFDuringCall(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return after the client's EOF with a call in flight")
+	}
+}
+
+// rawServer speaks JSON-RPC on the server's end of an in-memory transport
+// without the SDK's server, so a test can send what the SDK never would
+// (a notification in the middle of initialize, a tool without a name). For
+// each request it sends the notifications listed under its method first,
+// then the answer of respond, given the method and how many times it was
+// called (from 1). It returns the proxy's end.
+func rawServer(t *testing.T, notify map[string][]string, respond func(method string, n int) (any, *jsonrpc.Error)) mcp.Transport {
+	t.Helper()
+	ctx := context.Background()
+	proxySide, serverSide := mcp.NewInMemoryTransports()
+	conn, err := serverSide.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	go func() {
+		calls := map[string]int{}
+		for {
+			msg, err := conn.Read(ctx)
+			if err != nil {
+				return
+			}
+			req, ok := msg.(*jsonrpc.Request)
+			if !ok || !req.IsCall() {
+				continue
+			}
+			for _, m := range notify[req.Method] {
+				_ = conn.Write(ctx, &jsonrpc.Request{Method: m, Params: json.RawMessage(`{}`)})
+			}
+			calls[req.Method]++
+			result, rpcErr := respond(req.Method, calls[req.Method])
+			if req.Method == "initialize" && result == nil && rpcErr == nil {
+				result = map[string]any{
+					"protocolVersion": "2025-06-18",
+					"capabilities": map[string]any{
+						"tools":   map[string]any{"listChanged": true},
+						"prompts": map[string]any{"listChanged": true},
+					},
+					"serverInfo": map[string]any{"name": "raw", "version": "1"},
+				}
+			}
+			if result == nil && rpcErr == nil {
+				result = map[string]any{}
+			}
+			res := &jsonrpc.Response{ID: req.ID}
+			if rpcErr != nil {
+				res.Error = rpcErr
+			} else if res.Result, err = json.Marshal(result); err != nil {
+				panic(err)
+			}
+			_ = conn.Write(ctx, res)
+		}
+	}()
+	return proxySide
+}
+
+func toolList(names ...string) map[string]any {
+	tools := []any{}
+	for _, n := range names {
+		tools = append(tools, map[string]any{"name": n, "inputSchema": map[string]any{"type": "object"}})
+	}
+	return map[string]any{"tools": tools}
+}
+
+// waitTools waits until the proxy mirrors want, and returns what it mirrors.
+func waitTools(p *mcpproxy.Proxy, want []string) []string {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := p.Tools()
+		if cmp.Equal(want, got, cmpopts.EquateEmpty()) || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestConnectEarlyListChanged: list_changed notifications sent while the
+// proxy is still connecting (during initialize, during the first listing)
+// neither crash it nor race (run with -race), and are not lost: the proxy
+// re-lists once ready.
+func TestConnectEarlyListChanged(t *testing.T) {
+	changed := []string{"notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed"}
+	tests := []struct {
+		name      string
+		notify    map[string][]string
+		failList  bool // the first tools/list fails, so Connect fails
+		wantTools []string
+	}{
+		{"during initialize", map[string][]string{"initialize": changed}, false, []string{"t", "u"}},
+		{"during the first listing", map[string][]string{"tools/list": changed[:1], "prompts/list": changed[1:2]}, false, []string{"t", "u"}},
+		{"Connect fails", map[string][]string{"initialize": changed}, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := rawServer(t, tt.notify, func(method string, n int) (any, *jsonrpc.Error) {
+				switch method {
+				case "tools/list":
+					if tt.failList {
+						return nil, &jsonrpc.Error{Code: -32603, Message: "no list today"}
+					}
+					if n == 1 {
+						return toolList("t"), nil
+					}
+					return toolList("t", "u"), nil // the change the notification announced
+				case "prompts/list":
+					return map[string]any{"prompts": []any{}}, nil
+				}
+				return nil, nil
+			})
+			p, err := mcpproxy.Connect(context.Background(), up, mcpproxy.Options{InitTimeout: 5 * time.Second})
+			if tt.failList {
+				if err == nil {
+					t.Fatal("Connect succeeded with a failing tools/list")
+				}
+				time.Sleep(50 * time.Millisecond) // a crashing resync would crash here
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			if diff := cmp.Diff(tt.wantTools, waitTools(p, tt.wantTools)); diff != "" {
+				t.Errorf("tools after the early list_changed (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

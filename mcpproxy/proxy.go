@@ -343,21 +343,37 @@ func (p *Proxy) syncTools(ctx context.Context) error {
 
 // setTools installs tools as the mirrored set. It requires syncMu, or no
 // concurrent use.
+//
+// Nothing changes until the new worker is built: the tools are checked
+// first (a tool without a name, a second tool of the same name, or one the
+// SDK would refuse is skipped with a warning), then the worker is built,
+// and only then are the tools registered on the proxy's server and the
+// tools gone removed. When building the worker fails, the proxy keeps its
+// previous tools and worker whole.
 func (p *Proxy) setTools(tools []*mcp.Tool) error {
 	old := p.state.Load()
+	var keep []*mcp.Tool
 	wtools := make([]worker.Tool, 0, len(tools))
 	schemas := map[string]*jsonschema.Resolved{}
 	seen := map[string]bool{}
+	check := mcp.NewServer(&mcp.Implementation{Name: "toolcap-check"}, nil)
 	for _, t := range tools {
-		if seen[t.Name] {
+		switch {
+		case t == nil:
+			continue
+		case t.Name == "":
+			p.logger.Warn("the server lists a tool without a name; skipping it")
+			continue
+		case seen[t.Name]:
 			p.logger.Warn("the server lists a tool twice; keeping the first", "tool", t.Name)
 			continue
 		}
-		if err := addTool(p.server, t, p.callTool); err != nil {
+		if err := addTool(check, t, p.callTool); err != nil {
 			p.logger.Warn("tool not mirrored", "tool", t.Name, "error", err)
 			continue
 		}
 		seen[t.Name] = true
+		keep = append(keep, t)
 		wtools = append(wtools, worker.Func(t.Name, p.runTool))
 		if t.OutputSchema != nil {
 			if rs, err := resolveSchema(t.OutputSchema); err != nil {
@@ -375,6 +391,10 @@ func (p *Proxy) setTools(tools []*mcp.Tool) error {
 	)
 	if err != nil {
 		return fmt.Errorf("mcpproxy: %w", err)
+	}
+	for _, t := range keep {
+		// Checked above on a server of its own: this does not fail.
+		_ = addTool(p.server, t, p.callTool)
 	}
 	p.state.Store(&toolState{worker: w, schemas: schemas})
 	if old != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -691,5 +692,111 @@ func TestConnectEarlyListChanged(t *testing.T) {
 				t.Errorf("tools after the early list_changed (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestProxySkipsUnnamedTools: a tool without a name is skipped with a
+// warning, at Connect and when the list changes, instead of stopping the
+// proxy (the worker refuses empty names).
+func TestProxySkipsUnnamedTools(t *testing.T) {
+	tests := []struct {
+		name   string
+		first  []string // the first tools/list
+		second []string // after the list_changed sent during initialize
+		want   []string
+	}{
+		{"at Connect", []string{"", "t"}, []string{"", "t"}, []string{"t"}},
+		{"on list_changed", []string{"t"}, []string{"t", "", "u", "u"}, []string{"t", "u"}},
+		{"only unnamed tools", []string{""}, []string{""}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := rawServer(t, map[string][]string{"initialize": {"notifications/tools/list_changed"}},
+				func(method string, n int) (any, *jsonrpc.Error) {
+					if method == "tools/list" {
+						if n == 1 {
+							return toolList(tt.first...), nil
+						}
+						return toolList(tt.second...), nil
+					}
+					return nil, nil
+				})
+			logs := &syncBuffer{}
+			p, err := mcpproxy.Connect(context.Background(), up, mcpproxy.Options{
+				Logger: hclog.New(&hclog.LoggerOptions{Output: logs, DisableTime: true}),
+			})
+			if err != nil {
+				t.Fatalf("Connect: %v", err)
+			}
+			defer p.Close()
+			if diff := cmp.Diff(tt.want, waitTools(p, tt.want), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(logs.String(), "tool without a name") {
+				t.Errorf("no warning about the unnamed tool:\n%s", logs)
+			}
+		})
+	}
+}
+
+// TestProxyResyncFailureKeepsTools: when the worker for a changed list
+// cannot be built, the proxy keeps its previous tools whole, on its server
+// (what the client lists) as in its worker: no new tool is registered
+// without a worker that knows it.
+func TestProxyResyncFailureKeepsTools(t *testing.T) {
+	up := rawServer(t, map[string][]string{"initialize": {"notifications/tools/list_changed"}},
+		func(method string, n int) (any, *jsonrpc.Error) {
+			if method == "tools/list" {
+				if n == 1 {
+					return toolList("t"), nil
+				}
+				return toolList("t", "u"), nil
+			}
+			return nil, nil
+		})
+	var builds atomic.Int32
+	broken := func(next chain.Handler) chain.Handler {
+		if builds.Add(1) > 1 {
+			return nil // the worker for the changed list cannot be built
+		}
+		return next
+	}
+	logs := &syncBuffer{}
+	p, err := mcpproxy.Connect(context.Background(), up, mcpproxy.Options{
+		Interceptors: []chain.Middleware{broken},
+		Logger:       hclog.New(&hclog.LoggerOptions{Output: logs, DisableTime: true}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "could not refresh") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the failed resync was not logged:\n%s", logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	ctx := context.Background()
+	downA, downB := mcp.NewInMemoryTransports()
+	served := make(chan error, 1)
+	go func() { served <- p.Serve(ctx, downA) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, downB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, tool.Name)
+	}
+	_ = cs.Close()
+	<-served
+	got := map[string][]string{"worker": p.Tools(), "client": listed}
+	want := map[string][]string{"worker": {"t"}, "client": {"t"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tools after a failed resync (-want +got):\n%s", diff)
 	}
 }

@@ -41,7 +41,8 @@
 // logging/setLevel, progress notifications (the client's progress token
 // travels in the call's _meta) and cancellation (a cancelled call cancels
 // the forwarded one). A server's isError result stays an error result; a
-// JSON-RPC error stays a JSON-RPC error with the server's code and message.
+// JSON-RPC error stays a JSON-RPC error with the server's code, its message
+// and data brought within the tool's limit ([CapError]).
 // Requests from the server to the client (roots, sampling, elicitation) are
 // not forwarded: the proxy advertises none of those capabilities, so the
 // server falls back to its own configuration. Resource subscriptions are not

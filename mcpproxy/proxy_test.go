@@ -21,6 +21,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
+	"github.com/toolcap/toolcap/middleware"
 )
 
 // fakeServer is an in-process MCP server with the shapes of result the proxy
@@ -134,8 +135,14 @@ type harness struct {
 
 func start(t *testing.T, opts mcpproxy.Options, copts *mcp.ClientOptions) *harness {
 	t.Helper()
+	return startWith(t, fakeServer(t), opts, copts)
+}
+
+// startWith runs a proxy in front of server s and a client in front of it.
+func startWith(t *testing.T, s *mcp.Server, opts mcpproxy.Options, copts *mcp.ClientOptions) *harness {
+	t.Helper()
 	ctx := context.Background()
-	h := &harness{logs: &syncBuffer{}, served: make(chan error, 1), server: fakeServer(t)}
+	h := &harness{logs: &syncBuffer{}, served: make(chan error, 1), server: s}
 	opts.Logger = hclog.New(&hclog.LoggerOptions{Output: h.logs, Level: hclog.Debug, DisableTime: true})
 
 	upA, upB := mcp.NewInMemoryTransports()
@@ -798,5 +805,82 @@ func TestProxyResyncFailureKeepsTools(t *testing.T) {
 	want := map[string][]string{"worker": {"t"}, "client": {"t"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tools after a failed resync (-want +got):\n%s", diff)
+	}
+}
+
+// oneTool is a server with a single tool, "t", answering with h.
+func oneTool(h mcp.ToolHandler) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "one", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object"}}, h)
+	return s
+}
+
+// TestProxyCapsProtocolErrors: a JSON-RPC error from the server reaches
+// the client with its code, and with a message and data within the tool's
+// limit.
+func TestProxyCapsProtocolErrors(t *testing.T) {
+	const limit = 1000
+	long := strings.Repeat("E", 1<<20)
+	cut := func(s string, n int) string { c, _ := middleware.Truncate(s, n); return c }
+	longMsg := cut(long, limit)
+	quoted := func(s string) json.RawMessage { return json.RawMessage(`"` + s + `"`) }
+	tests := []struct {
+		name string
+		err  *jsonrpc.Error
+		want *jsonrpc.Error
+	}{
+		{"small, unchanged",
+			&jsonrpc.Error{Code: -32042, Message: "no", Data: quoted("why")},
+			&jsonrpc.Error{Code: -32042, Message: "no", Data: quoted("why")}},
+		{"huge message and data",
+			&jsonrpc.Error{Code: -32054, Message: long, Data: quoted(long)},
+			&jsonrpc.Error{Code: -32054, Message: longMsg}},
+		{"huge data only: dropped",
+			&jsonrpc.Error{Code: -32053, Message: "no", Data: quoted(long)},
+			&jsonrpc.Error{Code: -32053, Message: "no"}},
+		{"message and data exactly at the limit",
+			&jsonrpc.Error{Code: -32052, Message: long[:900], Data: quoted(strings.Repeat("d", 98))},
+			&jsonrpc.Error{Code: -32052, Message: long[:900], Data: quoted(strings.Repeat("d", 98))}},
+		{"small data kept, message cut to the rest",
+			&jsonrpc.Error{Code: -32050, Message: long, Data: quoted(strings.Repeat("d", 248))},
+			&jsonrpc.Error{Code: -32050, Message: cut(long, limit-250), Data: quoted(strings.Repeat("d", 248))}},
+		{"data over a quarter of the limit dropped",
+			&jsonrpc.Error{Code: -32051, Message: long, Data: quoted(strings.Repeat("d", 249))},
+			&jsonrpc.Error{Code: -32051, Message: longMsg}},
+		// The SDK's client reads -32003 as its own "client is closing" and
+		// fails the call with a plain error quoting the message: the proxy
+		// passes on a plain error, cut too.
+		{"a code the SDK takes for its own",
+			&jsonrpc.Error{Code: -32003, Message: long},
+			nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := oneTool(func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return nil, tt.err
+			})
+			m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: limit}}
+			h := startWith(t, s, mcpproxy.Options{Manifest: m}, nil)
+			_, err := h.client.CallTool(context.Background(), &mcp.CallToolParams{Name: "t"})
+			if err == nil {
+				t.Fatal("CallTool succeeded")
+			}
+			if tt.want == nil {
+				if n := len(err.Error()); n > limit+100 { // the SDK adds a prefix of its own
+					t.Errorf("error text holds %d bytes, over %d", n, limit)
+				}
+				return
+			}
+			var got *jsonrpc.Error
+			if !errors.As(err, &got) {
+				t.Fatalf("CallTool = %v, want a JSON-RPC error", err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("error at the client (-want +got):\n%s", diff)
+			}
+			if n := len(got.Message) + len(got.Data); n > limit {
+				t.Errorf("message and data hold %d bytes, over %d", n, limit)
+			}
+		})
 	}
 }

@@ -11,13 +11,28 @@
 //
 // # What is capped
 //
+// Two things are bounded by the tool's limit, each on its own: the content
+// blocks of a result, all of them together and the proxy's notes included,
+// as measured by [ContentSize]; and its structuredContent. A JSON-RPC error
+// from the server is brought within the limit too ([CapError]).
+//
 // Every tools/call goes through a [worker.Worker] built from the server's
 // tool list, so its result takes toolcap's one path: byte cap first, user
 // middleware, ceiling last, with the tool's name as registered by the server
 // as the key of its per_tool limit. The chain sees one text: the result's
 // text blocks joined by [TextSeparator], which therefore share one budget,
 // in order. [Shape] puts the chain's text back into the blocks; a result
-// the chain did not change reaches the client exactly as the server sent it.
+// the chain did not change, and within the limit, reaches the client
+// exactly as the server sent it.
+//
+// Then all the blocks share the limit, in their order in the result
+// ([CapBlocks]): a text block that no longer fits is cut again by the rule
+// of text (the marker's count stays exact); an image, audio or embedded
+// blob that does not fit whole is dropped; the text of an embedded text
+// resource and the description of a resource link are cut by the rule of
+// text, or their block dropped when even the marker does not fit. The
+// dropped blocks are replaced by one short note, whose room is set aside
+// before the blocks take theirs.
 //
 // structuredContent, when the server sends it, is capped by the same rule
 // ([CapStructured]): its string values share one budget of the tool's limit
@@ -27,12 +42,9 @@
 // result stays valid for the tool's outputSchema. A structured value that
 // cannot be brought within the limit that way, or that no longer matches
 // the schema once cut, is dropped; a success result of a tool with an
-// outputSchema then becomes an error result with a note, since a success
-// without structuredContent would break the schema's contract.
-//
-// Image, audio and embedded-resource blocks are measured one by one
-// ([CapBlocks]): a block within the limit passes unchanged, a larger one is
-// replaced by a one-line note giving its kind and size.
+// outputSchema then becomes an error result with a note (counted with the
+// content blocks), since a success without structuredContent would break
+// the schema's contract.
 //
 // # What is forwarded
 //

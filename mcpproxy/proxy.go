@@ -62,7 +62,9 @@ var ErrInitTimeout = errors.New("the MCP server did not answer initialize in tim
 // server's tools, prompts and resources, forwards requests and
 // notifications both ways, and passes every tools/call result through a
 // [worker.Worker], so the client only receives results within their tool's
-// limit. Build one with [Connect], run it with [Proxy.Serve].
+// limit (content blocks together, structuredContent on its own; see the
+// package documentation). Build one with [Connect], run it with
+// [Proxy.Serve].
 type Proxy struct {
 	opts   Options
 	logger hclog.Logger
@@ -527,10 +529,11 @@ func (p *Proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		orig = &mcp.CallToolResult{}
 	}
 	sh := Shape(orig, r.Content, r.IsError, limit, st.schemas[call.Tool])
-	if sh.BlocksDropped > 0 || sh.StructuredCut || sh.StructuredDropped {
+	if sh.BlocksDropped > 0 || sh.BlocksCut > 0 || sh.StructuredCut || sh.StructuredDropped {
 		p.logger.Info("tool result blocks capped",
 			"tool", call.Tool, "call_id", call.ID, "limit", limit,
 			"blocks_dropped", sh.BlocksDropped,
+			"blocks_cut", sh.BlocksCut,
 			"structured_cut", sh.StructuredCut,
 			"structured_dropped", sh.StructuredDropped)
 	}

@@ -319,25 +319,97 @@ func TestProxyBlocks(t *testing.T) {
 	h := start(t, mcpproxy.Options{}, nil)
 	res := h.call(t, "blocks", nil)
 	var kinds []string
-	total := 0
 	for _, c := range res.Content {
 		switch b := c.(type) {
 		case *mcp.TextContent:
-			kinds = append(kinds, "text")
-			if !strings.HasPrefix(b.Text, "[toolcap: dropped") {
-				total += len(b.Text)
+			kind := "text"
+			if strings.HasPrefix(b.Text, "[toolcap: dropped") {
+				kind = "note"
 			}
+			kinds = append(kinds, kind)
 		case *mcp.ImageContent:
 			kinds = append(kinds, "image")
 		}
 	}
-	// text a (kept), small image, text b (cut, marker), big image replaced by
-	// a note; text c dropped.
-	if got, want := strings.Join(kinds, ","), "text,image,text,text"; got != want {
-		t.Errorf("blocks = %s, want %s", got, want)
+	// In order: text a (kept), the small image, text b (cut, marker), the
+	// big image replaced by a note; text c dropped.
+	if diff := cmp.Diff([]string{"text", "image", "text", "note"}, kinds); diff != "" {
+		t.Errorf("blocks (-want +got):\n%s", diff)
 	}
-	if total > manifest.DefaultMaxBytes {
-		t.Errorf("text blocks hold %d bytes, over the limit", total)
+	// The notes count: everything the client gets is within the limit.
+	if n := mcpproxy.ContentSize(res.Content); n > manifest.DefaultMaxBytes {
+		t.Errorf("blocks and notes hold %d bytes, over the limit", n)
+	}
+}
+
+// TestProxyContentBudget: whatever mix of blocks a result holds, they
+// share one budget, notes included; the reviewer's reproducers.
+func TestProxyContentBudget(t *testing.T) {
+	huge := strings.Repeat("E", 1<<20)
+	tests := []struct {
+		name    string
+		content func() []mcp.Content
+		limit   int
+		want    map[string]int // blocks of each kind the client gets
+	}{
+		{"50 images and 50 text resources", func() []mcp.Content {
+			var cs []mcp.Content
+			for range 50 {
+				cs = append(cs, &mcp.ImageContent{MIMEType: "image/png", Data: bytes.Repeat([]byte{1}, 12000)},
+					&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///x", Text: strings.Repeat("r", 16000)}})
+			}
+			return append(cs, &mcp.ResourceLink{URI: "file:///y", Name: "y", Description: huge})
+		}, manifest.DefaultMaxBytes, map[string]int{"image": 1, "resource": 1, "note": 1}},
+		{"text and 20 images", func() []mcp.Content {
+			cs := []mcp.Content{&mcp.TextContent{Text: strings.Repeat("t", 100000)}}
+			for range 20 {
+				cs = append(cs, &mcp.ImageContent{MIMEType: "image/png", Data: bytes.Repeat([]byte{1}, 100000)})
+			}
+			return cs
+		}, manifest.DefaultMaxBytes, map[string]int{"text": 1, "note": 1}},
+		{"text and images at the smallest limit", func() []mcp.Content {
+			cs := []mcp.Content{&mcp.TextContent{Text: strings.Repeat("t", 100000)}}
+			for range 20 {
+				cs = append(cs, &mcp.ImageContent{MIMEType: "image/png", Data: bytes.Repeat([]byte{1}, 100000)})
+			}
+			return cs
+		}, manifest.MinMaxBytes, map[string]int{"text": 1, "note": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := oneTool(func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: tt.content()}, nil
+			})
+			m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: tt.limit}}
+			h := startWith(t, s, mcpproxy.Options{Manifest: m}, nil)
+			res := h.call(t, "t", nil)
+			got := map[string]int{}
+			for _, c := range res.Content {
+				switch b := c.(type) {
+				case *mcp.TextContent:
+					if strings.HasPrefix(b.Text, "[toolcap: ") {
+						got["note"]++
+					} else {
+						got["text"]++
+					}
+				case *mcp.ImageContent:
+					got["image"]++
+				case *mcp.EmbeddedResource:
+					got["resource"]++
+				case *mcp.ResourceLink:
+					got["link"]++
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("blocks at the client (-want +got):\n%s", diff)
+			}
+			if n := mcpproxy.ContentSize(res.Content); n > tt.limit {
+				t.Errorf("content holds %d bytes, over the limit of %d", n, tt.limit)
+			}
+			if !strings.Contains(h.logs.String(), "blocks_dropped=") {
+				t.Errorf("the dropped blocks were not logged:\n%s", h.logs)
+			}
+		})
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"encoding/base64"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -105,56 +107,388 @@ func SplitText(content []mcp.Content, text *string) []mcp.Content {
 	return out
 }
 
-// CapBlocks applies the rule for non-text blocks to content and returns the
-// new blocks; content is not modified. Each image, audio or embedded
-// resource block is measured alone, by the bytes of its payload as sent (the
-// base64 of image, audio and blob data, the text of a text resource): one
-// within limit passes unchanged; a larger one is replaced by a short text
-// block saying what was dropped and how large it was. Resource links, which
-// carry no payload, always pass. dropped counts the blocks replaced.
+// CapBlocks brings content, all its blocks together, within limit, and
+// returns the new blocks; content is not modified. dropped counts the
+// blocks it replaced by a note.
+//
+// The size of a block is what [ContentSize] measures. The text blocks come
+// first: they keep what they hold when it fits (in a proxy, the chain has
+// already cut them), and are otherwise cut again by the rule of text, with
+// an exact count of the bytes dropped. Then the other blocks, in order, take
+// what the text blocks leave: an image, audio or blob that does not fit
+// whole is dropped; the text of an embedded text resource and the
+// description of a resource link that do not fit are cut by the rule of text
+// (marker included) when the rest can hold the marker, and the block is
+// dropped otherwise. Dropped blocks are replaced by one text note, at the
+// place of the first, saying what was dropped and how large it was
+// ([DroppedNote]). The note counts against limit too: when a block has to
+// be dropped, room for the note is set aside and the blocks are measured
+// again, text first, so the text is cut further when the note needs its
+// room.
+//
+// When nothing has to change, content itself is returned.
 func CapBlocks(content []mcp.Content, limit int) (out []mcp.Content, dropped int) {
-	for i, c := range content {
-		kind, size := payload(c)
-		if size <= limit {
-			if out != nil {
-				out = append(out, c)
-			}
-			continue
-		}
-		if out == nil {
-			out = append(make([]mcp.Content, 0, len(content)), content[:i]...)
-		}
-		out = append(out, &mcp.TextContent{Text: DroppedNote(kind, size, limit)})
-		dropped++
-	}
-	if out == nil {
-		return content, 0
-	}
-	return out, dropped
+	out, st := capContent(content, limit, "")
+	return out, st.dropped
 }
 
-// DroppedNote is the text that replaces a non-text block of size bytes that
-// does not fit limit.
-func DroppedNote(kind string, size, limit int) string {
-	return fmt.Sprintf("[toolcap: dropped %s of %d bytes, over this tool's limit of %d bytes; refine your query]", kind, size, limit)
+// ContentSize measures content as [CapBlocks] and [Shape] bound it: the
+// bytes of every block that a model may read. A text block counts its text;
+// an image or audio block its MIME type and its data as sent (base64); an
+// embedded resource its URI, MIME type, text and blob (base64); a resource
+// link its URI, name, title, description and MIME type. The JSON around
+// them, _meta, annotations, icons and sizes are not counted, as the JSON
+// wrapping of a text block is not.
+func ContentSize(content []mcp.Content) int {
+	n := 0
+	for _, c := range content {
+		n += blockSize(c)
+	}
+	return n
 }
 
-// payload names a block's kind and gives the size of its payload as sent;
-// text blocks and blocks without a payload report 0.
-func payload(c mcp.Content) (kind string, size int) {
+func blockSize(c mcp.Content) int {
 	switch b := c.(type) {
+	case *mcp.TextContent:
+		return len(b.Text)
 	case *mcp.ImageContent:
-		return fmt.Sprintf("an image block (%s)", b.MIMEType), base64.StdEncoding.EncodedLen(len(b.Data))
+		return len(b.MIMEType) + base64.StdEncoding.EncodedLen(len(b.Data))
 	case *mcp.AudioContent:
-		return fmt.Sprintf("an audio block (%s)", b.MIMEType), base64.StdEncoding.EncodedLen(len(b.Data))
+		return len(b.MIMEType) + base64.StdEncoding.EncodedLen(len(b.Data))
 	case *mcp.EmbeddedResource:
 		if b.Resource == nil {
-			return "", 0
+			return 0
 		}
-		n := len(b.Resource.Text) + base64.StdEncoding.EncodedLen(len(b.Resource.Blob))
-		return fmt.Sprintf("an embedded resource (%s)", b.Resource.URI), n
+		r := b.Resource
+		return len(r.URI) + len(r.MIMEType) + len(r.Text) + base64.StdEncoding.EncodedLen(len(r.Blob))
+	case *mcp.ResourceLink:
+		return len(b.URI) + len(b.Name) + len(b.Title) + len(b.Description) + len(b.MIMEType)
 	}
-	return "", 0
+	return 0
+}
+
+// DroppedNote is the text that replaces what [CapBlocks] dropped: what (one
+// block's kind, or a count of blocks) of size bytes, over limit.
+func DroppedNote(what string, size, limit int) string {
+	return fmt.Sprintf("[toolcap: dropped %s of %d bytes, over this tool's limit of %d bytes; refine your query]", what, size, limit)
+}
+
+// shortDroppedNote replaces DroppedNote when the limit is too small to
+// spend that much on notes.
+func shortDroppedNote(count int) string {
+	if count == 1 {
+		return "[toolcap: 1 block over the limit dropped]"
+	}
+	return fmt.Sprintf("[toolcap: %d blocks over the limit dropped]", count)
+}
+
+// restOfText is what a note calls text dropped whole.
+const restOfText = "the rest of the text"
+
+// blocksWhat names count dropped blocks in a note.
+func blocksWhat(count int) string { return fmt.Sprintf("%d blocks", count) }
+
+// kindOf names a non-text block for a note; the names the server chose
+// (MIME type, URI) are clipped so that a note stays short.
+func kindOf(c mcp.Content) string {
+	switch b := c.(type) {
+	case *mcp.ImageContent:
+		return fmt.Sprintf("an image block (%s)", clip(b.MIMEType))
+	case *mcp.AudioContent:
+		return fmt.Sprintf("an audio block (%s)", clip(b.MIMEType))
+	case *mcp.EmbeddedResource:
+		if b.Resource != nil {
+			return fmt.Sprintf("an embedded resource (%s)", clip(b.Resource.URI))
+		}
+	case *mcp.ResourceLink:
+		return fmt.Sprintf("a resource link (%s)", clip(b.URI))
+	}
+	return "a block"
+}
+
+// clip shortens a name the server chose to at most 40 bytes, on a UTF-8
+// character boundary.
+func clip(s string) string {
+	const max = 40
+	if len(s) <= max {
+		return s
+	}
+	k := floorBoundary(s, max-len("..."))
+	return s[:k] + "..."
+}
+
+// floorBoundary returns the largest k <= n that does not split a UTF-8
+// sequence of s (it backs off at most utf8.UTFMax-1 bytes, so invalid
+// input cannot make it scan).
+func floorBoundary(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	if n <= 0 {
+		return 0
+	}
+	k := n
+	for i := 0; i < utf8.UTFMax-1 && k > 0 && !utf8.RuneStart(s[k]); i++ {
+		k--
+	}
+	if !utf8.RuneStart(s[k]) {
+		return n // not valid UTF-8 there: any cut point will do
+	}
+	return k
+}
+
+// recut cuts text, which may already end in a truncation marker, to at most
+// budget bytes by the rule of text. When text ends in [middleware.Marker](N),
+// the new marker counts the N bytes dropped before as well as those dropped
+// now, so the count stays exact; otherwise it is [middleware.Truncate].
+func recut(text string, budget int) string {
+	if len(text) <= budget {
+		return text
+	}
+	budget = max(budget, 0)
+	head, dropped, ok := splitMarker(text)
+	if !ok {
+		s, _ := middleware.Truncate(text, budget)
+		return s
+	}
+	total := len(head) + dropped
+	k := budget - middleware.MarkerLen(total)
+	if k < 0 {
+		// No room for a marker: a bare cut, as Truncate makes.
+		return strings.Clone(text[:floorBoundary(text, budget)])
+	}
+	// k + MarkerLen(total-k) never decreases as k grows; the marker's
+	// digits can shrink by a few as k grows, so try a little further.
+	k = min(k, len(head))
+	for k < len(head) && k+1+middleware.MarkerLen(total-k-1) <= budget {
+		k++
+	}
+	k = floorBoundary(head, k)
+	return head[:k] + middleware.Marker(total-k)
+}
+
+// splitMarker splits a text ending in a truncation marker into the kept
+// head and the count the marker gives.
+func splitMarker(text string) (head string, dropped int, ok bool) {
+	const prefix = "\n[truncated: "
+	i := strings.LastIndex(text, prefix)
+	if i < 0 {
+		return "", 0, false
+	}
+	rest := text[i+len(prefix):]
+	j := strings.IndexByte(rest, ' ')
+	if j <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(rest[:j])
+	if err != nil || n < 0 || text[i:] != middleware.Marker(n) {
+		return "", 0, false
+	}
+	return text[:i], n, true
+}
+
+// capStats says what capContent did.
+type capStats struct {
+	dropped   int  // blocks replaced by the note (the rest of the text counts as one)
+	cut       int  // embedded text resources and resource links whose text was cut
+	textRecut bool // the text blocks were cut again
+}
+
+// capContent brings content within limit as [CapBlocks] describes, with
+// tail, when not empty, a note to end the content with (the structured
+// note of [Shape]): it counts against limit too, and room for it is taken
+// first.
+func capContent(content []mcp.Content, limit int, tail string) ([]mcp.Content, capStats) {
+	limit = max(limit, 0)
+	if tail == "" && ContentSize(content) <= limit {
+		return content, capStats{}
+	}
+
+	// Room for the notes. The drop note gets the room of the longest note
+	// it could be: one block's, or that of every block the allocation can
+	// drop (all non-text blocks and the text), with their sizes added up.
+	// Notes take at most half the limit in their long forms: the structured
+	// note first, then the drop note; past that, their short forms are used.
+	var count, total, oneNote int
+	hasText := false
+	for _, c := range content {
+		if _, ok := c.(*mcp.TextContent); ok {
+			hasText = true
+			continue
+		}
+		n := blockSize(c)
+		count++
+		total += n
+		oneNote = max(oneNote, len(DroppedNote(kindOf(c), n, limit)))
+	}
+	if hasText {
+		joined, _ := JoinText(content)
+		n := len(joined)
+		if head, dropped, ok := splitMarker(joined); ok {
+			n = len(head) + dropped
+		}
+		count++
+		total += n
+		oneNote = max(oneNote, len(DroppedNote(restOfText, n, limit)))
+	}
+	dropRoom := max(oneNote, len(DroppedNote(blocksWhat(count), total, limit)))
+	if len(tail) > limit/2 {
+		tail = shortStructuredNote
+	}
+	tailRoom := min(len(tail), limit)
+	long := dropRoom+tailRoom <= limit/2
+	if !long {
+		dropRoom = len(shortDroppedNote(count))
+	}
+	dropRoom = min(dropRoom, limit-tailRoom)
+
+	out, drops, st := allocate(content, limit-tailRoom)
+	if len(drops) > 0 {
+		out, drops, st = allocate(content, limit-tailRoom-dropRoom)
+	}
+	if len(drops) > 0 {
+		var note string
+		size := 0
+		for _, d := range drops {
+			size += d.size
+		}
+		switch {
+		case !long:
+			note = shortDroppedNote(len(drops))
+		case len(drops) == 1:
+			note = DroppedNote(drops[0].kind, size, limit)
+		default:
+			note = DroppedNote(blocksWhat(len(drops)), size, limit)
+		}
+		note, _ = middleware.Truncate(note, dropRoom)
+		// out holds nil where a block was dropped: the note takes the
+		// first such place, the others go.
+		placed := false
+		kept := out[:0]
+		for _, c := range out {
+			if c == nil {
+				if !placed && note != "" {
+					kept = append(kept, &mcp.TextContent{Text: note})
+				}
+				placed = true
+				continue
+			}
+			kept = append(kept, c)
+		}
+		out = kept
+		st.dropped = len(drops)
+	}
+	if tail != "" {
+		if t, _ := middleware.Truncate(tail, tailRoom); t != "" {
+			out = append(out, &mcp.TextContent{Text: t})
+		}
+	}
+	return out, st
+}
+
+// dropped is a block allocate could not fit: its kind and size, for the
+// note.
+type dropped struct {
+	kind string
+	size int
+}
+
+// allocate fits content within budget, the blocks taking it in order, each
+// what it needs of what the blocks before it left. A text block that does
+// not fit is cut there by the rule of text ([recut]: the marker counts the
+// bytes dropped from it and from the text blocks after it, which go, and
+// those a cut before dropped); when even the marker does not fit, the rest
+// of the text is dropped. Another block that does not fit is cut
+// ([cutBlock]) or dropped. The returned blocks hold nil in place of each
+// dropped block. content is not modified.
+func allocate(content []mcp.Content, budget int) (out []mcp.Content, drops []dropped, st capStats) {
+	left := max(budget, 0)
+	out = make([]mcp.Content, 0, len(content))
+	var joined string
+	textAt := 0       // offset in joined of the next text block
+	textDone := false // the text was cut: the text blocks after the cut go
+	for _, c := range content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			if textDone {
+				continue
+			}
+			if len(t.Text) <= left {
+				out = append(out, c)
+				left -= len(t.Text)
+				textAt += len(t.Text) + len(TextSeparator)
+				continue
+			}
+			if joined == "" {
+				joined, _ = JoinText(content)
+			}
+			rest := joined[textAt:]
+			textDone, st.textRecut = true, true
+			size := len(rest)
+			if head, n, ok := splitMarker(rest); ok {
+				size = len(head) + n
+			}
+			if left < middleware.MarkerLen(size)+1 {
+				out = append(out, nil)
+				drops = append(drops, dropped{restOfText, size})
+				continue
+			}
+			cut := recut(rest, left)
+			out = append(out, &mcp.TextContent{Text: cut, Meta: t.Meta, Annotations: t.Annotations})
+			left -= len(cut)
+			continue
+		}
+		n := blockSize(c)
+		if n <= left {
+			out = append(out, c)
+			left -= n
+			continue
+		}
+		if cc, ok := cutBlock(c, left); ok {
+			out = append(out, cc)
+			left -= blockSize(cc)
+			st.cut++
+			continue
+		}
+		out = append(out, nil)
+		drops = append(drops, dropped{kindOf(c), n})
+	}
+	return out, drops, st
+}
+
+// cutBlock cuts the text of an embedded text resource, or the description
+// of a resource link, so that the block takes at most room bytes, by the
+// rule of text. It reports false when the block has no such text, or when
+// what the block needs besides it leaves no room for at least one byte and
+// the marker.
+func cutBlock(c mcp.Content, room int) (mcp.Content, bool) {
+	switch b := c.(type) {
+	case *mcp.EmbeddedResource:
+		r := b.Resource
+		if r == nil || r.Text == "" || len(r.Blob) > 0 {
+			return nil, false
+		}
+		left := room - len(r.URI) - len(r.MIMEType)
+		if left < middleware.MarkerLen(len(r.Text))+1 {
+			return nil, false
+		}
+		rc := *r
+		rc.Text, _ = middleware.Truncate(r.Text, left)
+		bc := *b
+		bc.Resource = &rc
+		return &bc, true
+	case *mcp.ResourceLink:
+		if b.Description == "" {
+			return nil, false
+		}
+		left := room - len(b.URI) - len(b.Name) - len(b.Title) - len(b.MIMEType)
+		if left < middleware.MarkerLen(len(b.Description))+1 {
+			return nil, false
+		}
+		bc := *b
+		bc.Description, _ = middleware.Truncate(b.Description, left)
+		return &bc, true
+	}
+	return nil, false
 }
 
 // CapStructured caps a structuredContent value with the rule of text: its
@@ -262,8 +596,12 @@ type Shaped struct {
 	Result *mcp.CallToolResult
 	// TextChanged reports that the text blocks differ from the server's.
 	TextChanged bool
-	// BlocksDropped counts non-text blocks replaced by a note.
+	// BlocksDropped counts the blocks replaced by the note (text dropped
+	// whole, when even the marker did not fit, counts as one).
 	BlocksDropped int
+	// BlocksCut counts embedded text resources and resource links whose
+	// text was cut.
+	BlocksCut int
 	// StructuredCut reports that strings of structuredContent were cut.
 	StructuredCut bool
 	// StructuredDropped reports that structuredContent was dropped: it did
@@ -276,12 +614,14 @@ type Shaped struct {
 // isError. limit is the tool's limit and schema its resolved output schema,
 // or nil. orig is not modified.
 //
-// The text goes back into the text blocks ([SplitText]); non-text blocks
-// follow [CapBlocks]; structuredContent follows [CapStructured]. When
-// structuredContent has to be dropped from a result of a tool that declares
-// an output schema, a successful result would break the schema's contract,
-// so it becomes an error result and a note saying why is added: the capped
-// text blocks still carry what the model can use.
+// The text goes back into the text blocks ([SplitText]); then all the
+// blocks, notes included, are brought within limit together ([CapBlocks]),
+// so that [ContentSize] of the result's content never exceeds limit.
+// structuredContent follows [CapStructured], and is bounded by limit on its
+// own. When structuredContent has to be dropped from a result of a tool
+// that declares an output schema, a successful result would break the
+// schema's contract, so it becomes an error result and a note saying why
+// ends its content: the capped blocks still carry what the model can use.
 func Shape(orig *mcp.CallToolResult, text *string, isError bool, limit int, schema *jsonschema.Resolved) Shaped {
 	res := *orig
 	sh := Shaped{Result: &res}
@@ -289,8 +629,8 @@ func Shape(orig *mcp.CallToolResult, text *string, isError bool, limit int, sche
 	res.Content = SplitText(orig.Content, text)
 	joined, _ := JoinText(orig.Content)
 	sh.TextChanged = text == nil || *text != joined
-	res.Content, sh.BlocksDropped = CapBlocks(res.Content, limit)
 
+	tail := ""
 	if orig.StructuredContent != nil {
 		v, cut, ok := CapStructured(orig.StructuredContent, limit)
 		if ok && cut && schema != nil {
@@ -304,13 +644,17 @@ func Shape(orig *mcp.CallToolResult, text *string, isError bool, limit int, sche
 			sh.StructuredDropped = true
 			if schema != nil && !res.IsError {
 				res.IsError = true
-				res.Content = addNote(res.Content, StructuredNote(limit), limit)
+				tail = StructuredNote(limit)
 			}
 		case cut:
 			res.StructuredContent = v
 			sh.StructuredCut = true
 		}
 	}
+	var st capStats
+	res.Content, st = capContent(res.Content, limit, tail)
+	sh.BlocksDropped, sh.BlocksCut = st.dropped, st.cut
+	sh.TextChanged = sh.TextChanged || st.textRecut
 	if res.Content == nil {
 		res.Content = []mcp.Content{}
 	}
@@ -323,15 +667,6 @@ func StructuredNote(limit int) string {
 	return fmt.Sprintf("[toolcap: the structured result did not fit this tool's limit of %d bytes in a form valid for its output schema and was dropped; refine your query]", limit)
 }
 
-// addNote appends a text block holding note to content, first cutting the
-// other text blocks so that all of them, note included, stay within limit.
-func addNote(content []mcp.Content, note string, limit int) []mcp.Content {
-	if text, ok := JoinText(content); ok {
-		budget := limit - len(note) - len(TextSeparator)
-		if len(text) > budget {
-			capped, _ := middleware.Truncate(text, max(budget, 0))
-			content = SplitText(content, &capped)
-		}
-	}
-	return append(append([]mcp.Content(nil), content...), &mcp.TextContent{Text: note})
-}
+// shortStructuredNote replaces StructuredNote when the limit is too small
+// to spend that much on notes.
+const shortStructuredNote = "[toolcap: structuredContent over the limit dropped]"

@@ -2,9 +2,11 @@ package mcpproxy_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -94,29 +96,140 @@ func TestSplitTextWithinLimit(t *testing.T) {
 	}
 }
 
-func TestCapBlocks(t *testing.T) {
-	small := &mcp.ImageContent{MIMEType: "image/png", Data: make([]byte, 90)}  // 120 bytes of base64
-	large := &mcp.AudioContent{MIMEType: "audio/wav", Data: make([]byte, 300)} // 400
-	res := &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///x", Text: strings.Repeat("r", 500)}}
-	link := &mcp.ResourceLink{URI: "file:///y", Name: "y"}
-	content := []mcp.Content{small, large, res, link}
+// describe gives a block's kind and what a test checks of it.
+func describe(cs []mcp.Content) []string {
+	var out []string
+	for _, c := range cs {
+		switch b := c.(type) {
+		case *mcp.TextContent:
+			out = append(out, "text:"+b.Text)
+		case *mcp.ImageContent:
+			out = append(out, fmt.Sprintf("image:%d", len(b.Data)))
+		case *mcp.AudioContent:
+			out = append(out, fmt.Sprintf("audio:%d", len(b.Data)))
+		case *mcp.EmbeddedResource:
+			out = append(out, fmt.Sprintf("resource:%s:%s:%d", b.Resource.URI, b.Resource.Text, len(b.Resource.Blob)))
+		case *mcp.ResourceLink:
+			out = append(out, fmt.Sprintf("link:%s:%s:%s", b.URI, b.Name, b.Description))
+		default:
+			out = append(out, fmt.Sprintf("%T", c))
+		}
+	}
+	return out
+}
 
-	got, dropped := mcpproxy.CapBlocks(content, 200)
-	if dropped != 2 {
-		t.Errorf("dropped = %d, want 2", dropped)
+func TestCapBlocks(t *testing.T) {
+	img := func(n int) *mcp.ImageContent { return &mcp.ImageContent{MIMEType: "image/png", Data: make([]byte, n)} }
+	text := func(s string) *mcp.TextContent { return &mcp.TextContent{Text: s} }
+	cut := func(s string, n int) string { c, _ := middleware.Truncate(s, n); return c }
+	res := func(text string) *mcp.EmbeddedResource {
+		return &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///x", Text: text}}
 	}
-	if got[0] != small || got[3] != link {
-		t.Error("blocks within the limit were not passed as they were")
+	a100, r1000, x1000 := strings.Repeat("a", 100), strings.Repeat("r", 1000), strings.Repeat("x", 1000)
+	imgNote := func(size, limit int) string { return mcpproxy.DroppedNote("an image block (image/png)", size, limit) }
+	// An image of 90 bytes takes 9 (MIME type) + 120 (base64) = 129.
+	tenImages := make([]mcp.Content, 10)
+	for i := range tenImages {
+		tenImages[i] = img(90)
 	}
-	if note := got[1].(*mcp.TextContent).Text; note != mcpproxy.DroppedNote("an audio block (audio/wav)", 400, 200) {
-		t.Errorf("note = %q", note)
+	var sixImages []string
+	for range 6 {
+		sixImages = append(sixImages, "image:90")
 	}
-	if note := got[2].(*mcp.TextContent).Text; !strings.Contains(note, "embedded resource (file:///x) of 500 bytes") {
-		t.Errorf("note = %q", note)
+
+	tests := []struct {
+		name        string
+		content     []mcp.Content
+		limit       int
+		want        []string
+		wantDropped int
+	}{
+		{"within the limit: unchanged",
+			[]mcp.Content{text("hi"), img(90), res("r")}, 1000,
+			[]string{"text:hi", "image:90", "resource:file:///x:r:0"}, 0},
+		{"an image over what the text leaves is dropped, the note fits",
+			[]mcp.Content{text(a100), img(300)}, 400,
+			[]string{"text:" + a100, "text:" + imgNote(409, 400)}, 1},
+		{"images share one budget; one note for all dropped",
+			tenImages, 1000,
+			append(sixImages, "text:"+mcpproxy.DroppedNote("4 blocks", 4*129, 1000)), 4},
+		{"an embedded text resource is cut by the rule of text",
+			[]mcp.Content{text(a100), res(r1000)}, 400,
+			[]string{"text:" + a100, "resource:file:///x:" + cut(r1000, 400-100-9) + ":0"}, 0},
+		{"a resource link's description is cut",
+			[]mcp.Content{&mcp.ResourceLink{URI: "file:///y", Name: "y", Description: x1000}}, 300,
+			[]string{"link:file:///y:y:" + cut(x1000, 300-9-1)}, 0},
+		{"a resource link too large to cut is dropped",
+			[]mcp.Content{&mcp.ResourceLink{URI: "file:///y", Name: strings.Repeat("n", 500)}}, 300,
+			[]string{"text:" + mcpproxy.DroppedNote("a resource link (file:///y)", 509, 300)}, 1},
+		{"blocks take the budget in order: an image before the text",
+			[]mcp.Content{img(90), text(x1000)}, 400,
+			[]string{"image:90", "text:" + cut(x1000, 400-129)}, 0},
+		{"the text is cut further to make room for the note",
+			[]mcp.Content{text(strings.Repeat("t", 400)), img(100)}, 400,
+			[]string{"text:" + cut(strings.Repeat("t", 400), 400-len(imgNote(145, 400))), "text:" + imgNote(145, 400)}, 1},
+		{"text cut again keeps an exact count",
+			[]mcp.Content{text(cut(x1000, 400)), img(100)}, 400,
+			[]string{"text:" + cut(x1000, 400-len(imgNote(145, 400))), "text:" + imgNote(145, 400)}, 1},
+		{"a small limit takes the short note",
+			[]mcp.Content{text(strings.Repeat("s", 50)), img(200)}, 128,
+			[]string{"text:" + strings.Repeat("s", 50), "text:[toolcap: 1 block over the limit dropped]"}, 1},
 	}
-	same, n := mcpproxy.CapBlocks(content, 1000)
-	if n != 0 || &same[0] != &content[0] {
-		t.Error("nothing to drop, yet the slice was copied")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, dropped := mcpproxy.CapBlocks(tt.content, tt.limit)
+			if diff := cmp.Diff(tt.want, describe(got)); diff != "" {
+				t.Errorf("CapBlocks (-want +got):\n%s", diff)
+			}
+			if dropped != tt.wantDropped {
+				t.Errorf("dropped = %d, want %d", dropped, tt.wantDropped)
+			}
+			if n := mcpproxy.ContentSize(got); n > tt.limit {
+				t.Errorf("content holds %d bytes, over the limit of %d", n, tt.limit)
+			}
+		})
+	}
+
+	content := []mcp.Content{text("hi"), img(90)}
+	if same, _ := mcpproxy.CapBlocks(content, 1000); &same[0] != &content[0] {
+		t.Error("nothing to do, yet the slice was copied")
+	}
+}
+
+// TestCapBlocksRecutMatchesTruncate: a text the chain cut at one limit, cut
+// again at a smaller one, is what Truncate makes of the original at the
+// smaller limit: same kept bytes, same exact count.
+func TestCapBlocksRecutMatchesTruncate(t *testing.T) {
+	orig := strings.Repeat("é", 3000) + strings.Repeat("z", 7000)
+	first, _ := middleware.Truncate(orig, 9000)
+	for limit := 64; limit <= 9000; limit += 37 {
+		want, _ := middleware.Truncate(orig, limit)
+		got, _ := mcpproxy.CapBlocks([]mcp.Content{&mcp.TextContent{Text: first}}, limit)
+		if diff := cmp.Diff([]string{"text:" + want}, describe(got)); diff != "" {
+			t.Fatalf("limit %d (-want +got):\n%s", limit, diff)
+		}
+	}
+}
+
+// TestCapBlocksWithinLimit: whatever the mix and the limit, the blocks and
+// the notes together stay within the limit.
+func TestCapBlocksWithinLimit(t *testing.T) {
+	var content []mcp.Content
+	for i := range 12 {
+		content = append(content,
+			&mcp.TextContent{Text: strings.Repeat("t", 100*i)},
+			&mcp.ImageContent{MIMEType: "image/png", Data: make([]byte, 50*i)},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///r", Text: strings.Repeat("r", 150*i)}},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///b", Blob: make([]byte, 40*i)}},
+			&mcp.ResourceLink{URI: "file:///l", Name: "l", Description: strings.Repeat("d", 80*i)},
+			&mcp.AudioContent{MIMEType: "audio/wav", Data: make([]byte, 70*i)},
+		)
+	}
+	for limit := 128; limit < mcpproxy.ContentSize(content)+100; limit += 97 {
+		got, _ := mcpproxy.CapBlocks(content, limit)
+		if n := mcpproxy.ContentSize(got); n > limit {
+			t.Fatalf("limit %d: content holds %d bytes", limit, n)
+		}
 	}
 }
 

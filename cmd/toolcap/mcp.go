@@ -20,7 +20,9 @@ const mcpHelp = `Usage: toolcap mcp [--manifest FILE]... [-v] [--init-timeout D]
 Runs SERVER_COMMAND as an MCP server over stdio and serves MCP on standard
 input and output itself, forwarding everything, except that every tools/call
 result is capped to its tool's limit (per_tool keys are the server's tool
-names) before it reaches the client. Logs go to standard error only.
+names) before it reaches the client: its content blocks together, notes
+included, and its structuredContent on its own. Logs go to standard error
+only.
 
 Put it in front of a server in any MCP client's configuration:
 

@@ -15,8 +15,10 @@ import (
 )
 
 // TextSeparator joins the text blocks of a result into the one text that
-// passes through the worker's chain. It counts against the limit, so the text
-// blocks the client receives never hold more than the limit between them.
+// passes through the worker's chain, and counts against the limit there.
+// The chain's text alone is therefore within the limit; what bounds what
+// the client receives is [CapBlocks], which fits the text blocks, the other
+// blocks and the notes it adds within the limit together.
 const TextSeparator = "\n"
 
 // JoinText returns the text blocks of content joined by [TextSeparator], in

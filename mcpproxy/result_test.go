@@ -344,3 +344,49 @@ func TestShape(t *testing.T) {
 		t.Errorf("shaped = %+v", sh)
 	}
 }
+
+// TestShapeNotesWithinLimit: the notes Shape adds (the structured note, the
+// dropped-block note) count against the limit with the blocks, down to the
+// smallest limit a manifest accepts.
+func TestShapeNotesWithinLimit(t *testing.T) {
+	strict := resolved(t, `{"type":"object","properties":{"content":{"type":"string","pattern":"^y+$"}}}`)
+	long := strings.Repeat("y", 20000)
+	tests := []struct {
+		name     string
+		content  []mcp.Content
+		limit    int
+		wantLast string
+	}{
+		{"structured note, default limit", []mcp.Content{&mcp.TextContent{Text: long}}, 16384, mcpproxy.StructuredNote(16384)},
+		{"structured note, smallest limit", []mcp.Content{&mcp.TextContent{Text: long}}, 128, "[toolcap: structuredContent over the limit dropped]"},
+		{"both notes, smallest limit", []mcp.Content{
+			&mcp.TextContent{Text: long},
+			&mcp.ImageContent{MIMEType: "image/png", Data: make([]byte, 1000)},
+		}, 128, "[toolcap: structuredContent over the limit dropped]"},
+		{"both notes, middling limit", []mcp.Content{
+			&mcp.ImageContent{MIMEType: "image/png", Data: make([]byte, 1000)},
+			&mcp.TextContent{Text: long},
+		}, 600, mcpproxy.StructuredNote(600)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			orig := &mcp.CallToolResult{Content: tt.content, StructuredContent: map[string]any{"content": long}}
+			joined, _ := mcpproxy.JoinText(tt.content)
+			capped, _ := middleware.Truncate(joined, tt.limit) // what the chain makes of it
+			sh := mcpproxy.Shape(orig, &capped, false, tt.limit, strict)
+			if !sh.StructuredDropped || !sh.Result.IsError {
+				t.Fatalf("shaped = %+v, want the structured result dropped and an error", sh)
+			}
+			got := sh.Result.Content
+			if diff := cmp.Diff(tt.wantLast, got[len(got)-1].(*mcp.TextContent).Text); diff != "" {
+				t.Errorf("last block (-want +got):\n%s", diff)
+			}
+			if n := mcpproxy.ContentSize(got); n > tt.limit {
+				t.Errorf("blocks and notes hold %d bytes, over the limit of %d", n, tt.limit)
+			}
+			if text := got[0].(*mcp.TextContent).Text; len(got) > 1 && !strings.Contains(text, "[truncated: ") && !strings.HasPrefix(text, "[toolcap: ") {
+				t.Errorf("the first block is neither cut text nor a note: %.80q", text)
+			}
+		})
+	}
+}

@@ -2,7 +2,6 @@ package manifest_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/toolcap/toolcap/internal/logtest"
 	"github.com/toolcap/toolcap/manifest"
 )
 
@@ -300,7 +300,7 @@ default_max_bytes = 100
 model = "x"
 `)
 	var buf bytes.Buffer
-	logger := hclog.New(&hclog.LoggerOptions{Output: &buf, JSONFormat: true, DisableTime: true})
+	logger := logtest.New(&buf, hclog.Info)
 	r, err := manifest.Resolve(
 		manifest.File(typo),
 		manifest.Environ([]string{
@@ -325,11 +325,7 @@ model = "x"
 		t.Errorf("Warnings mismatch (-want +got):\n%s", diff)
 	}
 	var logged []string
-	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatal(err)
-		}
+	for _, m := range logtest.Lines(t, &buf) {
 		if m["@level"] != "warn" {
 			t.Errorf("warning logged at %v", m["@level"])
 		}

@@ -3,7 +3,6 @@ package middleware_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/logtest"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -19,27 +19,6 @@ func ptr(s string) *string { return &s }
 // returning is a handler that returns res for every call.
 func returning(res chain.Result) chain.Handler {
 	return func(context.Context, chain.Call) chain.Result { return res }
-}
-
-// jsonLogger logs JSON lines to buf, for assertions on fields.
-func jsonLogger(buf *bytes.Buffer, level hclog.Level) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Output: buf, JSONFormat: true, DisableTime: true, Level: level})
-}
-
-func logLines(t *testing.T, buf *bytes.Buffer) []map[string]any {
-	t.Helper()
-	var lines []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		lines = append(lines, m)
-	}
-	return lines
 }
 
 func TestCap(t *testing.T) {
@@ -103,12 +82,12 @@ func TestCap(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			h := middleware.Cap(limits, middleware.WithLogger(jsonLogger(&buf, hclog.Info)))(returning(tt.in))
+			h := middleware.Cap(limits, middleware.WithLogger(logtest.New(&buf, hclog.Info)))(returning(tt.in))
 			got := h(context.Background(), chain.Call{ID: "c1", Tool: tt.tool})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Cap() result mismatch (-want +got):\n%s", diff)
 			}
-			lines := logLines(t, &buf)
+			lines := logtest.Lines(t, &buf)
 			if tt.want.Truncation == nil {
 				if len(lines) != 0 {
 					t.Errorf("Cap() logged %v for a result it did not cut", lines)
@@ -141,7 +120,7 @@ func TestCeiling(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	logger := jsonLogger(&buf, hclog.Info)
+	logger := logtest.New(&buf, hclog.Info)
 	h := chain.Chain(
 		middleware.Ceiling(limit, middleware.WithLogger(logger)),
 		grow,
@@ -160,7 +139,7 @@ func TestCeiling(t *testing.T) {
 	if diff := cmp.Diff(wantCeiling, got.Ceiling); diff != "" {
 		t.Errorf("Ceiling mismatch (-want +got):\n%s", diff)
 	}
-	lines := logLines(t, &buf)
+	lines := logtest.Lines(t, &buf)
 	if len(lines) != 2 || lines[1]["@level"] != "warn" || lines[1]["tool"] != "Glob" {
 		t.Errorf("want an info line for the cap, then a warning naming the tool; got %v", lines)
 	}

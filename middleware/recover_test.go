@@ -10,12 +10,13 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/logtest"
 	"github.com/toolcap/toolcap/middleware"
 )
 
 func TestRecover(t *testing.T) {
 	var buf bytes.Buffer
-	h := middleware.Recover(jsonLogger(&buf, hclog.Info))(func(context.Context, chain.Call) chain.Result {
+	h := middleware.Recover(logtest.New(&buf, hclog.Info))(func(context.Context, chain.Call) chain.Result {
 		panic("index out of range")
 	})
 	got := h(context.Background(), chain.Call{ID: "c1", Tool: "Glob"})
@@ -27,7 +28,7 @@ func TestRecover(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Recover() result mismatch (-want +got):\n%s", diff)
 	}
-	lines := logLines(t, &buf)
+	lines := logtest.Lines(t, &buf)
 	if len(lines) != 1 || lines[0]["@level"] != "error" || lines[0]["tool"] != "Glob" ||
 		!strings.Contains(lines[0]["stack"].(string), "recover_test.go") {
 		t.Errorf("want one error line with tool and stack, got %v", lines)
@@ -44,15 +45,15 @@ func TestRecoverPassesResults(t *testing.T) {
 
 func TestLogging(t *testing.T) {
 	var buf bytes.Buffer
-	h := middleware.Logging(jsonLogger(&buf, hclog.Debug))(returning(chain.Result{
+	h := middleware.Logging(logtest.New(&buf, hclog.Debug))(returning(chain.Result{
 		Content:    ptr("abc"),
 		Truncation: &chain.Truncation{DroppedBytes: 7},
 	}))
 	h(context.Background(), chain.Call{ID: "c1", Tool: "Grep"})
-	h = middleware.Logging(jsonLogger(&buf, hclog.Debug))(returning(chain.Result{IsError: true}))
+	h = middleware.Logging(logtest.New(&buf, hclog.Debug))(returning(chain.Result{IsError: true}))
 	h(context.Background(), chain.Call{ID: "c2", Tool: "Read"})
 
-	lines := logLines(t, &buf)
+	lines := logtest.Lines(t, &buf)
 	for _, l := range lines {
 		delete(l, "duration") // varies
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/logtest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
 	"github.com/toolcap/toolcap/worker"
@@ -41,32 +42,12 @@ func newWorker(t *testing.T, tools []worker.Tool, opts ...worker.Option) *worker
 	return w
 }
 
-func jsonLogger(buf *bytes.Buffer) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Output: buf, JSONFormat: true, DisableTime: true, Level: hclog.Debug})
-}
-
-func logLines(t *testing.T, buf *bytes.Buffer) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
 // The incident: a 125 KB Glob result reaches the history as at most the
 // default limit, with the marker, not as an error, summary untouched.
 func TestExecuteToolsCapsTheIncident(t *testing.T) {
 	glob := strings.Repeat("src/components/widget/index.ts\n", 4100) // ~127 KB
 	var buf bytes.Buffer
-	w := newWorker(t, []worker.Tool{text("Glob", glob)}, worker.WithLogger(jsonLogger(&buf)))
+	w := newWorker(t, []worker.Tool{text("Glob", glob)}, worker.WithLogger(logtest.New(&buf, hclog.Debug)))
 	res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "toolu_1", Tool: "Glob", Args: json.RawMessage(`{"pattern":"*"}`)}})
 
 	want, dropped := middleware.Truncate(glob, manifest.DefaultMaxBytes)
@@ -90,7 +71,7 @@ func TestExecuteToolsCapsTheIncident(t *testing.T) {
 	}
 
 	var cuts []map[string]any
-	for _, l := range logLines(t, &buf) {
+	for _, l := range logtest.Lines(t, &buf) {
 		if l["@message"] == "tool result truncated" {
 			cuts = append(cuts, l)
 		}
@@ -182,7 +163,7 @@ func TestCeiling(t *testing.T) {
 	var buf bytes.Buffer
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]int{"Grep": 512}}}
 	w := newWorker(t, []worker.Tool{text("Grep", "short match")},
-		worker.WithManifest(m), worker.WithInterceptors(grow), worker.WithLogger(jsonLogger(&buf)))
+		worker.WithManifest(m), worker.WithInterceptors(grow), worker.WithLogger(logtest.New(&buf, hclog.Debug)))
 	res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "g1", Tool: "Grep"}})
 	if n := len(*res[0].Content); n > 512 {
 		t.Errorf("content after the ceiling = %d bytes, want <= 512", n)
@@ -194,7 +175,7 @@ func TestCeiling(t *testing.T) {
 		t.Errorf("Ceiling = %+v, IsError = %v; want a cut at 512, not an error", res[0].Ceiling, res[0].IsError)
 	}
 	var warned bool
-	for _, l := range logLines(t, &buf) {
+	for _, l := range logtest.Lines(t, &buf) {
 		if l["@level"] == "warn" && l["tool"] == "Grep" && strings.Contains(l["@message"].(string), "grew") {
 			warned = true
 		}
@@ -439,8 +420,8 @@ func TestNewWarnsUnknownPerTool(t *testing.T) {
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]int{
 		"Read": 4096, "Raed": 4096, "WebFetch": 2048,
 	}}}
-	newWorker(t, []worker.Tool{text("Read", ""), text("Glob", "")}, worker.WithManifest(m), worker.WithLogger(jsonLogger(&buf)))
-	got := logLines(t, &buf)
+	newWorker(t, []worker.Tool{text("Read", ""), text("Glob", "")}, worker.WithManifest(m), worker.WithLogger(logtest.New(&buf, hclog.Debug)))
+	got := logtest.Lines(t, &buf)
 	msg := "per_tool limit for a tool that is not registered; it applies to nothing"
 	want := []map[string]any{
 		{"@level": "warn", "@module": "toolcap", "@message": msg, "tool": "Raed", "limit": float64(4096), "did_you_mean": "Read"},

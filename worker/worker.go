@@ -255,26 +255,29 @@ func (w *Worker) exited(call chain.Call) chain.Result {
 	w.logger.Error("tool call ended its goroutine without returning", "tool", call.Tool, "call_id", call.ID)
 	text, _ := middleware.Truncate(fmt.Sprintf("tool %s exited without returning a result", quoteName(call.Tool)), w.limits.For(call.Tool))
 	return chain.Result{
-		Summary: fmt.Sprintf("%s failed", quoteName(call.Tool)),
+		Summary: fmt.Sprintf("%s failed", shortName(call.Tool)),
 		Content: &text,
 		IsError: true,
 	}
 }
 
-// quoteName quotes a tool name for a message, shortened when a model sent
+// shortName is a tool name for a message, shortened when a model sent
 // something absurdly long: summaries are never cut, so they are kept short
 // where they are made.
-func quoteName(name string) string {
+func shortName(name string) string {
 	const most = 64
 	if len(name) <= most {
-		return strconv.Quote(name)
+		return name
 	}
 	cut := most
 	for cut > 0 && !utf8.RuneStart(name[cut]) {
 		cut--
 	}
-	return strconv.Quote(name[:cut]) + "…"
+	return name[:cut] + "…"
 }
+
+// quoteName is shortName, quoted.
+func quoteName(name string) string { return strconv.Quote(shortName(name)) }
 
 // cancelled is the result of a call the context ended before it returned.
 func (w *Worker) cancelled(ctx context.Context, call chain.Call) ToolResult {
@@ -287,7 +290,7 @@ func (w *Worker) cancelled(ctx context.Context, call chain.Call) ToolResult {
 	return ToolResult{
 		CallID:  call.ID,
 		Tool:    call.Tool,
-		Summary: fmt.Sprintf("%s cancelled", quoteName(call.Tool)),
+		Summary: fmt.Sprintf("%s cancelled", shortName(call.Tool)),
 		Content: &text,
 		IsError: true,
 	}

@@ -200,11 +200,7 @@ Read = 2048
 			if want, _ := middleware.Truncate(input, tt.wantLimit); got.stdout != want {
 				t.Errorf("stdout is %d bytes, want %d", len(got.stdout), len(want))
 			}
-			for _, s := range tt.wantStderr {
-				if !strings.Contains(got.stderr, s) {
-					t.Errorf("stderr does not contain %q:\n%s", s, got.stderr)
-				}
-			}
+			checkContains(t, "stderr", got.stderr, tt.wantStderr...)
 		})
 	}
 }
@@ -269,11 +265,7 @@ func checkConfigError(t *testing.T, got result, wantStderr []string) {
 	if strings.Count(got.stderr, "\n") != 1 || !strings.HasPrefix(got.stderr, "toolcap: manifest: ") {
 		t.Errorf("stderr is not one line starting with %q:\n%s", "toolcap: manifest: ", got.stderr)
 	}
-	for _, s := range wantStderr {
-		if !strings.Contains(got.stderr, s) {
-			t.Errorf("stderr does not contain %q:\n%s", s, got.stderr)
-		}
-	}
+	checkContains(t, "stderr", got.stderr, wantStderr...)
 }
 
 func TestCapUsageErrors(t *testing.T) {
@@ -295,9 +287,7 @@ func TestCapUsageErrors(t *testing.T) {
 			if got.code != exitUsage || got.stdout != "" {
 				t.Errorf("exit code = %d, stdout = %q; want %d and nothing", got.code, got.stdout, exitUsage)
 			}
-			if !strings.Contains(got.stderr, tt.wantStderr) {
-				t.Errorf("stderr does not contain %q:\n%s", tt.wantStderr, got.stderr)
-			}
+			checkContains(t, "stderr", got.stderr, tt.wantStderr)
 		})
 	}
 }
@@ -328,15 +318,11 @@ func TestCapVerbose(t *testing.T) {
 	if got.code != exitOK {
 		t.Fatalf("exit code = %d; stderr:\n%s", got.code, got.stderr)
 	}
-	for _, s := range []string{
+	checkContains(t, "stderr", got.stderr,
 		"[INFO]  toolcap: limit in force: tool=Read limit=16384",
 		"default_max_bytes (no per_tool entry), set by built-in default",
 		"tool result truncated: tool=Read original_bytes=20000 kept_bytes=16333 dropped_bytes=3667 limit=16384",
-	} {
-		if !strings.Contains(got.stderr, s) {
-			t.Errorf("stderr does not contain %q:\n%s", s, got.stderr)
-		}
-	}
+	)
 }
 
 // An interrupt (the context ending) stops cap while it waits for input.

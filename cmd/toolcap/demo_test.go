@@ -87,19 +87,15 @@ func TestDemoOnTree(t *testing.T) {
 	if diff := cmp.Diff(want, demoRows(t, got.stdout)); diff != "" {
 		t.Errorf("demo table mismatch (-want +got):\n%s\n%s", diff, got.stdout)
 	}
-	for _, s := range []string{
-		"One model turn over " + dir + " (142 files,",
+	checkContains(t, "stdout", got.stdout,
+		"One model turn over "+dir+" (142 files,",
 		"Limits: default_max_bytes 16384 (built-in default)",
 		"  1 Glob {\"pattern\":\"*\"}\n",
 		fmt.Sprintf("    | [truncated: %d bytes dropped, refine your query]\n", globBytes-16384+markerLen(globBytes, 16384)),
 		"verdict: the cap kept ",
 		"(3 of 4 results cut, each within its limit)",
 		"the user middleware saw at most 16384 bytes",
-	} {
-		if !strings.Contains(got.stdout, s) {
-			t.Errorf("stdout does not contain %q:\n%s", s, got.stdout)
-		}
-	}
+	)
 }
 
 // markerLen is the length of the marker Truncate appends when it cuts n
@@ -133,16 +129,12 @@ func TestDemoFallsBackOnSmallTree(t *testing.T) {
 			if got.code != exitOK {
 				t.Fatalf("exit code = %d; stderr:\n%s", got.code, got.stderr)
 			}
-			for _, s := range []string{
+			checkContains(t, "stdout", got.stdout,
 				"lists only 2 files (15 bytes of paths), too few to exceed the Glob limit of 16384",
 				"running on a generated sample project instead",
 				"One model turn over a generated sample project (1203 files,",
 				"[truncated: ",
-			} {
-				if !strings.Contains(got.stdout, s) {
-					t.Errorf("stdout does not contain %q:\n%s", s, got.stdout)
-				}
-			}
+			)
 			rows := demoRows(t, got.stdout)
 			if len(rows) != 4 {
 				t.Fatalf("got %d rows, want 4:\n%s", len(rows), got.stdout)
@@ -181,15 +173,11 @@ Globb = 1024
 	if diff := cmp.Diff([]int{8192, 2048, 4096, 4096}, limits); diff != "" {
 		t.Errorf("limits of Glob, Grep, Read, Read mismatch (-want +got):\n%s", diff)
 	}
-	for _, s := range []string{
+	checkContains(t, "stderr", got.stderr,
 		`[WARN]  toolcap: unknown key "default_max_byte"`,
 		`(did you mean "default_max_bytes"?)`,
 		"[WARN]  toolcap: per_tool limit for a tool that is not registered; it applies to nothing: tool=Globb limit=1024 did_you_mean=Glob",
-	} {
-		if !strings.Contains(got.stderr, s) {
-			t.Errorf("stderr does not contain %q:\n%s", s, got.stderr)
-		}
-	}
+	)
 	if strings.Contains(got.stderr, "[INFO]") {
 		t.Errorf("info lines at the default level:\n%s", got.stderr)
 	}
@@ -201,14 +189,10 @@ func TestDemoVerbose(t *testing.T) {
 	if got.code != exitOK {
 		t.Fatalf("exit code = %d; stderr:\n%s", got.code, got.stderr)
 	}
-	for _, s := range []string{
+	checkContains(t, "stderr", got.stderr,
 		"[INFO]  toolcap: tool result truncated: tool=Glob call_id=call_1",
 		"[DEBUG] toolcap: tool call: tool=Read call_id=call_4",
-	} {
-		if !strings.Contains(got.stderr, s) {
-			t.Errorf("stderr does not contain %q:\n%s", s, got.stderr)
-		}
-	}
+	)
 }
 
 func TestDemoErrors(t *testing.T) {
@@ -234,9 +218,7 @@ func TestDemoErrors(t *testing.T) {
 			if got.code != exitUsage || got.stdout != "" {
 				t.Errorf("exit code = %d, stdout = %q; want %d and nothing", got.code, got.stdout, exitUsage)
 			}
-			if !strings.Contains(got.stderr, tt.wantStderr) {
-				t.Errorf("stderr does not contain %q:\n%s", tt.wantStderr, got.stderr)
-			}
+			checkContains(t, "stderr", got.stderr, tt.wantStderr)
 		})
 	}
 }

@@ -43,6 +43,17 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return p
 }
 
+// checkContains reports each of want that text, the output called name
+// ("stdout" or "stderr"), does not contain.
+func checkContains(t *testing.T, name, text string, want ...string) {
+	t.Helper()
+	for _, s := range want {
+		if !strings.Contains(text, s) {
+			t.Errorf("%s does not contain %q:\n%s", name, s, text)
+		}
+	}
+}
+
 func TestHelp(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -73,9 +84,7 @@ func TestHelp(t *testing.T) {
 			if !strings.HasPrefix(got.stdout, tt.wantStdout) || (tt.wantStdout == "" && got.stdout != "") {
 				t.Errorf("stdout does not start with %q:\n%s", tt.wantStdout, got.stdout)
 			}
-			if !strings.Contains(got.stderr, tt.wantStderr) {
-				t.Errorf("stderr does not contain %q:\n%s", tt.wantStderr, got.stderr)
-			}
+			checkContains(t, "stderr", got.stderr, tt.wantStderr)
 		})
 	}
 }

@@ -141,29 +141,12 @@ func start(t *testing.T, opts mcpproxy.Options, copts *mcp.ClientOptions) *harne
 // startWith runs a proxy in front of server s and a client in front of it.
 func startWith(t *testing.T, s *mcp.Server, opts mcpproxy.Options, copts *mcp.ClientOptions) *harness {
 	t.Helper()
-	ctx := context.Background()
-	h := &harness{logs: &syncBuffer{}, served: make(chan error, 1), server: s}
+	h := &harness{logs: &syncBuffer{}, server: s}
 	opts.Logger = hclog.New(&hclog.LoggerOptions{Output: h.logs, Level: hclog.Debug, DisableTime: true})
-
-	upA, upB := mcp.NewInMemoryTransports()
-	if _, err := h.server.Connect(ctx, upB, nil); err != nil {
-		t.Fatal(err)
-	}
-	p, err := mcpproxy.Connect(ctx, upA, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.proxy = p
-	downA, downB := mcp.NewInMemoryTransports()
-	go func() { h.served <- p.Serve(ctx, downA) }()
-	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts)
-	cs, err := c.Connect(ctx, downB, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.client = cs
+	h.proxy, _ = connect(t, s, opts)
+	h.client, h.served = serve(t, h.proxy, copts)
 	t.Cleanup(func() {
-		_ = cs.Close()
+		_ = h.client.Close()
 		select {
 		case <-h.served:
 		case <-time.After(10 * time.Second):
@@ -171,6 +154,57 @@ func startWith(t *testing.T, s *mcp.Server, opts mcpproxy.Options, copts *mcp.Cl
 		}
 	})
 	return h
+}
+
+// connect connects a proxy with opts to server s, and returns it with the
+// server's session.
+func connect(t *testing.T, s *mcp.Server, opts mcpproxy.Options) (*mcpproxy.Proxy, *mcp.ServerSession) {
+	t.Helper()
+	ctx := context.Background()
+	upA, upB := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, upB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := mcpproxy.Connect(ctx, upA, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, ss
+}
+
+// serve runs p.Serve for a client with copts, and returns the client's
+// session and the channel that receives what Serve returns.
+func serve(t *testing.T, p *mcpproxy.Proxy, copts *mcp.ClientOptions) (*mcp.ClientSession, chan error) {
+	t.Helper()
+	ctx := context.Background()
+	downA, downB := mcp.NewInMemoryTransports()
+	served := make(chan error, 1)
+	go func() { served <- p.Serve(ctx, downA) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts).Connect(ctx, downB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, served
+}
+
+// serveInput runs p.Serve for a client that sends in, then closes its end,
+// and returns what Serve returns. The test fails if Serve has not returned
+// within 10 seconds: "Serve did not return after " + after.
+func serveInput(t *testing.T, p *mcpproxy.Proxy, in, after string) error {
+	t.Helper()
+	var out syncBuffer
+	served := make(chan error, 1)
+	go func() {
+		served <- p.Serve(context.Background(), &mcp.IOTransport{Reader: io.NopCloser(strings.NewReader(in)), Writer: nopWriteCloser{&out}})
+	}()
+	select {
+	case err := <-served:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after " + after)
+	}
+	return nil
 }
 
 func (h *harness) call(t *testing.T, name string, args any) *mcp.CallToolResult {
@@ -532,23 +566,8 @@ type blockingReader struct{}
 func (blockingReader) Read([]byte) (int, error) { select {} }
 
 func TestServeServerExits(t *testing.T) {
-	ctx := context.Background()
-	upA, upB := mcp.NewInMemoryTransports()
-	ss, err := fakeServer(t).Connect(ctx, upB, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := mcpproxy.Connect(ctx, upA, mcpproxy.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	downA, downB := mcp.NewInMemoryTransports()
-	served := make(chan error, 1)
-	go func() { served <- p.Serve(ctx, downA) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, downB, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, ss := connect(t, fakeServer(t), mcpproxy.Options{})
+	cs, served := serve(t, p, nil)
 	defer cs.Close()
 	_ = ss.Close()
 	select {
@@ -562,54 +581,20 @@ func TestServeServerExits(t *testing.T) {
 }
 
 func TestServeMalformedMessage(t *testing.T) {
-	ctx := context.Background()
-	upA, upB := mcp.NewInMemoryTransports()
-	if _, err := fakeServer(t).Connect(ctx, upB, nil); err != nil {
-		t.Fatal(err)
-	}
-	p, err := mcpproxy.Connect(ctx, upA, mcpproxy.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := strings.NewReader("this is not json\n")
-	var out syncBuffer
-	served := make(chan error, 1)
-	go func() {
-		served <- p.Serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{&out}})
-	}()
-	select {
-	case err := <-served:
-		if err == nil || errors.Is(err, mcpproxy.ErrServerExited) {
-			t.Errorf("Serve = %v, want a client connection error", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after a malformed message")
+	p, _ := connect(t, fakeServer(t), mcpproxy.Options{})
+	err := serveInput(t, p, "this is not json\n", "a malformed message")
+	if err == nil || errors.Is(err, mcpproxy.ErrServerExited) {
+		t.Errorf("Serve = %v, want a client connection error", err)
 	}
 }
 
+// initializeLine is a client's initialize request, one line.
+const initializeLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}` + "\n"
+
 func TestServeClientEOF(t *testing.T) {
-	ctx := context.Background()
-	upA, upB := mcp.NewInMemoryTransports()
-	if _, err := fakeServer(t).Connect(ctx, upB, nil); err != nil {
-		t.Fatal(err)
-	}
-	p, err := mcpproxy.Connect(ctx, upA, mcpproxy.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out syncBuffer
-	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}` + "\n")
-	served := make(chan error, 1)
-	go func() {
-		served <- p.Serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{&out}})
-	}()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("Serve = %v, want nil after the client's EOF", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after the client's EOF")
+	p, _ := connect(t, fakeServer(t), mcpproxy.Options{})
+	if err := serveInput(t, p, initializeLine, "the client's EOF"); err != nil {
+		t.Errorf("Serve = %v, want nil after the client's EOF", err)
 	}
 }
 
@@ -618,31 +603,12 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 func TestServeClientEOFDuringCall(t *testing.T) {
-	ctx := context.Background()
-	upA, upB := mcp.NewInMemoryTransports()
-	if _, err := fakeServer(t).Connect(ctx, upB, nil); err != nil {
-		t.Fatal(err)
-	}
-	p, err := mcpproxy.Connect(ctx, upA, mcpproxy.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out syncBuffer
-	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}
-{"jsonrpc":"2.0","method":"notifications/initialized"}
+	p, _ := connect(t, fakeServer(t), mcpproxy.Options{})
+	in := initializeLine + `{"jsonrpc":"2.0","method":"notifications/initialized"}
 {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"hang":true}}}
-`)
-	served := make(chan error, 1)
-	go func() {
-		served <- p.Serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{&out}})
-	}()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("Serve = %v, want nil after the client's EOF", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after the client's EOF with a call in flight")
+`
+	if err := serveInput(t, p, in, "the client's EOF with a call in flight"); err != nil {
+		t.Errorf("Serve = %v, want nil after the client's EOF", err)
 	}
 }
 
@@ -856,16 +822,9 @@ func TestProxyResyncFailureKeepsTools(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 
-	ctx := context.Background()
-	downA, downB := mcp.NewInMemoryTransports()
-	served := make(chan error, 1)
-	go func() { served <- p.Serve(ctx, downA) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, downB, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, served := serve(t, p, nil)
 	var listed []string
-	for tool, err := range cs.Tools(ctx, nil) {
+	for tool, err := range cs.Tools(context.Background(), nil) {
 		if err != nil {
 			t.Fatal(err)
 		}

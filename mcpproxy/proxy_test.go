@@ -380,6 +380,13 @@ func TestProxyBlocks(t *testing.T) {
 // share one budget, notes included; the reviewer's reproducers.
 func TestProxyContentBudget(t *testing.T) {
 	huge := strings.Repeat("E", 1<<20)
+	textAndImages := func() []mcp.Content {
+		cs := []mcp.Content{&mcp.TextContent{Text: strings.Repeat("t", 100000)}}
+		for range 20 {
+			cs = append(cs, &mcp.ImageContent{MIMEType: "image/png", Data: bytes.Repeat([]byte{1}, 100000)})
+		}
+		return cs
+	}
 	tests := []struct {
 		name    string
 		content func() []mcp.Content
@@ -394,20 +401,8 @@ func TestProxyContentBudget(t *testing.T) {
 			}
 			return append(cs, &mcp.ResourceLink{URI: "file:///y", Name: "y", Description: huge})
 		}, manifest.DefaultMaxBytes, map[string]int{"image": 1, "resource": 1, "note": 1}},
-		{"text and 20 images", func() []mcp.Content {
-			cs := []mcp.Content{&mcp.TextContent{Text: strings.Repeat("t", 100000)}}
-			for range 20 {
-				cs = append(cs, &mcp.ImageContent{MIMEType: "image/png", Data: bytes.Repeat([]byte{1}, 100000)})
-			}
-			return cs
-		}, manifest.DefaultMaxBytes, map[string]int{"text": 1, "note": 1}},
-		{"text and images at the smallest limit", func() []mcp.Content {
-			cs := []mcp.Content{&mcp.TextContent{Text: strings.Repeat("t", 100000)}}
-			for range 20 {
-				cs = append(cs, &mcp.ImageContent{MIMEType: "image/png", Data: bytes.Repeat([]byte{1}, 100000)})
-			}
-			return cs
-		}, manifest.MinMaxBytes, map[string]int{"text": 1, "note": 1}},
+		{"text and 20 images", textAndImages, manifest.DefaultMaxBytes, map[string]int{"text": 1, "note": 1}},
+		{"text and images at the smallest limit", textAndImages, manifest.MinMaxBytes, map[string]int{"text": 1, "note": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -676,6 +671,23 @@ func toolList(names ...string) map[string]any {
 	return map[string]any{"tools": tools}
 }
 
+// changingTools is a rawServer whose first tools/list holds the tools
+// named first, and every later one those named second; it announces the
+// change with a tools/list_changed sent during initialize.
+func changingTools(t *testing.T, first, second []string) mcp.Transport {
+	t.Helper()
+	return rawServer(t, map[string][]string{"initialize": {"notifications/tools/list_changed"}},
+		func(method string, n int) (any, *jsonrpc.Error) {
+			if method == "tools/list" {
+				if n == 1 {
+					return toolList(first...), nil
+				}
+				return toolList(second...), nil
+			}
+			return nil, nil
+		})
+}
+
 // waitTools waits until the proxy mirrors want, and returns what it mirrors.
 func waitTools(p *mcpproxy.Proxy, want []string) []string {
 	deadline := time.Now().Add(5 * time.Second)
@@ -756,16 +768,7 @@ func TestProxySkipsUnnamedTools(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := rawServer(t, map[string][]string{"initialize": {"notifications/tools/list_changed"}},
-				func(method string, n int) (any, *jsonrpc.Error) {
-					if method == "tools/list" {
-						if n == 1 {
-							return toolList(tt.first...), nil
-						}
-						return toolList(tt.second...), nil
-					}
-					return nil, nil
-				})
+			up := changingTools(t, tt.first, tt.second)
 			logs := &syncBuffer{}
 			p, err := mcpproxy.Connect(context.Background(), up, mcpproxy.Options{
 				Logger: hclog.New(&hclog.LoggerOptions{Output: logs, DisableTime: true}),
@@ -789,16 +792,7 @@ func TestProxySkipsUnnamedTools(t *testing.T) {
 // (what the client lists) as in its worker: no new tool is registered
 // without a worker that knows it.
 func TestProxyResyncFailureKeepsTools(t *testing.T) {
-	up := rawServer(t, map[string][]string{"initialize": {"notifications/tools/list_changed"}},
-		func(method string, n int) (any, *jsonrpc.Error) {
-			if method == "tools/list" {
-				if n == 1 {
-					return toolList("t"), nil
-				}
-				return toolList("t", "u"), nil
-			}
-			return nil, nil
-		})
+	up := changingTools(t, []string{"t"}, []string{"t", "u"})
 	var builds atomic.Int32
 	broken := func(next chain.Handler) chain.Handler {
 		if builds.Add(1) > 1 {

@@ -505,10 +505,11 @@ func cutBlock(c mcp.Content, room int) (mcp.Content, bool) {
 // other parts alone (keys and scalars, measured as serialized) exceed limit,
 // a huge array of numbers for example. The caller then drops it.
 func CapStructured(v any, limit int) (capped any, cut bool, ok bool) {
-	if skeleton(v) > limit {
+	strs, rest := measure(v)
+	if rest > limit {
 		return nil, false, false
 	}
-	if stringBytes(v) <= limit {
+	if strs <= limit {
 		return v, false, true
 	}
 	budget := limit
@@ -538,49 +539,29 @@ func capValue(v any, budget *int) any {
 	return v
 }
 
-// stringBytes is the sum of the lengths of v's string values.
-func stringBytes(v any) int {
+// measure returns the sum of the lengths of v's string values, and the
+// size of what CapStructured cannot cut: the keys and the scalars other
+// than strings, as serialized.
+func measure(v any) (strs, rest int) {
 	switch x := v.(type) {
 	case string:
-		return len(x)
+		return len(x), 0
 	case map[string]any:
-		n := 0
-		for _, e := range x {
-			n += stringBytes(e)
-		}
-		return n
-	case []any:
-		n := 0
-		for _, e := range x {
-			n += stringBytes(e)
-		}
-		return n
-	}
-	return 0
-}
-
-// skeleton measures what CapStructured cannot cut: the keys and the scalars
-// other than strings, as serialized.
-func skeleton(v any) int {
-	switch x := v.(type) {
-	case string:
-		return 0
-	case map[string]any:
-		n := 0
 		for k, e := range x {
-			n += len(k) + skeleton(e)
+			s, r := measure(e)
+			strs, rest = strs+s, rest+len(k)+r
 		}
-		return n
+		return strs, rest
 	case []any:
-		n := 0
 		for _, e := range x {
-			n += skeleton(e)
+			s, r := measure(e)
+			strs, rest = strs+s, rest+r
 		}
-		return n
+		return strs, rest
 	case nil:
-		return len("null")
+		return 0, len("null")
 	}
-	return len(fmt.Sprint(v))
+	return 0, len(fmt.Sprint(v))
 }
 
 func sortedKeys(m map[string]any) []string {

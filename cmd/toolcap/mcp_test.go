@@ -315,15 +315,23 @@ func TestMCPEndToEnd(t *testing.T) {
 	}
 	direct := connectCmd(t, "node", fsServer, goroot)
 	proxied := connectCmd(t, bin, "mcp", "--", "node", fsServer, goroot)
+	// callBoth calls tool name with args straight and through the proxy,
+	// logs the sizes of the two results under label, and returns them.
+	callBoth := func(t *testing.T, label, name string, args map[string]any) (before, after *mcp.CallToolResult) {
+		t.Helper()
+		before = callTool(t, direct, name, args)
+		after = callTool(t, proxied, name, args)
+		_, nb := textBytes(before)
+		_, na := textBytes(after)
+		t.Logf("%s: text %d -> %d bytes, result on the wire %d -> %d bytes", label, nb, na, wireBytes(t, before), wireBytes(t, after))
+		return before, after
+	}
 
 	t.Run("search_files is capped", func(t *testing.T) {
 		args := map[string]any{"path": goroot, "pattern": "**/*.go"}
-		before := callTool(t, direct, "search_files", args)
-		after := callTool(t, proxied, "search_files", args)
+		before, after := callBoth(t, "search_files **/*.go on GOROOT", "search_files", args)
 		_, nb := textBytes(before)
 		text, na := textBytes(after)
-		t.Logf("search_files **/*.go on GOROOT: text %d -> %d bytes, result on the wire %d -> %d bytes",
-			nb, na, wireBytes(t, before), wireBytes(t, after))
 		if after.IsError {
 			t.Fatalf("capped result is an error: %.200s", text)
 		}
@@ -359,12 +367,8 @@ func TestMCPEndToEnd(t *testing.T) {
 
 	t.Run("directory_tree sizes", func(t *testing.T) {
 		args := map[string]any{"path": goroot}
-		before := callTool(t, direct, "directory_tree", args)
-		after := callTool(t, proxied, "directory_tree", args)
-		_, nb := textBytes(before)
+		_, after := callBoth(t, "directory_tree on GOROOT", "directory_tree", args)
 		text, na := textBytes(after)
-		t.Logf("directory_tree on GOROOT: text %d -> %d bytes, result on the wire %d -> %d bytes",
-			nb, na, wireBytes(t, before), wireBytes(t, after))
 		if na > 16384 || !mcpMarker.MatchString(text) || after.IsError {
 			t.Errorf("directory_tree: %d bytes, isError %v", na, after.IsError)
 		}

@@ -33,6 +33,32 @@ func call(t *testing.T, tool worker.Tool, args string) (worker.ToolOutput, error
 	return tool.Run(context.Background(), json.RawMessage(args))
 }
 
+// outputCase is a call of a tool and the output it must give.
+type outputCase struct {
+	args        string
+	want        string // the content
+	wantSummary string
+}
+
+// checkOutputs runs each case through tool.
+func checkOutputs(t *testing.T, tool worker.Tool, tests []outputCase) {
+	t.Helper()
+	name := tool.Name()
+	for _, tt := range tests {
+		out, err := call(t, tool, tt.args)
+		if err != nil {
+			t.Errorf("%s %s: %v", name, tt.args, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, *out.Content); diff != "" {
+			t.Errorf("%s %s content mismatch (-want +got):\n%s", name, tt.args, diff)
+		}
+		if out.Summary != tt.wantSummary {
+			t.Errorf("%s %s summary = %q, want %q", name, tt.args, out.Summary, tt.wantSummary)
+		}
+	}
+}
+
 func TestMatch(t *testing.T) {
 	tests := []struct {
 		pattern, name string
@@ -62,31 +88,14 @@ func TestMatch(t *testing.T) {
 }
 
 func TestGlob(t *testing.T) {
-	tests := []struct {
-		args        string
-		want        string
-		wantSummary string
-	}{
+	tests := []outputCase{
 		{`{"pattern":"*"}`, "README.md\nbin/tool\ncmd/x/main.go\ncmd/x/main_test.go\ndocs/notes.txt\ngo.mod\ninternal/a/a.go\ninternal/a/b/c.go\n", `8 files match "*"`},
 		{`{"pattern":"**/*_test.go"}`, "cmd/x/main_test.go\n", `1 file match "**/*_test.go"`},
 		{`{"pattern":"*.go","path":"internal"}`, "internal/a/a.go\ninternal/a/b/c.go\n", `2 files match "*.go"`},
 		{`{"pattern":"a/*.go","path":"./internal/"}`, "internal/a/a.go\n", `1 file match "a/*.go"`},
 		{`{"pattern":"*.rs"}`, "", `0 files match "*.rs"`},
 	}
-	glob := tools.Glob(testFS())
-	for _, tt := range tests {
-		out, err := call(t, glob, tt.args)
-		if err != nil {
-			t.Errorf("Glob %s: %v", tt.args, err)
-			continue
-		}
-		if diff := cmp.Diff(tt.want, *out.Content); diff != "" {
-			t.Errorf("Glob %s content mismatch (-want +got):\n%s", tt.args, diff)
-		}
-		if out.Summary != tt.wantSummary {
-			t.Errorf("Glob %s summary = %q, want %q", tt.args, out.Summary, tt.wantSummary)
-		}
-	}
+	checkOutputs(t, tools.Glob(testFS()), tests)
 }
 
 func TestRead(t *testing.T) {
@@ -106,11 +115,7 @@ func TestRead(t *testing.T) {
 }
 
 func TestGrep(t *testing.T) {
-	tests := []struct {
-		args        string
-		want        string
-		wantSummary string
-	}{
+	tests := []outputCase{
 		{`{"pattern":"TODO"}`,
 			"README.md:2:TODO: write\ncmd/x/main.go:3:// TODO: flags\ndocs/notes.txt:1:no newline at the end: TODO\ninternal/a/a.go:3:// TODO: upper\n",
 			`4 matches of "TODO" in 4 files`},
@@ -120,20 +125,7 @@ func TestGrep(t *testing.T) {
 		{`{"pattern":"^package","glob":"*_test.go"}`, "cmd/x/main_test.go:1:package main\n", `1 match of "^package" in 1 file`},
 		{`{"pattern":"nothing matches this"}`, "", `0 matches of "nothing matches this" in 0 files`},
 	}
-	grep := tools.Grep(testFS())
-	for _, tt := range tests {
-		out, err := call(t, grep, tt.args)
-		if err != nil {
-			t.Errorf("Grep %s: %v", tt.args, err)
-			continue
-		}
-		if diff := cmp.Diff(tt.want, *out.Content); diff != "" {
-			t.Errorf("Grep %s content mismatch (-want +got):\n%s", tt.args, diff)
-		}
-		if out.Summary != tt.wantSummary {
-			t.Errorf("Grep %s summary = %q, want %q", tt.args, out.Summary, tt.wantSummary)
-		}
-	}
+	checkOutputs(t, tools.Grep(testFS()), tests)
 }
 
 func TestErrors(t *testing.T) {

@@ -152,16 +152,8 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 // (-h or an error), the exit code with ok == false.
 func parse(fs *flag.FlagSet, help string, args []string, stdout, stderr io.Writer) (operands []string, code int, ok bool) {
 	for {
-		err := fs.Parse(args)
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, help)
-			printDefaults(fs, stdout)
-			return nil, exitOK, false
-		}
-		if err != nil {
-			// The flag package has printed the error.
-			fmt.Fprintf(stderr, "run '%s -h' for usage\n", fs.Name())
-			return nil, exitUsage, false
+		if err := fs.Parse(args); err != nil {
+			return nil, parseFailed(fs, help, err, stdout, stderr), false
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -173,6 +165,19 @@ func parse(fs *flag.FlagSet, help string, args []string, stdout, stderr io.Write
 		operands = append(operands, rest[0])
 		args = rest[1:]
 	}
+}
+
+// parseFailed ends a command whose flags did not parse, with err from
+// fs.Parse: on -h it prints help and returns exitOK, otherwise a hint and
+// exitUsage (the flag package has printed the error).
+func parseFailed(fs *flag.FlagSet, help string, err error, stdout, stderr io.Writer) int {
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, help)
+		printDefaults(fs, stdout)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "run '%s -h' for usage\n", fs.Name())
+	return exitUsage
 }
 
 func printDefaults(fs *flag.FlagSet, w io.Writer) {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os/exec"
@@ -40,9 +39,7 @@ const mcpTerminate = 2 * time.Second
 
 // runMCP is "toolcap mcp": a capping proxy in front of an MCP server.
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
-	fs := flag.NewFlagSet("toolcap mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {}
+	fs := newFlags("mcp", stderr)
 	var layers layerFlags
 	layers.register(fs)
 	var v verbosity
@@ -52,13 +49,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	// Flags stop at the first operand: what follows is the server's command
 	// line, flags included.
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, mcpHelp)
-			printDefaults(fs, stdout)
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "run 'toolcap mcp -h' for usage\n")
-		return exitUsage
+		return parseFailed(fs, mcpHelp, err, stdout, stderr)
 	}
 	command := fs.Args()
 	if len(command) == 0 {

@@ -249,7 +249,8 @@ func matchSegments(pat, name []string) bool {
 }
 
 // walkFiles calls fn for each regular file under dir, in lexical order,
-// skipping directories it cannot read. It stops when ctx ends.
+// skipping directories it cannot read and version-control metadata (.git,
+// .hg, .svn), which no agent tool lists. It stops when ctx ends.
 func walkFiles(ctx context.Context, fsys fs.FS, dir string, fn func(p string, d fs.DirEntry) error) error {
 	return fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -261,12 +262,18 @@ func walkFiles(ctx context.Context, fsys fs.FS, dir string, fn func(p string, d 
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
+		if d.IsDir() && p != dir && vcsDirs[d.Name()] {
+			return fs.SkipDir
+		}
 		if !d.Type().IsRegular() {
 			return nil
 		}
 		return fn(p, d)
 	})
 }
+
+// vcsDirs are the directories walkFiles does not enter.
+var vcsDirs = map[string]bool{".git": true, ".hg": true, ".svn": true}
 
 // rel returns p relative to dir, both as walkFiles gives them.
 func rel(dir, p string) string {

@@ -25,6 +25,10 @@ func testFS() fstest.MapFS {
 		"internal/a/b/c.go":  f("package b\n"),
 		"bin/tool":           f("ELF\x00\x01TODO binary\n"),
 		"docs/notes.txt":     f("no newline at the end: TODO"),
+		// Version-control metadata is never listed or searched.
+		".git/HEAD":          f("ref: refs/heads/main TODO\n"),
+		"internal/.hg/store": f("TODO\n"),
+		"docs/.svn/entries":  f("TODO\n"),
 	}
 }
 

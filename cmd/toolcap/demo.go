@@ -139,19 +139,8 @@ func survey(ctx context.Context, fsys fs.FS, readLimit int) (tree, error) {
 		size int64
 	}
 	var all []file
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == "." {
-				return err
-			}
-			return nil // an unreadable directory: the tools skip it too
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
+	// The same walk as the tools', so the survey sees the files they list.
+	err := tools.WalkFiles(ctx, fsys, ".", func(p string, d fs.DirEntry) error {
 		info, err := d.Info()
 		if err != nil {
 			return nil

@@ -58,7 +58,7 @@ func Glob(fsys fs.FS) worker.Tool {
 		}
 		var b strings.Builder
 		n := 0
-		err = walkFiles(ctx, fsys, dir, func(p string, _ fs.DirEntry) error {
+		err = WalkFiles(ctx, fsys, dir, func(p string, _ fs.DirEntry) error {
 			if Match(a.Pattern, rel(dir, p)) {
 				b.WriteString(p)
 				b.WriteByte('\n')
@@ -145,7 +145,7 @@ func Grep(fsys fs.FS) worker.Tool {
 		}
 		var b strings.Builder
 		matches, files := 0, 0
-		err = walkFiles(ctx, fsys, dir, func(p string, _ fs.DirEntry) error {
+		err = WalkFiles(ctx, fsys, dir, func(p string, _ fs.DirEntry) error {
 			if a.Glob != "" && !Match(a.Glob, rel(dir, p)) {
 				return nil
 			}
@@ -248,10 +248,10 @@ func matchSegments(pat, name []string) bool {
 	return len(name) == 0
 }
 
-// walkFiles calls fn for each regular file under dir, in lexical order,
+// WalkFiles calls fn for each regular file under dir, in lexical order,
 // skipping directories it cannot read and version-control metadata (.git,
 // .hg, .svn), which no agent tool lists. It stops when ctx ends.
-func walkFiles(ctx context.Context, fsys fs.FS, dir string, fn func(p string, d fs.DirEntry) error) error {
+func WalkFiles(ctx context.Context, fsys fs.FS, dir string, fn func(p string, d fs.DirEntry) error) error {
 	return fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == dir {
@@ -272,10 +272,10 @@ func walkFiles(ctx context.Context, fsys fs.FS, dir string, fn func(p string, d 
 	})
 }
 
-// vcsDirs are the directories walkFiles does not enter.
+// vcsDirs are the directories WalkFiles does not enter.
 var vcsDirs = map[string]bool{".git": true, ".hg": true, ".svn": true}
 
-// rel returns p relative to dir, both as walkFiles gives them.
+// rel returns p relative to dir, both as WalkFiles gives them.
 func rel(dir, p string) string {
 	if dir == "." {
 		return p

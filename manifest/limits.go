@@ -2,7 +2,8 @@ package manifest
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -78,7 +79,7 @@ func (m *WorkerManifest) Validate() error {
 			return &Error{Source: src, Key: keyDefault, Value: strconv.Itoa(l.DefaultMaxBytes), Err: err}
 		}
 	}
-	for _, tool := range sortedKeys(l.PerTool) {
+	for _, tool := range slices.Sorted(maps.Keys(l.PerTool)) {
 		n := l.PerTool[tool]
 		if err := checkToolName(tool); err != nil {
 			return &Error{Source: src, Key: perToolKey(tool), Value: strconv.Itoa(n), Err: err}
@@ -166,13 +167,4 @@ func TOMLKey(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

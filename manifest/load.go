@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/hashicorp/go-hclog"
@@ -254,7 +256,7 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 	// Other [worker] keys belong to the rest of the manifest, but one that
 	// is a near miss of tool_output is a typo that would silently leave the
 	// limits at their defaults.
-	for _, key := range sortedKeys(wm) {
+	for _, key := range slices.Sorted(maps.Keys(wm)) {
 		if suggest.Closest(key, []string{"tool_output"}) != "" {
 			warn("worker."+TOMLKey(key), fmt.Sprintf(
 				"unknown table [worker.%s] in %s; ignored (did you mean [worker.tool_output]?)", TOMLKey(key), source))
@@ -271,7 +273,7 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 
 	out := map[string]any{}
 	base := "worker" + delim + "tool_output" + delim
-	for _, key := range sortedKeys(tm) {
+	for _, key := range slices.Sorted(maps.Keys(tm)) {
 		v := tm[key]
 		switch key {
 		case "default_max_bytes":
@@ -289,7 +291,7 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 				return nil, &Error{Source: source, Key: keyPerTool, Value: show(v), Err: errors.New("must be a table of tool names to limits")}
 			}
 			per := map[string]any{}
-			for _, tool := range sortedKeys(pm) {
+			for _, tool := range slices.Sorted(maps.Keys(pm)) {
 				tv := pm[tool]
 				flat := base + key + delim + tool
 				src := srcOf(flat)

@@ -3,7 +3,8 @@ package mcpproxy
 import (
 	"encoding/base64"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -525,7 +526,7 @@ func capValue(v any, budget *int) any {
 		return s
 	case map[string]any:
 		m := make(map[string]any, len(x))
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			m[k] = capValue(x[k], budget)
 		}
 		return m
@@ -562,15 +563,6 @@ func measure(v any) (strs, rest int) {
 		return 0, len("null")
 	}
 	return 0, len(fmt.Sprint(v))
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // Shaped is the outcome of [Shape]: the result for the client and what was

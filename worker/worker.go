@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -81,7 +82,7 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 		w.tools[name] = t
 		w.names = append(w.names, name)
 	}
-	sort.Strings(w.names)
+	slices.Sort(w.names)
 	w.warnUnknownLimits()
 
 	limit := w.limits.For
@@ -110,7 +111,7 @@ func (w *Worker) warnUnknownLimits() {
 	if w.limits == nil {
 		return
 	}
-	for _, name := range sortedNames(w.limits.PerTool) {
+	for _, name := range slices.Sorted(maps.Keys(w.limits.PerTool)) {
 		if _, ok := w.tools[name]; ok {
 			continue
 		}
@@ -294,13 +295,4 @@ func (w *Worker) cancelled(ctx context.Context, call chain.Call) ToolResult {
 		Content: &text,
 		IsError: true,
 	}
-}
-
-func sortedNames(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -161,7 +161,7 @@ func TestChainImplsAgree(t *testing.T) {
 	for _, n := range chainSizes {
 		for _, impl := range chainImpls {
 			got := impl.build(n)(ctx, call)
-			if got.Summary != want.Summary || got.Content != want.Content || got.IsError != want.IsError {
+			if got.Summary != want.Summary || got.Content != want.Content || got.IsError() != want.IsError() {
 				t.Errorf("%s n=%d: got %+v, want %+v", impl.name, n, got, want)
 			}
 		}

@@ -15,45 +15,11 @@ type Call struct {
 	Args json.RawMessage
 }
 
-// Result is what a tool call produced on its way to the history.
-//
-// Content is the text the model will read; nil means the result has no
-// content, and such a result is neither measured nor cut. Summary is a short
-// line for people and is never cut.
-type Result struct {
-	// Summary is one or two short lines for people; never cut.
-	Summary string
-	// Content is what the model reads; nil means no content.
-	Content *string
-	// IsError marks a failed call. A cut never sets it.
-	IsError bool
-
-	// Truncation describes the cut the byte cap made to the tool's own
-	// content, or is nil when the content fitted its limit. Middleware can
-	// read it to learn how much the model does not see.
-	Truncation *Truncation
-
-	// Ceiling describes a second cut, made after every user middleware ran,
-	// because one of them grew the content past the limit again. It is nil
-	// in a well-behaved chain.
-	Ceiling *Truncation
-}
-
-// Truncation gives the figures of one cut. All sizes are in the cap's unit
-// (bytes today).
-type Truncation struct {
-	// Limit is the limit the content was cut to, marker included.
-	Limit int
-	// OriginalBytes is the size of the content before the cut.
-	OriginalBytes int
-	// KeptBytes is how much of that content was kept, marker excluded.
-	KeptBytes int
-	// DroppedBytes is OriginalBytes - KeptBytes: the number the marker reports.
-	DroppedBytes int
-}
-
 // Handler answers one call with one result. A Handler must be safe for
 // concurrent use when the worker runs calls concurrently.
+//
+// Call is passed and Result returned by value: the handler cannot change the
+// caller's call, and a chain of handlers passes both in registers.
 type Handler func(ctx context.Context, call Call) Result
 
 // Middleware wraps a Handler. It may act before calling next, after it, both,

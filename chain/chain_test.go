@@ -89,7 +89,7 @@ func TestChainNextTwice(t *testing.T) {
 	retry := func(next chain.Handler) chain.Handler {
 		return func(ctx context.Context, call chain.Call) chain.Result {
 			res := next(ctx, call)
-			if res.IsError {
+			if res.IsError() {
 				res = next(ctx, call)
 			}
 			return res
@@ -98,10 +98,13 @@ func TestChainNextTwice(t *testing.T) {
 	attempts := 0
 	h := chain.Chain(retry, tracer("inner", &log))(func(context.Context, chain.Call) chain.Result {
 		attempts++
-		return chain.Result{IsError: attempts == 1}
+		if attempts == 1 {
+			return chain.Result{}.AsError()
+		}
+		return chain.Result{}
 	})
 	res := h(context.Background(), chain.Call{})
-	if res.IsError {
+	if res.IsError() {
 		t.Error("retry did not reach the handler a second time")
 	}
 	want := []string{"inner>", "<inner", "inner>", "<inner"}

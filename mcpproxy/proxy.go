@@ -528,7 +528,7 @@ func (p *Proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		// the chain's error result is all there is.
 		orig = &mcp.CallToolResult{}
 	}
-	sh := Shape(orig, r.Content, r.IsError, limit, st.schemas[call.Tool])
+	sh := Shape(orig, r.Content, r.IsError(), limit, st.schemas[call.Tool])
 	if sh.BlocksDropped > 0 || sh.BlocksCut > 0 || sh.StructuredCut || sh.StructuredDropped {
 		p.logger.Info("tool result blocks capped",
 			"tool", call.Tool, "call_id", call.ID, "limit", limit,

@@ -23,7 +23,7 @@ type Option func(*options)
 
 type options struct {
 	logger hclog.Logger
-	cut    Cutter
+	cutter Cutter
 }
 
 // WithLogger sets the logger cuts are reported to. Without it the middleware
@@ -40,13 +40,13 @@ func WithLogger(l hclog.Logger) Option {
 func WithCutter(c Cutter) Option {
 	return func(o *options) {
 		if c != nil {
-			o.cut = c
+			o.cutter = c
 		}
 	}
 }
 
 func newOptions(opts []Option) options {
-	o := options{logger: hclog.NewNullLogger(), cut: Truncate}
+	o := options{logger: hclog.NewNullLogger(), cutter: Truncate}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
@@ -56,24 +56,31 @@ func newOptions(opts []Option) options {
 }
 
 // Cap returns the byte cap: a middleware that cuts the content of every
-// result next returns to limits(call.Tool), records the figures in
-// [chain.Result.Truncation], and logs the cut once at info level with tool,
+// result next returns to limits(call.Tool), records the figures (see
+// [chain.Result.Truncation]), and logs the cut once at info level with tool,
 // call_id, original_bytes, kept_bytes, dropped_bytes and limit.
 //
-// A result with nil Content is passed through untouched, and IsError and
-// Summary are never changed: a cut is not an error.
+// A result with nil Content is passed through untouched, and the error flag
+// and Summary are never changed: a cut is not an error. A result that fits
+// costs one comparison and no allocation; a cut allocates the cut text and
+// one record of its figures.
 func Cap(limits Limits, opts ...Option) chain.Middleware {
 	o := newOptions(opts)
 	return func(next chain.Handler) chain.Handler {
 		return func(ctx context.Context, call chain.Call) chain.Result {
 			res := next(ctx, call)
-			if t := o.apply(&res, limits(call.Tool)); t != nil {
-				res.Truncation = t
-				if o.logs(o.logger.IsInfo()) {
-					o.logger.Info("tool result truncated", logFields(call, t)...)
-				}
+			if res.Content == nil {
+				return res
 			}
-			return res
+			limit := limits(call.Tool)
+			capped, t, ok := o.cut(*res.Content, limit)
+			if !ok {
+				return res
+			}
+			if o.logs(o.logger.IsInfo()) {
+				o.logger.Info("tool result truncated", logFields(call, t)...)
+			}
+			return res.WithTruncation(capped, t)
 		}
 	}
 }
@@ -81,21 +88,25 @@ func Cap(limits Limits, opts ...Option) chain.Middleware {
 // Ceiling returns a middleware that applies the same cut as [Cap] to the
 // result next returns. Placed after user middleware, it keeps the limit
 // whatever they did: when it has to cut, one of them grew the content past
-// the limit, so it records [chain.Result.Ceiling] and logs a warning naming
-// the tool.
+// the limit, so it records the figures (see [chain.Result.Ceiling]) and logs
+// a warning naming the tool.
 func Ceiling(limits Limits, opts ...Option) chain.Middleware {
 	o := newOptions(opts)
 	return func(next chain.Handler) chain.Handler {
 		return func(ctx context.Context, call chain.Call) chain.Result {
 			res := next(ctx, call)
-			if t := o.apply(&res, limits(call.Tool)); t != nil {
-				res.Ceiling = t
-				if o.logs(o.logger.IsWarn()) {
-					o.logger.Warn("a middleware grew a tool result past its limit; cut again",
-						logFields(call, t)...)
-				}
+			if res.Content == nil {
+				return res
 			}
-			return res
+			capped, t, ok := o.cut(*res.Content, limits(call.Tool))
+			if !ok {
+				return res
+			}
+			if o.logs(o.logger.IsWarn()) {
+				o.logger.Warn("a middleware grew a tool result past its limit; cut again",
+					logFields(call, t)...)
+			}
+			return res.WithCeiling(capped, t)
 		}
 	}
 }
@@ -112,38 +123,22 @@ func (o *options) logs(enabled bool) bool {
 	return sinks
 }
 
-// cutResult holds a cut's content and its figures in one allocation: a cut
-// result needs both on the heap, and nothing else when nothing was cut.
-type cutResult struct {
-	content string
-	figures chain.Truncation
-}
-
-// apply cuts res.Content in place and returns the figures, or nil when
-// nothing was cut. It allocates only when it cuts.
-func (o *options) apply(res *chain.Result, limit int) *chain.Truncation {
-	if res.Content == nil {
-		return nil
-	}
-	capped, dropped := o.cut(*res.Content, limit)
+// cut cuts content to limit and returns the cut text and its figures, or
+// ok == false when it fits.
+func (o *options) cut(content string, limit int) (capped string, t chain.Truncation, ok bool) {
+	capped, dropped := o.cutter(content, limit)
 	if dropped == 0 {
-		return nil
+		return content, chain.Truncation{}, false
 	}
-	original := len(*res.Content)
-	c := &cutResult{
-		content: capped,
-		figures: chain.Truncation{
-			Limit:         limit,
-			OriginalBytes: original,
-			KeptBytes:     original - dropped,
-			DroppedBytes:  dropped,
-		},
-	}
-	res.Content = &c.content
-	return &c.figures
+	return capped, chain.Truncation{
+		Limit:         limit,
+		OriginalBytes: len(content),
+		KeptBytes:     len(content) - dropped,
+		DroppedBytes:  dropped,
+	}, true
 }
 
-func logFields(call chain.Call, t *chain.Truncation) []any {
+func logFields(call chain.Call, t chain.Truncation) []any {
 	return []any{
 		"tool", call.Tool,
 		"call_id", call.ID,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/logtest"
+	"github.com/toolcap/toolcap/internal/resulttest"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -35,25 +36,25 @@ func TestCap(t *testing.T) {
 		name string
 		tool string
 		in   chain.Result
-		want chain.Result
+		want resulttest.View
 	}{
 		{
 			name: "nil content is not measured",
 			tool: "Glob",
 			in:   chain.Result{Summary: "nothing"},
-			want: chain.Result{Summary: "nothing"},
+			want: resulttest.View{Summary: "nothing"},
 		},
 		{
 			name: "under the limit passes unchanged",
 			tool: "Glob",
 			in:   chain.Result{Summary: "s", Content: ptr("short")},
-			want: chain.Result{Summary: "s", Content: ptr("short")},
+			want: resulttest.View{Summary: "s", Content: ptr("short")},
 		},
 		{
 			name: "over the limit is cut, summary kept, not an error",
 			tool: "Glob",
 			in:   chain.Result{Summary: strings.Repeat("long summary ", 20), Content: ptr(long)},
-			want: chain.Result{
+			want: resulttest.View{
 				Summary:    strings.Repeat("long summary ", 20),
 				Content:    ptr(cut100),
 				Truncation: &chain.Truncation{Limit: 100, OriginalBytes: 300, KeptBytes: 50, DroppedBytes: 250},
@@ -62,8 +63,8 @@ func TestCap(t *testing.T) {
 		{
 			name: "error text is capped and stays an error",
 			tool: "Glob",
-			in:   chain.Result{Content: ptr(long), IsError: true},
-			want: chain.Result{
+			in:   chain.Result{Content: ptr(long)}.AsError(),
+			want: resulttest.View{
 				Content:    ptr(cut100),
 				IsError:    true,
 				Truncation: &chain.Truncation{Limit: 100, OriginalBytes: 300, KeptBytes: 50, DroppedBytes: 250},
@@ -73,7 +74,7 @@ func TestCap(t *testing.T) {
 			name: "per-tool limit",
 			tool: "Read",
 			in:   chain.Result{Content: ptr(long)},
-			want: chain.Result{
+			want: resulttest.View{
 				Content:    ptr(cut200),
 				Truncation: &chain.Truncation{Limit: 200, OriginalBytes: 300, KeptBytes: 150, DroppedBytes: 150},
 			},
@@ -84,7 +85,7 @@ func TestCap(t *testing.T) {
 			var buf bytes.Buffer
 			h := middleware.Cap(limits, middleware.WithLogger(logtest.New(&buf, hclog.Info)))(returning(tt.in))
 			got := h(context.Background(), chain.Call{ID: "c1", Tool: tt.tool})
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, resulttest.Of(got)); diff != "" {
 				t.Errorf("Cap() result mismatch (-want +got):\n%s", diff)
 			}
 			lines := logtest.Lines(t, &buf)
@@ -133,10 +134,11 @@ func TestCeiling(t *testing.T) {
 	}
 	wantCap := &chain.Truncation{Limit: 100, OriginalBytes: 300, KeptBytes: 50, DroppedBytes: 250}
 	wantCeiling := &chain.Truncation{Limit: 100, OriginalBytes: 600, KeptBytes: 50, DroppedBytes: 550}
-	if diff := cmp.Diff(wantCap, got.Truncation); diff != "" {
+	v := resulttest.Of(got)
+	if diff := cmp.Diff(wantCap, v.Truncation); diff != "" {
 		t.Errorf("Truncation mismatch (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(wantCeiling, got.Ceiling); diff != "" {
+	if diff := cmp.Diff(wantCeiling, v.Ceiling); diff != "" {
 		t.Errorf("Ceiling mismatch (-want +got):\n%s", diff)
 	}
 	lines := logtest.Lines(t, &buf)
@@ -160,8 +162,8 @@ func TestCapWithCutter(t *testing.T) {
 	if diff := cmp.Diff("one two three …", *got.Content); diff != "" {
 		t.Errorf("Cap(WithCutter) content mismatch (-want +got):\n%s", diff)
 	}
-	if got.Truncation == nil || got.Truncation.DroppedBytes != 2 {
-		t.Errorf("Truncation = %+v, want 2 dropped", got.Truncation)
+	if tr, ok := got.Truncation(); !ok || tr.DroppedBytes != 2 {
+		t.Errorf("Truncation() = %+v, %v; want 2 dropped", tr, ok)
 	}
 }
 

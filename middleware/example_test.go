@@ -35,9 +35,10 @@ func ExampleCap() {
 	h := middleware.Cap(limits)(glob)
 
 	res := h(context.Background(), chain.Call{ID: "1", Tool: "Glob"})
-	fmt.Println(len(*res.Content), res.IsError, res.Summary)
-	fmt.Printf("%+v\n", *res.Truncation)
+	t, cut := res.Truncation()
+	fmt.Println(len(*res.Content), res.IsError(), res.Summary)
+	fmt.Printf("%v %+v\n", cut, t)
 	// Output:
 	// 200 false 1000 bytes of paths
-	// {Limit:200 OriginalBytes:1000 KeptBytes:150 DroppedBytes:850}
+	// true {Limit:200 OriginalBytes:1000 KeptBytes:150 DroppedBytes:850}
 }

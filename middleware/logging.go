@@ -29,13 +29,13 @@ func Logging(logger hclog.Logger) chain.Middleware {
 				"tool", call.Tool,
 				"call_id", call.ID,
 				"duration", time.Since(start),
-				"is_error", res.IsError,
+				"is_error", res.IsError(),
 				"content_bytes", size,
 			}
-			if res.Truncation != nil {
-				fields = append(fields, "dropped_bytes", res.Truncation.DroppedBytes)
+			if t, ok := res.Truncation(); ok {
+				fields = append(fields, "dropped_bytes", t.DroppedBytes)
 			}
-			if res.IsError {
+			if res.IsError() {
 				logger.Warn("tool call failed", fields...)
 			} else {
 				logger.Debug("tool call", fields...)

@@ -26,21 +26,12 @@ func Recover(logger hclog.Logger) chain.Middleware {
 					logger.Error("tool call panicked",
 						"tool", call.Tool, "call_id", call.ID,
 						"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-					res = PanicResult(call, v)
+					res = chain.ErrorResult(
+						fmt.Sprintf("%s failed: panic", call.Tool),
+						fmt.Sprintf("tool %q panicked: %v", call.Tool, v))
 				}
 			}()
 			return next(ctx, call)
 		}
-	}
-}
-
-// PanicResult is the error result [Recover] returns for a call that
-// panicked with value v.
-func PanicResult(call chain.Call, v any) chain.Result {
-	content := fmt.Sprintf("tool %q panicked: %v", call.Tool, v)
-	return chain.Result{
-		Summary: fmt.Sprintf("%s failed: panic", call.Tool),
-		Content: &content,
-		IsError: true,
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/logtest"
+	"github.com/toolcap/toolcap/internal/resulttest"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -20,12 +21,12 @@ func TestRecover(t *testing.T) {
 		panic("index out of range")
 	})
 	got := h(context.Background(), chain.Call{ID: "c1", Tool: "Glob"})
-	want := chain.Result{
+	want := resulttest.View{
 		Summary: "Glob failed: panic",
 		Content: ptr(`tool "Glob" panicked: index out of range`),
 		IsError: true,
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, resulttest.Of(got)); diff != "" {
 		t.Errorf("Recover() result mismatch (-want +got):\n%s", diff)
 	}
 	lines := logtest.Lines(t, &buf)
@@ -38,19 +39,17 @@ func TestRecover(t *testing.T) {
 func TestRecoverPassesResults(t *testing.T) {
 	want := chain.Result{Summary: "ok", Content: ptr("fine")}
 	got := middleware.Recover(nil)(returning(want))(context.Background(), chain.Call{})
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(resulttest.Of(want), resulttest.Of(got)); diff != "" {
 		t.Errorf("Recover() changed a result (-want +got):\n%s", diff)
 	}
 }
 
 func TestLogging(t *testing.T) {
 	var buf bytes.Buffer
-	h := middleware.Logging(logtest.New(&buf, hclog.Debug))(returning(chain.Result{
-		Content:    ptr("abc"),
-		Truncation: &chain.Truncation{DroppedBytes: 7},
-	}))
+	h := middleware.Logging(logtest.New(&buf, hclog.Debug))(returning(chain.Result{}.WithTruncation("abc",
+		chain.Truncation{Limit: 3, OriginalBytes: 10, DroppedBytes: 7})))
 	h(context.Background(), chain.Call{ID: "c1", Tool: "Grep"})
-	h = middleware.Logging(logtest.New(&buf, hclog.Debug))(returning(chain.Result{IsError: true}))
+	h = middleware.Logging(logtest.New(&buf, hclog.Debug))(returning(chain.Result{}.AsError()))
 	h(context.Background(), chain.Call{ID: "c2", Tool: "Read"})
 
 	lines := logtest.Lines(t, &buf)
@@ -71,7 +70,7 @@ func TestLogging(t *testing.T) {
 func TestLoggingNilLogger(t *testing.T) {
 	want := chain.Result{Content: ptr("x")}
 	got := middleware.Logging(nil)(returning(want))(context.Background(), chain.Call{})
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(resulttest.Of(want), resulttest.Of(got)); diff != "" {
 		t.Errorf("Logging(nil) changed a result (-want +got):\n%s", diff)
 	}
 }

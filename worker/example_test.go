@@ -27,7 +27,7 @@ func ExampleWorker_ExecuteTools() {
 		{ID: "toolu_01", Tool: "Glob", Args: json.RawMessage(`{"pattern":"*"}`)},
 	})
 	r := res[0]
-	fmt.Println(r.Summary, len(*r.Content), r.IsError)
+	fmt.Println(r.Summary, len(*r.Content), r.IsError())
 	fmt.Println((*r.Content)[len(*r.Content)-52:])
 	// Output:
 	// 3800 files 16384 false
@@ -37,7 +37,7 @@ func ExampleWorker_ExecuteTools() {
 // User middleware compose like an onion, and all of them run after the cap:
 // the first listed sees the call first and the result last, and each sees
 // content already within the limit.
-func ExampleWithInterceptors() {
+func ExampleWithMiddleware() {
 	trace := func(name string) chain.Middleware {
 		return func(next chain.Handler) chain.Handler {
 			return func(ctx context.Context, call chain.Call) chain.Result {
@@ -55,7 +55,7 @@ func ExampleWithInterceptors() {
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]int{"Read": 4096}}}
 	w, err := worker.New([]worker.Tool{read},
 		worker.WithManifest(m),
-		worker.WithInterceptors(trace("outer"), trace("inner")),
+		worker.WithMiddleware(trace("outer"), trace("inner")),
 	)
 	if err != nil {
 		fmt.Println(err)
@@ -78,10 +78,9 @@ func ExampleWorker_ExecuteTools_failures() {
 		panic("nil map")
 	})
 	w, _ := worker.New([]worker.Tool{fail, boom})
-	for _, r := range w.ExecuteTools(context.Background(), []chain.Call{
-		{ID: "1", Tool: "Fail"}, {ID: "2", Tool: "Boom"}, {ID: "3", Tool: "Bom"},
-	}) {
-		fmt.Println(r.CallID, r.IsError, *r.Content)
+	calls := []chain.Call{{ID: "1", Tool: "Fail"}, {ID: "2", Tool: "Boom"}, {ID: "3", Tool: "Bom"}}
+	for i, r := range w.ExecuteTools(context.Background(), calls) {
+		fmt.Println(calls[i].ID, r.IsError(), *r.Content)
 	}
 	// Output:
 	// 1 true permission denied

@@ -15,10 +15,10 @@ const DefaultConcurrency = 8
 type Option func(*options)
 
 type options struct {
-	manifest     *manifest.WorkerManifest
-	interceptors []chain.Middleware
-	logger       hclog.Logger
-	concurrency  int
+	manifest    *manifest.WorkerManifest
+	middleware  []chain.Middleware
+	logger      hclog.Logger
+	concurrency int
 }
 
 // WithManifest sets the limits. Without it, or with a nil manifest, every
@@ -27,14 +27,20 @@ func WithManifest(m *manifest.WorkerManifest) Option {
 	return func(o *options) { o.manifest = m }
 }
 
-// WithInterceptors adds user middleware. They compose like an onion: the
-// first listed is the outermost, so it sees the call first and the result
-// last. Repeated options append. Whatever the order, every one of them runs
-// after the byte cap (they see only capped content) and before the ceiling.
-// Nil entries are skipped.
-func WithInterceptors(mws ...chain.Middleware) Option {
-	return func(o *options) { o.interceptors = append(o.interceptors, mws...) }
+// WithMiddleware adds user middleware. They compose like an onion: the first
+// listed is the outermost, so it sees the call first and the result last.
+// Repeated options append. Whatever the order, every one of them runs after
+// the byte cap (they see only capped content) and before the ceiling. Nil
+// entries are skipped.
+func WithMiddleware(mws ...chain.Middleware) Option {
+	return func(o *options) { o.middleware = append(o.middleware, mws...) }
 }
+
+// WithInterceptors is [WithMiddleware] under its earlier name.
+//
+// Deprecated: use [WithMiddleware]; toolcap calls the user's stages
+// middleware everywhere.
+func WithInterceptors(mws ...chain.Middleware) Option { return WithMiddleware(mws...) }
 
 // WithLogger sets the logger for cuts, warnings and recovered panics. The
 // worker names an unnamed logger "toolcap". Without it the worker is silent.

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
@@ -25,7 +24,8 @@ type Worker struct {
 	tools       map[string]Tool
 	names       []string // sorted, for messages
 	limits      *manifest.ToolOutputLimits
-	handler     chain.Handler
+	run         chain.Handler // runs the named tool, its panics recovered
+	handler     chain.Handler // the whole chain, over w.call
 	logger      hclog.Logger
 	concurrency int
 }
@@ -33,12 +33,14 @@ type Worker struct {
 // New builds a Worker for tools.
 //
 // It returns an error for a nil tool, an empty or duplicate tool name, an
-// invalid manifest (see [manifest.WorkerManifest.Validate]) or a concurrency
-// below 1. A per_tool limit for a name no tool has is not an error: it is
-// logged as a warning, with the closest registered name when one is close.
+// invalid manifest (see [manifest.WorkerManifest.Validate]), a middleware
+// that returns a nil handler, or a concurrency below 1. A per_tool limit for
+// a name no tool has is not an error: it is logged as a warning, with the
+// closest registered name when one is close.
 //
-// The chain is composed here, once: the recovering tool call, the byte cap,
-// the user middleware in listed order, a recover for them, and the ceiling.
+// The chain is composed here, once, in a fixed order around the user's
+// middleware: the byte cap below them and a recover and the ceiling above
+// them (see the package documentation).
 func New(tools []Tool, opts ...Option) (*Worker, error) {
 	o := options{concurrency: DefaultConcurrency}
 	for _, opt := range opts {
@@ -86,24 +88,40 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	w.warnUnknownLimits()
 
 	limit := w.limits.For
-	capOpts := []middleware.Option{middleware.WithLogger(logger)}
-	h := middleware.Recover(logger)(w.dispatch)
-	h = middleware.Cap(limit, capOpts...)(h)
-	// The user middleware compose as chain.Chain would (first listed
-	// outermost), one at a time so that one returning a nil handler is
-	// reported here, by position, rather than blamed on a tool at every call.
-	for i := len(o.interceptors) - 1; i >= 0; i-- {
-		if o.interceptors[i] == nil {
+	cutOpts := []middleware.Option{middleware.WithLogger(logger)}
+	user, nilAt := checked(o.middleware)
+	w.run = middleware.Recover(logger)(w.runTool)
+	w.handler = chain.Chain(
+		middleware.Ceiling(limit, cutOpts...), // pinned last: the limit holds whatever the user's middleware do
+		middleware.Recover(logger),            // a panicking user middleware still gives its call a result
+		chain.Chain(user...),                  // the user's, first listed outermost
+		middleware.Cap(limit, cutOpts...),     // pinned first: nothing above it sees uncapped content
+	)(w.call) // the tool, inline or on a goroutine of its own; abandonment and Goexit become results here
+	if *nilAt >= 0 {
+		return nil, fmt.Errorf("worker: middleware %d returned a nil handler", *nilAt)
+	}
+	return w, nil
+}
+
+// checked returns mws without its nil entries, each wrapped so that the
+// position of the first one that returns a nil handler is recorded in *nilAt
+// (-1 when none does) when the chain is composed: a nil handler is reported
+// by New, by position, rather than blamed on a tool at every call.
+func checked(mws []chain.Middleware) (kept []chain.Middleware, nilAt *int) {
+	at := -1
+	for i, mw := range mws {
+		if mw == nil {
 			continue
 		}
-		if h = o.interceptors[i](h); h == nil {
-			return nil, fmt.Errorf("worker: interceptor %d returned a nil handler", i)
-		}
+		kept = append(kept, func(next chain.Handler) chain.Handler {
+			h := mw(next)
+			if h == nil && at < 0 {
+				at = i
+			}
+			return h
+		})
 	}
-	h = middleware.Recover(logger)(h)
-	h = middleware.Ceiling(limit, capOpts...)(h)
-	w.handler = h
-	return w, nil
+	return kept, &at
 }
 
 // warnUnknownLimits logs each per_tool name that no registered tool has.
@@ -129,14 +147,70 @@ func (w *Worker) Limit(tool string) int { return w.limits.For(tool) }
 // Tools returns the registered tool names, sorted.
 func (w *Worker) Tools() []string { return append([]string(nil), w.names...) }
 
-// dispatch is the innermost handler: it runs the named tool.
-func (w *Worker) dispatch(ctx context.Context, call chain.Call) chain.Result {
+// runTool runs the named tool and takes ownership of its content.
+func (w *Worker) runTool(ctx context.Context, call chain.Call) chain.Result {
 	t, ok := w.tools[call.Tool]
 	if !ok {
 		return w.unknownTool(call)
 	}
 	out, err := t.Run(ctx, call.Args)
-	return FromOutput(call, out, err).toChain()
+	if err != nil {
+		return FromOutput(call, out, err)
+	}
+	if out.Content != nil {
+		// The tool may keep the pointer it returned and write through it
+		// later; what the chain cuts and the history keeps is this copy.
+		own := *out.Content
+		out.Content = &own
+	}
+	return out
+}
+
+// exitedKey marks the context a call is run through again after its tool
+// ended the goroutine that ran the chain (see batch.one).
+type exitedKey struct{}
+
+// call is the innermost handler. When ctx cannot end there is nothing to
+// wait for, and the tool runs here, as a function call would. Otherwise it
+// runs on a goroutine of its own, so that call can return when ctx ends; a
+// tool that ends its goroutine (runtime.Goexit) or is still running then is
+// answered here, so the cap, the user's middleware and the ceiling see those
+// results like any other.
+func (w *Worker) call(ctx context.Context, call chain.Call) chain.Result {
+	done := ctx.Done()
+	if done == nil {
+		return w.run(ctx, call)
+	}
+	if ctx.Err() != nil {
+		return w.cancelled(ctx, call)
+	}
+	if ctx.Value(exitedKey{}) != nil {
+		return w.exited(call)
+	}
+	// Buffered, so that a tool that returns after call gave up never blocks.
+	ch := make(chan chain.Result, 1)
+	go func() {
+		returned := false
+		defer func() {
+			if !returned {
+				ch <- w.exited(call)
+			}
+		}()
+		res := w.run(ctx, call)
+		returned = true
+		ch <- res
+	}()
+	select {
+	case res := <-ch:
+		return res
+	case <-done:
+		select {
+		case res := <-ch: // it returned as ctx ended: keep what it said
+			return res
+		default:
+			return w.cancelled(ctx, call)
+		}
+	}
 }
 
 func (w *Worker) unknownTool(call chain.Call) chain.Result {
@@ -147,119 +221,28 @@ func (w *Worker) unknownTool(call chain.Call) chain.Result {
 	} else if len(w.names) > 0 {
 		fmt.Fprintf(&b, "; registered tools: %s", strings.Join(w.names, ", "))
 	}
-	content := b.String()
-	return chain.Result{
-		Summary: fmt.Sprintf("unknown tool %s", quoteName(call.Tool)),
-		Content: &content,
-		IsError: true,
-	}
-}
-
-// ExecuteTools runs calls and returns exactly one result per call, in call
-// order. Calls of the batch run concurrently, at most the configured
-// concurrency at once; a single call, or a worker limited to 1, runs on the
-// caller's goroutine when ctx cannot be cancelled.
-//
-// When ctx ends before every call has returned, ExecuteTools returns at once:
-// each call without a result gets an error result naming the context's
-// cause, calls not yet started are never started, and tools still running
-// are abandoned (their results are discarded when they arrive). Abandoned
-// tools are no longer counted against the concurrency limit, so a tool that
-// ignores its context can outlive the batch; tools should honour ctx.
-func (w *Worker) ExecuteTools(ctx context.Context, calls []chain.Call) []ToolResult {
-	results := make([]ToolResult, len(calls))
-	if len(calls) == 0 {
-		return results
-	}
-	done := ctx.Done()
-	if done == nil && (len(calls) == 1 || w.concurrency == 1) {
-		for i, call := range calls {
-			results[i] = fromChain(call, w.handler(ctx, call))
-		}
-		return results
-	}
-	if err := ctx.Err(); err != nil {
-		for i, call := range calls {
-			results[i] = w.cancelled(ctx, call)
-		}
-		return results
-	}
-
-	type indexed struct {
-		i   int
-		res chain.Result
-	}
-	// Buffered for every call, so an abandoned tool's late send never blocks.
-	ch := make(chan indexed, len(calls))
-	var next atomic.Int64
-	var work func()
-	work = func() {
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= len(calls) || ctx.Err() != nil {
-				return
-			}
-			returned := false
-			func() {
-				// A tool that ends its goroutine (runtime.Goexit, as
-				// t.FailNow does) skips the send below: answer its call
-				// here, and start a worker to take this one's place.
-				defer func() {
-					if !returned {
-						ch <- indexed{i, w.exited(calls[i])}
-						go work()
-					}
-				}()
-				res := w.handler(ctx, calls[i])
-				returned = true
-				ch <- indexed{i, res}
-			}()
-		}
-	}
-	for range min(len(calls), w.concurrency) {
-		go work()
-	}
-
-	got := make([]bool, len(calls))
-	store := func(x indexed) {
-		results[x.i] = fromChain(calls[x.i], x.res)
-		got[x.i] = true
-	}
-	for remaining := len(calls); remaining > 0; remaining-- {
-		select {
-		case x := <-ch:
-			store(x)
-		case <-done:
-			// Keep what already arrived, then answer the rest.
-			for drained := false; !drained; {
-				select {
-				case x := <-ch:
-					store(x)
-				default:
-					drained = true
-				}
-			}
-			for i, call := range calls {
-				if !got[i] {
-					results[i] = w.cancelled(ctx, call)
-				}
-			}
-			return results
-		}
-	}
-	return results
+	return chain.ErrorResult(fmt.Sprintf("unknown tool %s", quoteName(call.Tool)), b.String())
 }
 
 // exited is the result of a call whose tool ended its goroutine without
 // returning.
 func (w *Worker) exited(call chain.Call) chain.Result {
 	w.logger.Error("tool call ended its goroutine without returning", "tool", call.Tool, "call_id", call.ID)
-	text, _ := middleware.Truncate(fmt.Sprintf("tool %s exited without returning a result", quoteName(call.Tool)), w.limits.For(call.Tool))
-	return chain.Result{
-		Summary: fmt.Sprintf("%s failed", shortName(call.Tool)),
-		Content: &text,
-		IsError: true,
+	return chain.ErrorResult(
+		fmt.Sprintf("%s failed", shortName(call.Tool)),
+		fmt.Sprintf("tool %s exited without returning a result", quoteName(call.Tool)))
+}
+
+// cancelled is the result of a call the context ended before it returned.
+func (w *Worker) cancelled(ctx context.Context, call chain.Call) chain.Result {
+	cause := context.Cause(ctx)
+	if cause == nil {
+		cause = errors.New("context ended")
 	}
+	w.logger.Warn("tool call abandoned: context ended", "tool", call.Tool, "call_id", call.ID, "error", cause)
+	return chain.ErrorResult(
+		fmt.Sprintf("%s cancelled", shortName(call.Tool)),
+		fmt.Sprintf("tool %s did not return before the context ended: %v", quoteName(call.Tool), cause))
 }
 
 // shortName is a tool name for a message, shortened when a model sent
@@ -279,20 +262,3 @@ func shortName(name string) string {
 
 // quoteName is shortName, quoted.
 func quoteName(name string) string { return strconv.Quote(shortName(name)) }
-
-// cancelled is the result of a call the context ended before it returned.
-func (w *Worker) cancelled(ctx context.Context, call chain.Call) ToolResult {
-	cause := context.Cause(ctx)
-	if cause == nil {
-		cause = errors.New("context ended")
-	}
-	w.logger.Warn("tool call abandoned: context ended", "tool", call.Tool, "call_id", call.ID, "error", cause)
-	text, _ := middleware.Truncate(fmt.Sprintf("tool %s did not return before the context ended: %v", quoteName(call.Tool), cause), w.limits.For(call.Tool))
-	return ToolResult{
-		CallID:  call.ID,
-		Tool:    call.Tool,
-		Summary: fmt.Sprintf("%s cancelled", shortName(call.Tool)),
-		Content: &text,
-		IsError: true,
-	}
-}

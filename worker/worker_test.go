@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/logtest"
+	"github.com/toolcap/toolcap/internal/resulttest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
 	"github.com/toolcap/toolcap/worker"
@@ -51,16 +52,14 @@ func TestExecuteToolsCapsTheIncident(t *testing.T) {
 	res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "toolu_1", Tool: "Glob", Args: json.RawMessage(`{"pattern":"*"}`)}})
 
 	want, dropped := middleware.Truncate(glob, manifest.DefaultMaxBytes)
-	wantRes := []worker.ToolResult{{
-		CallID:  "toolu_1",
-		Tool:    "Glob",
+	wantRes := []resulttest.View{{
 		Summary: "Glob done",
 		Content: &want,
 		Truncation: &chain.Truncation{
 			Limit: 16384, OriginalBytes: len(glob), KeptBytes: len(glob) - dropped, DroppedBytes: dropped,
 		},
 	}}
-	if diff := cmp.Diff(wantRes, res); diff != "" {
+	if diff := cmp.Diff(wantRes, resulttest.All(res)); diff != "" {
 		t.Errorf("ExecuteTools() mismatch (-want +got):\n%s", diff)
 	}
 	if n := len(*res[0].Content); n != 16384 {
@@ -86,9 +85,9 @@ func TestExecuteToolsCapsTheIncident(t *testing.T) {
 	}
 }
 
-// Finding 2 of the review: user middleware see only capped content, in any
-// listing order, and the innermost one receives exactly the cap's output.
-func TestInterceptorsSeeOnlyCappedContent(t *testing.T) {
+// User middleware see only capped content, in any listing order, and the
+// innermost one receives exactly the cap's output.
+func TestMiddlewareSeeOnlyCappedContent(t *testing.T) {
 	const limit = 1000
 	big := strings.Repeat("x", 50_000)
 	capped, _ := middleware.Truncate(big, limit)
@@ -117,7 +116,7 @@ func TestInterceptorsSeeOnlyCappedContent(t *testing.T) {
 				mws = append(mws, spy(s, name))
 			}
 			m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: limit}}
-			w := newWorker(t, []worker.Tool{text("Glob", big)}, worker.WithManifest(m), worker.WithInterceptors(mws...))
+			w := newWorker(t, []worker.Tool{text("Glob", big)}, worker.WithManifest(m), worker.WithMiddleware(mws...))
 			res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "1", Tool: "Glob"}})
 			want := map[string][]int{}
 			for _, name := range order {
@@ -133,17 +132,17 @@ func TestInterceptorsSeeOnlyCappedContent(t *testing.T) {
 	}
 }
 
-// Interceptors also see the figures of the cut.
-func TestInterceptorsSeeTruncation(t *testing.T) {
+// Middleware also see the figures of the cut.
+func TestMiddlewareSeeTruncation(t *testing.T) {
 	var got *chain.Truncation
 	peek := func(next chain.Handler) chain.Handler {
 		return func(ctx context.Context, call chain.Call) chain.Result {
 			res := next(ctx, call)
-			got = res.Truncation
+			got = resulttest.Of(res).Truncation
 			return res
 		}
 	}
-	w := newWorker(t, []worker.Tool{text("Read", strings.Repeat("y", 20_000))}, worker.WithInterceptors(peek))
+	w := newWorker(t, []worker.Tool{text("Read", strings.Repeat("y", 20_000))}, worker.WithMiddleware(peek))
 	w.ExecuteTools(context.Background(), []chain.Call{{ID: "1", Tool: "Read"}})
 	want := &chain.Truncation{Limit: 16384, OriginalBytes: 20_000, KeptBytes: 16333, DroppedBytes: 3667}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -163,16 +162,17 @@ func TestCeiling(t *testing.T) {
 	var buf bytes.Buffer
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]int{"Grep": 512}}}
 	w := newWorker(t, []worker.Tool{text("Grep", "short match")},
-		worker.WithManifest(m), worker.WithInterceptors(grow), worker.WithLogger(logtest.New(&buf, hclog.Debug)))
+		worker.WithManifest(m), worker.WithMiddleware(grow), worker.WithLogger(logtest.New(&buf, hclog.Debug)))
 	res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "g1", Tool: "Grep"}})
 	if n := len(*res[0].Content); n > 512 {
 		t.Errorf("content after the ceiling = %d bytes, want <= 512", n)
 	}
-	if res[0].Truncation != nil {
-		t.Errorf("the cap cut a short result: %+v", res[0].Truncation)
+	v := resulttest.Of(res[0])
+	if v.Truncation != nil {
+		t.Errorf("the cap cut a short result: %+v", v.Truncation)
 	}
-	if res[0].Ceiling == nil || res[0].Ceiling.Limit != 512 || res[0].IsError {
-		t.Errorf("Ceiling = %+v, IsError = %v; want a cut at 512, not an error", res[0].Ceiling, res[0].IsError)
+	if v.Ceiling == nil || v.Ceiling.Limit != 512 || v.IsError {
+		t.Errorf("Ceiling = %+v, IsError = %v; want a cut at 512, not an error", v.Ceiling, v.IsError)
 	}
 	var warned bool
 	for _, l := range logtest.Lines(t, &buf) {
@@ -218,13 +218,14 @@ func TestExecuteToolsFailures(t *testing.T) {
 		HasContent, IsError, Cut       bool
 	}
 	var got []brief
-	for _, r := range res {
-		b := brief{CallID: r.CallID, Tool: r.Tool, Summary: r.Summary, IsError: r.IsError, Cut: r.Truncation != nil}
+	for i, r := range res {
+		_, cut := r.Truncation()
+		b := brief{CallID: calls[i].ID, Tool: calls[i].Tool, Summary: r.Summary, IsError: r.IsError(), Cut: cut}
 		if r.Content != nil {
 			b.HasContent = true
 			b.Content = *r.Content
 			if len(b.Content) > 16384 {
-				t.Errorf("call %s: %d bytes, over the limit", r.CallID, len(b.Content))
+				t.Errorf("call %s: %d bytes, over the limit", b.CallID, len(b.Content))
 			}
 		}
 		got = append(got, b)
@@ -247,20 +248,20 @@ func TestExecuteToolsFailures(t *testing.T) {
 }
 
 // A panic in a user middleware is an error result too, and still capped.
-func TestInterceptorPanic(t *testing.T) {
+func TestMiddlewarePanic(t *testing.T) {
 	boom := func(next chain.Handler) chain.Handler {
 		return func(ctx context.Context, call chain.Call) chain.Result {
 			panic(strings.Repeat("p", 40_000))
 		}
 	}
-	w := newWorker(t, []worker.Tool{text("Glob", "x")}, worker.WithInterceptors(boom))
+	w := newWorker(t, []worker.Tool{text("Glob", "x")}, worker.WithMiddleware(boom))
 	res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "1", Tool: "Glob"}, {ID: "2", Tool: "Glob"}})
 	if len(res) != 2 {
 		t.Fatalf("got %d results, want 2", len(res))
 	}
-	for _, r := range res {
-		if !r.IsError || r.Content == nil || len(*r.Content) > 16384 || r.Ceiling == nil {
-			t.Errorf("result %s: IsError=%v len=%d Ceiling=%+v; want a capped error", r.CallID, r.IsError, len(*r.Content), r.Ceiling)
+	for i, r := range res {
+		if v := resulttest.Of(r); !v.IsError || v.Content == nil || len(*v.Content) > 16384 || v.Ceiling == nil {
+			t.Errorf("result %d: %+v; want a capped error", i, v)
 		}
 	}
 }
@@ -296,17 +297,15 @@ func TestExecuteToolsContextEnds(t *testing.T) {
 				<-started
 				cancel(errors.New("user pressed Esc"))
 			}()
-			res := w.ExecuteTools(ctx, []chain.Call{{ID: "1", Tool: "Fast"}, {ID: "2", Tool: "Hang"}, {ID: "3", Tool: "Fast"}, {ID: "4", Tool: "Hang"}})
+			calls := []chain.Call{{ID: "1", Tool: "Fast"}, {ID: "2", Tool: "Hang"}, {ID: "3", Tool: "Fast"}, {ID: "4", Tool: "Hang"}}
+			res := w.ExecuteTools(ctx, calls)
 			if len(res) != 4 {
 				t.Fatalf("got %d results, want 4", len(res))
 			}
 			for i, r := range res {
-				if r.CallID != fmt.Sprint(i+1) {
-					t.Errorf("result %d has CallID %q: out of order", i, r.CallID)
-				}
-				if r.Tool == "Hang" {
-					if !r.IsError || !strings.Contains(*r.Content, "user pressed Esc") && !strings.Contains(*r.Content, "context canceled") {
-						t.Errorf("hung call %s = %+v (%q), want an error naming the cause", r.CallID, r, *r.Content)
+				if calls[i].Tool == "Hang" {
+					if !r.IsError() || !strings.Contains(*r.Content, "user pressed Esc") && !strings.Contains(*r.Content, "context canceled") {
+						t.Errorf("hung call %d = %+v, want an error naming the cause", i, resulttest.Of(r))
 					}
 				}
 			}
@@ -328,9 +327,9 @@ func TestExecuteToolsContextAlreadyDone(t *testing.T) {
 	if ran.Load() != 0 {
 		t.Errorf("%d tools ran after the context ended", ran.Load())
 	}
-	for _, r := range res {
-		if !r.IsError || !strings.Contains(*r.Content, "deadline exceeded") {
-			t.Errorf("result %s = %q, want an error naming the deadline", r.CallID, *r.Content)
+	for i, r := range res {
+		if !r.IsError() || !strings.Contains(*r.Content, "deadline exceeded") {
+			t.Errorf("result %d = %q, want an error naming the deadline", i, *r.Content)
 		}
 	}
 }
@@ -362,8 +361,8 @@ func TestExecuteToolsConcurrencyAndOrder(t *testing.T) {
 				peak.Store(0)
 				res := w.ExecuteTools(c, calls)
 				for i, r := range res {
-					if r.CallID != fmt.Sprint(i) || *r.Content != fmt.Sprint(i) {
-						t.Fatalf("result %d = %s/%q: out of order", i, r.CallID, *r.Content)
+					if *r.Content != fmt.Sprint(i) {
+						t.Fatalf("result %d = %q: out of order", i, *r.Content)
 					}
 				}
 				if p := peak.Load(); int(p) > limit {
@@ -437,7 +436,7 @@ func TestSilentWithoutLogger(t *testing.T) {
 	// logger must not write to stderr. hclog's default logger would; the
 	// worker uses a null logger, so this only needs to run cleanly.
 	w := newWorker(t, []worker.Tool{text("Glob", strings.Repeat("x", 20_000))})
-	if res := w.ExecuteTools(context.Background(), []chain.Call{{Tool: "Glob"}}); res[0].Truncation == nil {
+	if res := w.ExecuteTools(context.Background(), []chain.Call{{Tool: "Glob"}}); !resulttest.Of(res[0]).IsError && resulttest.Of(res[0]).Truncation == nil {
 		t.Error("no cut")
 	}
 }
@@ -448,21 +447,21 @@ func TestFromOutput(t *testing.T) {
 		name string
 		out  worker.ToolOutput
 		err  error
-		want worker.ToolResult
+		want resulttest.View
 	}{
 		{"content", worker.ToolOutput{Summary: "s", Content: ptr("body")}, nil,
-			worker.ToolResult{CallID: "c1", Tool: "Read", Summary: "s", Content: ptr("body")}},
+			resulttest.View{Summary: "s", Content: ptr("body")}},
 		{"no content", worker.ToolOutput{Summary: "s"}, nil,
-			worker.ToolResult{CallID: "c1", Tool: "Read", Summary: "s"}},
-		{"error", worker.ToolOutput{}, errors.New("no such file"), worker.ToolResult{
-			CallID: "c1", Tool: "Read", Summary: "Read failed", Content: ptr("no such file"), IsError: true}},
+			resulttest.View{Summary: "s"}},
+		{"error", worker.ToolOutput{}, errors.New("no such file"), resulttest.View{
+			Summary: "Read failed", Content: ptr("no such file"), IsError: true}},
 		{"error keeps the summary", worker.ToolOutput{Summary: "read 0 lines", Content: ptr("partial")}, errors.New("EOF"),
-			worker.ToolResult{CallID: "c1", Tool: "Read", Summary: "read 0 lines", Content: ptr("EOF"), IsError: true}},
+			resulttest.View{Summary: "read 0 lines", Content: ptr("EOF"), IsError: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := worker.FromOutput(call, tt.out, tt.err)
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, resulttest.Of(got)); diff != "" {
 				t.Errorf("FromOutput() mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -482,8 +481,8 @@ func TestLimitAndTools(t *testing.T) {
 func TestNewRejectsNilHandler(t *testing.T) {
 	ok := func(next chain.Handler) chain.Handler { return next }
 	broken := func(chain.Handler) chain.Handler { return nil }
-	_, err := worker.New([]worker.Tool{text("Glob", "")}, worker.WithInterceptors(ok, nil, broken, ok))
-	want := "worker: interceptor 2 returned a nil handler"
+	_, err := worker.New([]worker.Tool{text("Glob", "")}, worker.WithMiddleware(ok, nil, broken, ok))
+	want := "worker: middleware 2 returned a nil handler"
 	if err == nil || err.Error() != want {
 		t.Errorf("New() error = %v, want %q", err, want)
 	}
@@ -499,10 +498,11 @@ func TestExecuteToolsGoexit(t *testing.T) {
 	w := newWorker(t, []worker.Tool{exit, text("Glob", "ok")}, worker.WithConcurrency(1))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res := w.ExecuteTools(ctx, []chain.Call{{ID: "1", Tool: "Exit"}, {ID: "2", Tool: "Glob"}, {ID: "3", Tool: "Exit"}, {ID: "4", Tool: "Glob"}})
+	calls := []chain.Call{{ID: "1", Tool: "Exit"}, {ID: "2", Tool: "Glob"}, {ID: "3", Tool: "Exit"}, {ID: "4", Tool: "Glob"}}
+	res := w.ExecuteTools(ctx, calls)
 	var got []string
-	for _, r := range res {
-		got = append(got, fmt.Sprintf("%s %v %s", r.CallID, r.IsError, *r.Content))
+	for i, r := range res {
+		got = append(got, fmt.Sprintf("%s %v %s", calls[i].ID, r.IsError(), *r.Content))
 	}
 	want := []string{
 		`1 true tool "Exit" exited without returning a result`,
@@ -526,7 +526,7 @@ func TestUnknownToolLongName(t *testing.T) {
 	if !utf8.ValidString(res[0].Summary) {
 		t.Errorf("summary is not valid UTF-8: %q", res[0].Summary)
 	}
-	if n := len(*res[0].Content); n > 16384 || !res[0].IsError {
-		t.Errorf("content = %d bytes, IsError = %v; want a short error", n, res[0].IsError)
+	if n := len(*res[0].Content); n > 16384 || !res[0].IsError() {
+		t.Errorf("content = %d bytes, IsError = %v; want a short error", n, res[0].IsError())
 	}
 }

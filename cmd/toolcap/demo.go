@@ -287,40 +287,42 @@ func report(w io.Writer, wk *worker.Worker, calls []chain.Call, results []worker
 	var raw, kept, cut int64
 	over := 0
 	for i, r := range results {
-		limit := wk.Limit(r.Tool)
+		tool := calls[i].Tool
+		limit := wk.Limit(tool)
 		got, dropped := int64(0), int64(0)
 		if r.Content != nil {
 			got = int64(len(*r.Content))
 		}
 		orig := got
-		if t := r.Truncation; t != nil {
+		if t, ok := r.Truncation(); ok {
 			orig, dropped = int64(t.OriginalBytes), int64(t.DroppedBytes)
 		}
-		if t := r.Ceiling; t != nil {
+		if t, ok := r.Ceiling(); ok {
 			dropped += int64(t.DroppedBytes)
 		}
 		status := "fits"
 		switch {
 		case got > int64(limit):
 			status, over = "OVER THE LIMIT", over+1
-		case r.IsError:
+		case r.IsError():
 			status = "error"
 		case dropped > 0:
 			status, cut = "cut", cut+1
 		}
 		raw += orig
 		kept += got
-		rows = append(rows, []string{strconv.Itoa(i + 1), r.Tool, printable(string(calls[i].Args), 50),
+		rows = append(rows, []string{strconv.Itoa(i + 1), tool, printable(string(calls[i].Args), 50),
 			strconv.Itoa(limit), strconv.FormatInt(orig, 10), strconv.FormatInt(got, 10), strconv.FormatInt(dropped, 10), status})
 	}
 	writeTable(w, "", rows, []bool{true, false, false, true, true, true, true, false})
 
 	fmt.Fprintf(w, "\nWhat the model reads at the end of each cut or failed result:\n")
 	for i, r := range results {
-		if r.Content == nil || (r.Truncation == nil && !r.IsError) {
+		_, wasCut := r.Truncation()
+		if r.Content == nil || (!wasCut && !r.IsError()) {
 			continue
 		}
-		fmt.Fprintf(w, "  %d %s %s\n", i+1, r.Tool, printable(string(calls[i].Args), 60))
+		fmt.Fprintf(w, "  %d %s %s\n", i+1, calls[i].Tool, printable(string(calls[i].Args), 60))
 		for _, l := range lastLines(*r.Content, lines) {
 			fmt.Fprintf(w, "    | %s\n", printable(l, 100))
 		}

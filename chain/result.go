@@ -1,0 +1,134 @@
+package chain
+
+// Result is what a tool call produced, from the tool to the history: one type
+// the whole way, so nothing is copied or converted between the layers.
+//
+// Content is the text the model will read; nil means the result has no
+// content, and such a result is neither measured nor cut. Summary is a short
+// line for people and is never cut.
+//
+// The error flag and the figures of the cuts are read with [Result.IsError],
+// [Result.Truncation] and [Result.Ceiling], and set with [Result.AsError] and
+// the cut methods, which return a changed copy. They sit behind one pointer
+// so that a Result is 32 bytes: a value that size passes between layers in
+// registers, and each layer of a chain costs what a function call costs (see
+// docs/benchmarks.md). That pointer is nil for a success no cut touched, so
+// the common result allocates nothing.
+//
+// The zero Result is a success with no summary and no content.
+type Result struct {
+	// Summary is one or two short lines for people; never cut.
+	Summary string
+	// Content is what the model reads; nil means no content.
+	Content *string
+
+	// meta is never written through: every change makes a new one, so a
+	// Result is a value, and copies of it never affect each other.
+	meta *meta
+}
+
+// meta holds what a Result carries beside its text.
+type meta struct {
+	isError bool
+	// A cut drops at least one unit, so DroppedBytes == 0 means "no cut".
+	truncation Truncation
+	ceiling    Truncation
+	// content is the storage of Content for a result made by a cut or by
+	// [ErrorResult], so that the text and its figures take one allocation.
+	content string
+}
+
+// errorMeta is the meta of an error result without figures. It is never
+// written (see Result.meta), so sharing it is safe and saves an allocation
+// per error.
+var errorMeta = &meta{isError: true}
+
+// Truncation gives the figures of one cut. All sizes are in the cap's unit
+// (bytes today).
+type Truncation struct {
+	// Limit is the limit the content was cut to, marker included.
+	Limit int
+	// OriginalBytes is the size of the content before the cut.
+	OriginalBytes int
+	// KeptBytes is how much of that content was kept, marker excluded.
+	KeptBytes int
+	// DroppedBytes is OriginalBytes - KeptBytes: the number the marker reports.
+	// It is at least 1 for any cut.
+	DroppedBytes int
+}
+
+// ErrorResult returns an error result with summary and content, in one
+// allocation.
+func ErrorResult(summary, content string) Result {
+	m := &meta{isError: true, content: content}
+	return Result{Summary: summary, Content: &m.content, meta: m}
+}
+
+// IsError reports whether r is a failed call: a tool error, a panic, an
+// unknown tool or a call cut short by its context. A cut never sets it.
+func (r Result) IsError() bool { return r.meta != nil && r.meta.isError }
+
+// AsError returns r marked as an error; Summary, Content and the figures are
+// kept.
+func (r Result) AsError() Result {
+	switch {
+	case r.meta == nil:
+		r.meta = errorMeta
+	case !r.meta.isError:
+		old := r.meta
+		m := *old
+		m.isError = true
+		if r.Content == &old.content {
+			r.Content = &m.content
+		}
+		r.meta = &m
+	}
+	return r
+}
+
+// Truncation returns the figures of the byte cap's cut of the tool's own
+// content, and false when the content fitted its limit.
+func (r Result) Truncation() (Truncation, bool) {
+	if r.meta == nil || r.meta.truncation.DroppedBytes == 0 {
+		return Truncation{}, false
+	}
+	return r.meta.truncation, true
+}
+
+// Ceiling returns the figures of the ceiling's cut, made after every user
+// middleware ran because one of them grew the content past the limit again,
+// and false in a well-behaved chain.
+func (r Result) Ceiling() (Truncation, bool) {
+	if r.meta == nil || r.meta.ceiling.DroppedBytes == 0 {
+		return Truncation{}, false
+	}
+	return r.meta.ceiling, true
+}
+
+// WithTruncation returns r with content as its Content and t as the figures
+// of the byte cap's cut, in one allocation. It is how a cap records what it
+// did; t.DroppedBytes must be at least 1.
+func (r Result) WithTruncation(content string, t Truncation) Result {
+	m := r.cloneMeta()
+	m.truncation = t
+	m.content = content
+	r.meta, r.Content = m, &m.content
+	return r
+}
+
+// WithCeiling is [Result.WithTruncation] for the ceiling's cut.
+func (r Result) WithCeiling(content string, t Truncation) Result {
+	m := r.cloneMeta()
+	m.ceiling = t
+	m.content = content
+	r.meta, r.Content = m, &m.content
+	return r
+}
+
+func (r Result) cloneMeta() *meta {
+	if r.meta == nil {
+		return &meta{}
+	}
+	m := *r.meta
+	return &m
+}

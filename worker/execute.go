@@ -1,0 +1,92 @@
+package worker
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/toolcap/toolcap/chain"
+)
+
+// ExecuteTools runs calls and returns exactly one result per call, in call
+// order: the result at index i answers calls[i]. Every result, whatever its
+// tool did, has passed the whole chain: the cap, the user's middleware and
+// the ceiling.
+//
+// Calls run concurrently, at most the configured concurrency at once, each
+// on a goroutine ExecuteTools starts; with one call, or a concurrency of 1,
+// they run one after another on the caller's goroutine.
+//
+// A tool runs on the goroutine that runs its chain when ctx cannot be
+// cancelled (its Done is nil): there is nothing to wait for, and a call costs
+// what a function call costs. Otherwise each tool runs on a goroutine of its
+// own, and when ctx ends, every call still running gets an error result
+// naming the context's cause at once, calls not yet started are answered
+// without being started, and ExecuteTools returns; the tools still running
+// are abandoned, their late results discarded. Tools should honour ctx.
+//
+// A tool that ends its goroutine with runtime.Goexit (as t.FailNow does) gets
+// an error result, except when it runs on the caller's goroutine (a
+// context that cannot be cancelled and calls one at a time): Go offers no
+// way to stop a Goexit, so there it ends the caller's goroutine, as it would
+// had the caller run the tool itself.
+func (w *Worker) ExecuteTools(ctx context.Context, calls []chain.Call) []ToolResult {
+	results := make([]ToolResult, len(calls))
+	n := min(len(calls), w.concurrency)
+	if n <= 1 {
+		for i, call := range calls {
+			results[i] = w.handler(ctx, call)
+		}
+		return results
+	}
+	b := &batch{w: w, ctx: ctx, calls: calls, results: results}
+	b.wg.Add(n)
+	for range n {
+		go b.work()
+	}
+	b.wg.Wait()
+	return results
+}
+
+// batch is one ExecuteTools call run by a few goroutines, each taking the
+// next call until none is left.
+type batch struct {
+	w       *Worker
+	ctx     context.Context
+	calls   []chain.Call
+	results []ToolResult // each index written by the one goroutine that took it
+	next    atomic.Int64
+	wg      sync.WaitGroup
+}
+
+func (b *batch) work() {
+	defer b.wg.Done()
+	for {
+		i := int(b.next.Add(1) - 1)
+		if i >= len(b.calls) {
+			return
+		}
+		b.one(i)
+	}
+}
+
+// one runs call i through the chain. When its tool ends this goroutine (it
+// can only do so when ctx cannot be cancelled: otherwise it runs on its own),
+// the call is run through the chain again, on the way out, with a context
+// that makes the innermost layer answer it as exited; then a new goroutine
+// takes this one's place.
+func (b *batch) one(i int) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		ctx, cancel := context.WithCancel(context.WithValue(b.ctx, exitedKey{}, true))
+		b.results[i] = b.w.handler(ctx, b.calls[i])
+		cancel()
+		b.wg.Add(1)
+		go b.work()
+	}()
+	b.results[i] = b.w.handler(b.ctx, b.calls[i])
+	returned = true
+}

@@ -87,17 +87,22 @@ func newDirectPath(content *string) directPath {
 func (d directPath) ExecuteTools(ctx context.Context, calls []chain.Call) []worker.ToolResult {
 	results := make([]worker.ToolResult, len(calls))
 	for i, call := range calls {
-		out, err := d.tools[call.Tool].Run(ctx, call.Args)
-		r := worker.FromOutput(call, out, err)
-		if r.Content != nil {
-			if capped, dropped := middleware.Truncate(*r.Content, limit); dropped > 0 {
-				c := capped // only a cut result needs a string of its own
-				r.Content = &c
-			}
-		}
-		results[i] = r
+		results[i] = d.one(ctx, call)
 	}
 	return results
+}
+
+// one is the direct path of one call.
+func (d directPath) one(ctx context.Context, call chain.Call) worker.ToolResult {
+	out, err := d.tools[call.Tool].Run(ctx, call.Args)
+	r := worker.FromOutput(call, out, err)
+	if r.Content != nil {
+		if capped, dropped := middleware.Truncate(*r.Content, limit); dropped > 0 {
+			c := capped // only a cut result needs a string of its own
+			r.Content = &c
+		}
+	}
+	return r
 }
 
 type executor interface {

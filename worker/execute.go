@@ -39,32 +39,59 @@ func (w *Worker) ExecuteTools(ctx context.Context, calls []chain.Call) []ToolRes
 		}
 		return results
 	}
-	b := &batch{w: w, ctx: ctx, calls: calls, results: results}
-	b.wg.Add(n)
-	for range n {
-		go b.work()
-	}
+	b := &batch{w: w, ctx: ctx, calls: calls, results: results, most: int32(n)}
+	b.spawn()
 	b.wg.Wait()
 	return results
 }
 
-// batch is one ExecuteTools call run by a few goroutines, each taking the
-// next call until none is left.
+// batch is one ExecuteTools call run by goroutines that each take the next
+// call until none is left.
+//
+// Goroutines are started as they are needed rather than all at once: one to
+// begin with, and another each time a goroutine takes a call while calls
+// remain, no started goroutine is still waiting to run, and fewer than the
+// concurrency are running. Slow tools reach the full concurrency within a few
+// microseconds; instant ones are done by fewer goroutines than calls, each
+// of which costs more than an instant call.
 type batch struct {
 	w       *Worker
 	ctx     context.Context
 	calls   []chain.Call
 	results []ToolResult // each index written by the one goroutine that took it
-	next    atomic.Int64
+	most    int32        // goroutines at most
+	next    atomic.Int64 // the next call to take
+	started atomic.Int32 // goroutines started
+	waiting atomic.Int32 // goroutines started that have not taken a call yet
 	wg      sync.WaitGroup
+}
+
+// spawn starts one more goroutine unless the batch has as many as it may.
+func (b *batch) spawn() {
+	for {
+		n := b.started.Load()
+		if n >= b.most {
+			return
+		}
+		if b.started.CompareAndSwap(n, n+1) {
+			break
+		}
+	}
+	b.waiting.Add(1)
+	b.wg.Add(1)
+	go b.work()
 }
 
 func (b *batch) work() {
 	defer b.wg.Done()
+	b.waiting.Add(-1)
 	for {
 		i := int(b.next.Add(1) - 1)
 		if i >= len(b.calls) {
 			return
+		}
+		if i+1 < len(b.calls) && b.waiting.Load() == 0 {
+			b.spawn()
 		}
 		b.one(i)
 	}
@@ -84,8 +111,8 @@ func (b *batch) one(i int) {
 		ctx, cancel := context.WithCancel(context.WithValue(b.ctx, exitedKey{}, true))
 		b.results[i] = b.w.handler(ctx, b.calls[i])
 		cancel()
-		b.wg.Add(1)
-		go b.work()
+		b.started.Add(-1) // this goroutine is ending: let another take its place
+		b.spawn()
 	}()
 	b.results[i] = b.w.handler(b.ctx, b.calls[i])
 	returned = true

@@ -19,7 +19,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/mcpproxy/internal/shape"
 	"github.com/toolcap/toolcap/worker"
 )
 
@@ -493,7 +493,7 @@ func (p *Proxy) runTool(ctx context.Context, args json.RawMessage) (worker.ToolO
 	if err != nil {
 		return worker.ToolOutput{}, err
 	}
-	text, ok := JoinText(res.Content)
+	text, ok := shape.JoinText(res.Content)
 	if res.IsError {
 		return worker.ToolOutput{}, toolError{text}
 	}
@@ -521,14 +521,14 @@ func (p *Proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if err != nil {
 		// A protocol error (or a lost connection) stays a protocol error,
 		// within the tool's limit.
-		return nil, CapError(wireError(err), limit)
+		return nil, shape.CapError(wireError(err), limit)
 	}
 	if orig == nil {
 		// The call never reached the server, or was abandoned (cancelled):
 		// the chain's error result is all there is.
 		orig = &mcp.CallToolResult{}
 	}
-	sh := Shape(orig, r.Content, r.IsError(), limit, st.schemas[call.Tool])
+	sh := shape.Shape(orig, r.Content, r.IsError(), limit, st.schemas[call.Tool])
 	if sh.BlocksDropped > 0 || sh.BlocksCut > 0 || sh.StructuredCut || sh.StructuredDropped {
 		p.logger.Info("tool result blocks capped",
 			"tool", call.Tool, "call_id", call.ID, "limit", limit,
@@ -548,38 +548,6 @@ func wireError(err error) error {
 		return w
 	}
 	return err
-}
-
-// CapError brings a JSON-RPC error from the server within limit, for the
-// client's model reads its message as it reads a result. When the message
-// and the data together exceed limit, data of at most a quarter of limit is
-// kept and the message is cut to the rest, by the rule of text
-// ([middleware.Truncate], marker included); larger data is dropped and the
-// message is cut to limit. The code is kept. Other errors (the connection's, the proxy's
-// own, which may quote the server) keep their text when it is within
-// limit, and are otherwise replaced by an error whose text is cut by the
-// same rule.
-func CapError(err error, limit int) error {
-	if err == nil {
-		return nil
-	}
-	var w *jsonrpc.Error
-	if !errors.As(err, &w) {
-		if text := err.Error(); len(text) > limit {
-			capped, _ := middleware.Truncate(text, limit)
-			return errors.New(capped)
-		}
-		return err
-	}
-	if len(w.Message)+len(w.Data) <= limit {
-		return w
-	}
-	if len(w.Data) <= limit/4 {
-		msg, _ := middleware.Truncate(w.Message, limit-len(w.Data))
-		return &jsonrpc.Error{Code: w.Code, Message: msg, Data: w.Data}
-	}
-	msg, _ := middleware.Truncate(w.Message, limit)
-	return &jsonrpc.Error{Code: w.Code, Message: msg}
 }
 
 // forwardProgress passes the server's progress notifications to the client;

@@ -21,6 +21,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
+	"github.com/toolcap/toolcap/mcpproxy/internal/shape"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -371,7 +372,7 @@ func TestProxyBlocks(t *testing.T) {
 		t.Errorf("blocks (-want +got):\n%s", diff)
 	}
 	// The notes count: everything the client gets is within the limit.
-	if n := mcpproxy.ContentSize(res.Content); n > manifest.DefaultMaxBytes {
+	if n := shape.ContentSize(res.Content); n > manifest.DefaultMaxBytes {
 		t.Errorf("blocks and notes hold %d bytes, over the limit", n)
 	}
 }
@@ -432,7 +433,7 @@ func TestProxyContentBudget(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("blocks at the client (-want +got):\n%s", diff)
 			}
-			if n := mcpproxy.ContentSize(res.Content); n > tt.limit {
+			if n := shape.ContentSize(res.Content); n > tt.limit {
 				t.Errorf("content holds %d bytes, over the limit of %d", n, tt.limit)
 			}
 			if !strings.Contains(h.logs.String(), "blocks_dropped=") {

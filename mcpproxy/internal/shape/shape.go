@@ -1,7 +1,12 @@
-package mcpproxy
+// Package shape fits an MCP tool result within its limit: the text blocks
+// joined for the worker's chain and split back, the other blocks, the notes,
+// structuredContent and JSON-RPC errors. It is mcpproxy's, and internal so
+// that its helpers are not part of toolcap's API.
+package shape
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcap/toolcap/middleware"
@@ -645,3 +651,35 @@ func StructuredNote(limit int) string {
 // shortStructuredNote replaces StructuredNote when the limit is too small
 // to spend that much on notes.
 const shortStructuredNote = "[toolcap: structuredContent over the limit dropped]"
+
+// CapError brings a JSON-RPC error from the server within limit, for the
+// client's model reads its message as it reads a result. When the message
+// and the data together exceed limit, data of at most a quarter of limit is
+// kept and the message is cut to the rest, by the rule of text
+// ([middleware.Truncate], marker included); larger data is dropped and the
+// message is cut to limit. The code is kept. Other errors (the connection's, the proxy's
+// own, which may quote the server) keep their text when it is within
+// limit, and are otherwise replaced by an error whose text is cut by the
+// same rule.
+func CapError(err error, limit int) error {
+	if err == nil {
+		return nil
+	}
+	var w *jsonrpc.Error
+	if !errors.As(err, &w) {
+		if text := err.Error(); len(text) > limit {
+			capped, _ := middleware.Truncate(text, limit)
+			return errors.New(capped)
+		}
+		return err
+	}
+	if len(w.Message)+len(w.Data) <= limit {
+		return w
+	}
+	if len(w.Data) <= limit/4 {
+		msg, _ := middleware.Truncate(w.Message, limit-len(w.Data))
+		return &jsonrpc.Error{Code: w.Code, Message: msg, Data: w.Data}
+	}
+	msg, _ := middleware.Truncate(w.Message, limit)
+	return &jsonrpc.Error{Code: w.Code, Message: msg}
+}

@@ -1,4 +1,4 @@
-package mcpproxy_test
+package shape_test
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolcap/toolcap/mcpproxy"
+	"github.com/toolcap/toolcap/mcpproxy/internal/shape"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -38,7 +38,7 @@ func TestSplitText(t *testing.T) {
 		&mcp.TextContent{Text: "beta", Annotations: ann},
 		&mcp.TextContent{Text: "gamma"},
 	}
-	joined, ok := mcpproxy.JoinText(content)
+	joined, ok := shape.JoinText(content)
 	if !ok || joined != "alpha\nbeta\ngamma" {
 		t.Fatalf("JoinText = %q, %v", joined, ok)
 	}
@@ -59,14 +59,14 @@ func TestSplitText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := mcpproxy.SplitText(content, tt.text)
+			got := shape.SplitText(content, tt.text)
 			if g, w := strings.Join(texts(got), "|"), strings.Join(tt.want, "|"); g != w {
 				t.Errorf("SplitText = %s\nwant       %s", g, w)
 			}
 		})
 	}
 	// A replaced block keeps its annotations.
-	got := mcpproxy.SplitText(content, str("alpha\nbe[x]"))
+	got := shape.SplitText(content, str("alpha\nbe[x]"))
 	if tc := got[2].(*mcp.TextContent); tc.Annotations != ann {
 		t.Error("the cut block lost its annotations")
 	}
@@ -83,11 +83,11 @@ func TestSplitTextWithinLimit(t *testing.T) {
 		&mcp.TextContent{Text: strings.Repeat("é", 300)},
 		&mcp.TextContent{Text: strings.Repeat("c", 300)},
 	}
-	joined, _ := mcpproxy.JoinText(content)
+	joined, _ := shape.JoinText(content)
 	for limit := 128; limit < len(joined)+10; limit += 7 {
 		capped, _ := middleware.Truncate(joined, limit)
 		total := 0
-		for _, c := range mcpproxy.SplitText(content, &capped) {
+		for _, c := range shape.SplitText(content, &capped) {
 			total += len(c.(*mcp.TextContent).Text)
 		}
 		if total > limit {
@@ -126,7 +126,7 @@ func TestCapBlocks(t *testing.T) {
 		return &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///x", Text: text}}
 	}
 	a100, r1000, x1000 := strings.Repeat("a", 100), strings.Repeat("r", 1000), strings.Repeat("x", 1000)
-	imgNote := func(size, limit int) string { return mcpproxy.DroppedNote("an image block (image/png)", size, limit) }
+	imgNote := func(size, limit int) string { return shape.DroppedNote("an image block (image/png)", size, limit) }
 	// An image of 90 bytes takes 9 (MIME type) + 120 (base64) = 129.
 	tenImages := make([]mcp.Content, 10)
 	for i := range tenImages {
@@ -152,7 +152,7 @@ func TestCapBlocks(t *testing.T) {
 			[]string{"text:" + a100, "text:" + imgNote(409, 400)}, 1},
 		{"images share one budget; one note for all dropped",
 			tenImages, 1000,
-			append(sixImages, "text:"+mcpproxy.DroppedNote("4 blocks", 4*129, 1000)), 4},
+			append(sixImages, "text:"+shape.DroppedNote("4 blocks", 4*129, 1000)), 4},
 		{"an embedded text resource is cut by the rule of text",
 			[]mcp.Content{text(a100), res(r1000)}, 400,
 			[]string{"text:" + a100, "resource:file:///x:" + cut(r1000, 400-100-9) + ":0"}, 0},
@@ -161,7 +161,7 @@ func TestCapBlocks(t *testing.T) {
 			[]string{"link:file:///y:y:" + cut(x1000, 300-9-1)}, 0},
 		{"a resource link too large to cut is dropped",
 			[]mcp.Content{&mcp.ResourceLink{URI: "file:///y", Name: strings.Repeat("n", 500)}}, 300,
-			[]string{"text:" + mcpproxy.DroppedNote("a resource link (file:///y)", 509, 300)}, 1},
+			[]string{"text:" + shape.DroppedNote("a resource link (file:///y)", 509, 300)}, 1},
 		{"blocks take the budget in order: an image before the text",
 			[]mcp.Content{img(90), text(x1000)}, 400,
 			[]string{"image:90", "text:" + cut(x1000, 400-129)}, 0},
@@ -177,21 +177,21 @@ func TestCapBlocks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, dropped := mcpproxy.CapBlocks(tt.content, tt.limit)
+			got, dropped := shape.CapBlocks(tt.content, tt.limit)
 			if diff := cmp.Diff(tt.want, describe(got)); diff != "" {
 				t.Errorf("CapBlocks (-want +got):\n%s", diff)
 			}
 			if dropped != tt.wantDropped {
 				t.Errorf("dropped = %d, want %d", dropped, tt.wantDropped)
 			}
-			if n := mcpproxy.ContentSize(got); n > tt.limit {
+			if n := shape.ContentSize(got); n > tt.limit {
 				t.Errorf("content holds %d bytes, over the limit of %d", n, tt.limit)
 			}
 		})
 	}
 
 	content := []mcp.Content{text("hi"), img(90)}
-	if same, _ := mcpproxy.CapBlocks(content, 1000); &same[0] != &content[0] {
+	if same, _ := shape.CapBlocks(content, 1000); &same[0] != &content[0] {
 		t.Error("nothing to do, yet the slice was copied")
 	}
 }
@@ -204,7 +204,7 @@ func TestCapBlocksRecutMatchesTruncate(t *testing.T) {
 	first, _ := middleware.Truncate(orig, 9000)
 	for limit := 64; limit <= 9000; limit += 37 {
 		want, _ := middleware.Truncate(orig, limit)
-		got, _ := mcpproxy.CapBlocks([]mcp.Content{&mcp.TextContent{Text: first}}, limit)
+		got, _ := shape.CapBlocks([]mcp.Content{&mcp.TextContent{Text: first}}, limit)
 		if diff := cmp.Diff([]string{"text:" + want}, describe(got)); diff != "" {
 			t.Fatalf("limit %d (-want +got):\n%s", limit, diff)
 		}
@@ -225,9 +225,9 @@ func TestCapBlocksWithinLimit(t *testing.T) {
 			&mcp.AudioContent{MIMEType: "audio/wav", Data: make([]byte, 70*i)},
 		)
 	}
-	for limit := 128; limit < mcpproxy.ContentSize(content)+100; limit += 97 {
-		got, _ := mcpproxy.CapBlocks(content, limit)
-		if n := mcpproxy.ContentSize(got); n > limit {
+	for limit := 128; limit < shape.ContentSize(content)+100; limit += 97 {
+		got, _ := shape.CapBlocks(content, limit)
+		if n := shape.ContentSize(got); n > limit {
 			t.Fatalf("limit %d: content holds %d bytes", limit, n)
 		}
 	}
@@ -237,7 +237,7 @@ func TestCapStructured(t *testing.T) {
 	long := strings.Repeat("x", 1000)
 	t.Run("fits", func(t *testing.T) {
 		v := map[string]any{"content": "short", "n": 3.0}
-		got, cut, ok := mcpproxy.CapStructured(v, 200)
+		got, cut, ok := shape.CapStructured(v, 200)
 		if !ok || cut {
 			t.Fatalf("cut=%v ok=%v", cut, ok)
 		}
@@ -246,7 +246,7 @@ func TestCapStructured(t *testing.T) {
 		}
 	})
 	t.Run("same as text", func(t *testing.T) {
-		got, cut, ok := mcpproxy.CapStructured(map[string]any{"content": long}, 300)
+		got, cut, ok := shape.CapStructured(map[string]any{"content": long}, 300)
 		want, _ := middleware.Truncate(long, 300)
 		if !ok || !cut || got.(map[string]any)["content"] != want {
 			t.Errorf("got %v cut=%v ok=%v", got, cut, ok)
@@ -254,7 +254,7 @@ func TestCapStructured(t *testing.T) {
 	})
 	t.Run("shared budget in key order", func(t *testing.T) {
 		v := map[string]any{"b": long, "a": []any{long, 1.0, true, nil}}
-		got, cut, ok := mcpproxy.CapStructured(v, 600)
+		got, cut, ok := shape.CapStructured(v, 600)
 		if !ok || !cut {
 			t.Fatalf("cut=%v ok=%v", cut, ok)
 		}
@@ -276,7 +276,7 @@ func TestCapStructured(t *testing.T) {
 		for i := range arr {
 			arr[i] = 123456.0
 		}
-		if _, _, ok := mcpproxy.CapStructured(map[string]any{"nums": arr}, 200); ok {
+		if _, _, ok := shape.CapStructured(map[string]any{"nums": arr}, 200); ok {
 			t.Error("a structure whose numbers alone exceed the limit was kept")
 		}
 	})
@@ -304,7 +304,7 @@ func TestShape(t *testing.T) {
 	capped, _ := middleware.Truncate(long, 500)
 	schema := resolved(t, `{"type":"object","properties":{"content":{"type":"string"}},"required":["content"]}`)
 
-	sh := mcpproxy.Shape(orig, &capped, false, 500, schema)
+	sh := shape.Shape(orig, &capped, false, 500, schema)
 	if sh.Result.IsError || !sh.TextChanged || !sh.StructuredCut || sh.StructuredDropped {
 		t.Errorf("shaped = %+v", sh)
 	}
@@ -318,12 +318,12 @@ func TestShape(t *testing.T) {
 	// A schema the cut breaks: the structured result is dropped and the
 	// success becomes an error with a note.
 	strict := resolved(t, `{"type":"object","properties":{"content":{"type":"string","pattern":"^y+$"}}}`)
-	sh = mcpproxy.Shape(orig, &capped, false, 500, strict)
+	sh = shape.Shape(orig, &capped, false, 500, strict)
 	if !sh.StructuredDropped || sh.Result.StructuredContent != nil || !sh.Result.IsError {
 		t.Errorf("shaped = %+v", sh)
 	}
 	last := sh.Result.Content[len(sh.Result.Content)-1].(*mcp.TextContent).Text
-	if last != mcpproxy.StructuredNote(500) {
+	if last != shape.StructuredNote(500) {
 		t.Errorf("no note: %q", last)
 	}
 	total := 0
@@ -339,7 +339,7 @@ func TestShape(t *testing.T) {
 	for i := range arr {
 		arr[i] = 1234567.0
 	}
-	sh = mcpproxy.Shape(&mcp.CallToolResult{StructuredContent: arr}, nil, false, 500, nil)
+	sh = shape.Shape(&mcp.CallToolResult{StructuredContent: arr}, nil, false, 500, nil)
 	if !sh.StructuredDropped || sh.Result.IsError || sh.Result.Content == nil {
 		t.Errorf("shaped = %+v", sh)
 	}
@@ -357,7 +357,7 @@ func TestShapeNotesWithinLimit(t *testing.T) {
 		limit    int
 		wantLast string
 	}{
-		{"structured note, default limit", []mcp.Content{&mcp.TextContent{Text: long}}, 16384, mcpproxy.StructuredNote(16384)},
+		{"structured note, default limit", []mcp.Content{&mcp.TextContent{Text: long}}, 16384, shape.StructuredNote(16384)},
 		{"structured note, smallest limit", []mcp.Content{&mcp.TextContent{Text: long}}, 128, "[toolcap: structuredContent over the limit dropped]"},
 		{"both notes, smallest limit", []mcp.Content{
 			&mcp.TextContent{Text: long},
@@ -366,14 +366,14 @@ func TestShapeNotesWithinLimit(t *testing.T) {
 		{"both notes, middling limit", []mcp.Content{
 			&mcp.ImageContent{MIMEType: "image/png", Data: make([]byte, 1000)},
 			&mcp.TextContent{Text: long},
-		}, 600, mcpproxy.StructuredNote(600)},
+		}, 600, shape.StructuredNote(600)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			orig := &mcp.CallToolResult{Content: tt.content, StructuredContent: map[string]any{"content": long}}
-			joined, _ := mcpproxy.JoinText(tt.content)
+			joined, _ := shape.JoinText(tt.content)
 			capped, _ := middleware.Truncate(joined, tt.limit) // what the chain makes of it
-			sh := mcpproxy.Shape(orig, &capped, false, tt.limit, strict)
+			sh := shape.Shape(orig, &capped, false, tt.limit, strict)
 			if !sh.StructuredDropped || !sh.Result.IsError {
 				t.Fatalf("shaped = %+v, want the structured result dropped and an error", sh)
 			}
@@ -381,7 +381,7 @@ func TestShapeNotesWithinLimit(t *testing.T) {
 			if diff := cmp.Diff(tt.wantLast, got[len(got)-1].(*mcp.TextContent).Text); diff != "" {
 				t.Errorf("last block (-want +got):\n%s", diff)
 			}
-			if n := mcpproxy.ContentSize(got); n > tt.limit {
+			if n := shape.ContentSize(got); n > tt.limit {
 				t.Errorf("blocks and notes hold %d bytes, over the limit of %d", n, tt.limit)
 			}
 			if text := got[0].(*mcp.TextContent).Text; len(got) > 1 && !strings.Contains(text, "[truncated: ") && !strings.HasPrefix(text, "[toolcap: ") {

@@ -33,10 +33,10 @@ type Options struct {
 	// Manifest holds the limits, keyed by the server's tool names. Nil caps
 	// every tool at [manifest.DefaultMaxBytes].
 	Manifest *manifest.WorkerManifest
-	// Interceptors are user middleware, in onion order (the first listed is
+	// Middleware are user middleware, in onion order (the first listed is
 	// the outermost). As in any [worker.Worker], they run after the byte cap
 	// and before the ceiling.
-	Interceptors []chain.Middleware
+	Middleware []chain.Middleware
 	// Logger receives the proxy's logs: cuts, warnings, failures. A command
 	// line program passes a logger writing to stderr, never to the protocol's
 	// stdout. Nil means silent.
@@ -388,7 +388,7 @@ func (p *Proxy) setTools(tools []*mcp.Tool) error {
 	}
 	w, err := worker.New(wtools,
 		worker.WithManifest(p.opts.Manifest),
-		worker.WithInterceptors(p.opts.Interceptors...),
+		worker.WithMiddleware(p.opts.Middleware...),
 		worker.WithLogger(p.logger),
 		worker.WithConcurrency(1),
 	)

@@ -378,7 +378,7 @@ func TestProxyBlocks(t *testing.T) {
 }
 
 // TestProxyContentBudget: whatever mix of blocks a result holds, they
-// share one budget, notes included; the reviewer's reproducers.
+// share one budget, notes included.
 func TestProxyContentBudget(t *testing.T) {
 	huge := strings.Repeat("E", 1<<20)
 	textAndImages := func() []mcp.Content {
@@ -517,7 +517,7 @@ func TestProxyListChanged(t *testing.T) {
 	}
 }
 
-func TestProxyInterceptorsSeeCappedText(t *testing.T) {
+func TestProxyMiddlewareSeeCappedText(t *testing.T) {
 	var seen int
 	grow := func(next chain.Handler) chain.Handler {
 		return func(ctx context.Context, call chain.Call) chain.Result {
@@ -530,7 +530,7 @@ func TestProxyInterceptorsSeeCappedText(t *testing.T) {
 			return r
 		}
 	}
-	h := start(t, mcpproxy.Options{Interceptors: []chain.Middleware{grow}}, nil)
+	h := start(t, mcpproxy.Options{Middleware: []chain.Middleware{grow}}, nil)
 	text := textOf(h.call(t, "mcp.fs.read", nil))
 	if seen != manifest.DefaultMaxBytes {
 		t.Errorf("middleware saw %d bytes, want the capped %d", seen, manifest.DefaultMaxBytes)
@@ -803,8 +803,8 @@ func TestProxyResyncFailureKeepsTools(t *testing.T) {
 	}
 	logs := &syncBuffer{}
 	p, err := mcpproxy.Connect(context.Background(), up, mcpproxy.Options{
-		Interceptors: []chain.Middleware{broken},
-		Logger:       hclog.New(&hclog.LoggerOptions{Output: logs, DisableTime: true}),
+		Middleware: []chain.Middleware{broken},
+		Logger:     hclog.New(&hclog.LoggerOptions{Output: logs, DisableTime: true}),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"github.com/toolcap/toolcap/worker"
 )
 
-// The incident from the ticket: a Glob over a whole project returns about
+// The incident toolcap exists for: a Glob over a whole project returns about
 // 125 KB. Through the worker, the history gets 16 KiB, marker included.
 func ExampleWorker_ExecuteTools() {
 	glob := worker.Func("Glob", func(ctx context.Context, args json.RawMessage) (worker.ToolOutput, error) {

@@ -103,7 +103,7 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	w, err := worker.New(tools.All(fsys),
 		worker.WithManifest(res.Manifest),
 		worker.WithLogger(base),
-		worker.WithInterceptors(middleware.Logging(base.Named("toolcap")), seen.middleware),
+		worker.WithMiddleware(middleware.Logging(base.Named("toolcap")), seen.middleware),
 	)
 	if err != nil {
 		return configError(stderr, err)

@@ -79,7 +79,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		InitTimeout: *initTimeout,
 	}
 	if v >= 2 {
-		opts.Interceptors = append(opts.Interceptors, middleware.Logging(logger))
+		opts.Middleware = append(opts.Middleware, middleware.Logging(logger))
 	}
 	proxy, err := mcpproxy.Connect(ctx, upstream, opts)
 	if err != nil {

@@ -5,9 +5,9 @@
 // [manifest.WorkerManifest] and the user's middleware. Every result takes the
 // same path:
 //
-//	Tool.Run ─► FromOutput ─► byte cap ─► user middleware ─► ceiling ─► history
-//	                          pinned first   (listed order,      pinned last
-//	                                          onion)
+//	Tool.Run ─► byte cap ─► user middleware ─► ceiling ─► history
+//	            pinned first   (listed order,      pinned last
+//	                            onion)
 //
 // The worker installs the byte cap ([middleware.Cap]) innermost, next to the
 // tool, and no option places user middleware below it: user middleware only
@@ -16,9 +16,12 @@
 // all of them, so no content longer than its tool's limit reaches the
 // history, whatever they do.
 //
-// [Worker.ExecuteTools] returns exactly one [ToolResult] per call, in call
-// order, whatever the tools do: an error, a panic, an unknown tool name, or a
-// tool still running when the context ends all become error results.
+// The result is one type from the tool to the history, [chain.Result]
+// ([ToolOutput] and [ToolResult] are aliases of it). [Worker.ExecuteTools]
+// returns exactly one per call, in call order, whatever the tools do: an
+// error, a panic, an unknown tool name, a tool still running when the context
+// ends or one that calls runtime.Goexit all become error results, and every
+// one of them passes the whole chain.
 //
 // [manifest.WorkerManifest]: https://pkg.go.dev/github.com/toolcap/toolcap/manifest#WorkerManifest
 package worker

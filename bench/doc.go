@@ -25,12 +25,20 @@
 //     (impl=hand), a grpc-go-style chain that builds the next handler on every
 //     call (impl=grpc) and a plain loop over post-processing funcs
 //     (impl=loop).
+//   - BenchmarkResultShape/n=N: the same N no-op layers over four result
+//     shapes: four bare words (impl=words32, the baseline), chain.Result
+//     (impl=result), the earlier 48-byte result (impl=wide48) and an in-place
+//     func(ctx, *Call, *Result) (impl=inplace).
 //   - BenchmarkTruncate/<alphabet>/<size>: [middleware.Truncate] at 16 KiB
 //     (impl=truncate) against one 16 KiB allocation and copy, the floor of
 //     producing any capped string (impl=clone).
 //   - BenchmarkExecuteTools/<n>calls/<content>: the whole worker path (cap,
 //     four user middleware, ceiling) against calling the tools and
 //     [middleware.Truncate] directly, reported per op and per call.
+//   - BenchmarkFanout/<n>calls: a batch of instant calls through the direct
+//     path one after another (impl=loop), the direct path under an errgroup
+//     with SetLimit(8) (impl=errgroup), and the worker with a context that
+//     cannot be cancelled (impl=worker) and one that can (impl=worker-cancel).
 //   - BenchmarkLoad: [manifest.Load] with two TOML files and an environment.
 //
 // [chain.Chain]: https://pkg.go.dev/github.com/toolcap/toolcap/chain#Chain

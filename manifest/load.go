@@ -229,9 +229,6 @@ func ResolveContext(ctx context.Context, opts ...Option) (*Resolution, error) {
 			res.Warnings = append(res.Warnings, msg)
 			c.logger.Warn(msg, "key", shorten(key), "source", l.source)
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, &Error{Source: l.source, Err: err}
-		}
 		k := newKoanf()
 		if err := l.load(ctx, k, names, warn); err != nil {
 			return nil, &Error{Source: l.source, Err: describeLoadError(err)}

@@ -198,10 +198,6 @@ func (s *scanner) value(n, d int) error {
 // array scans the elements of an array held by key n at depth d, up to and
 // including its "]". The elements sit at depth d+1.
 func (s *scanner) array(n, d int) error {
-	start := s.pos - 1
-	if d+1 > MaxNestingDepth {
-		return s.deep(start)
-	}
 	for {
 		s.skipBlank()
 		if s.pos >= len(s.data) {
@@ -214,6 +210,11 @@ func (s *scanner) array(n, d int) error {
 		case ',':
 			s.pos++
 			continue
+		}
+		if d+1 > MaxNestingDepth {
+			return s.deep(s.pos)
+		}
+		switch s.data[s.pos] {
 		case '{':
 			s.pos++
 			// Every inline table in an array is a table of its own.
@@ -346,7 +347,7 @@ func (s *scanner) simpleKey() (string, bool) {
 			switch s.data[s.pos] {
 			case '\\':
 				escaped = true
-				s.pos += 2
+				s.pos = min(s.pos+2, len(s.data))
 				continue
 			case '"':
 				s.pos++
@@ -456,7 +457,7 @@ func (s *scanner) skipString() {
 		for s.pos < len(s.data) {
 			c := s.data[s.pos]
 			if c == '\\' && q == '"' {
-				s.pos += 2
+				s.pos = min(s.pos+2, len(s.data))
 				continue
 			}
 			if c == q && s.at(string([]byte{q, q, q})) {
@@ -478,7 +479,7 @@ func (s *scanner) skipString() {
 		case c == '\n':
 			return
 		case c == '\\' && q == '"':
-			s.pos += 2
+			s.pos = min(s.pos+2, len(s.data))
 			continue
 		case c == q:
 			s.pos++

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -40,7 +41,8 @@ func Environ(vars []string) Option {
 	return func(c *config) {
 		c.layers = append(c.layers, layer{
 			source: "environment",
-			load: func(k *koanf.Koanf, names map[string]string, warn func(key, msg string)) error {
+			load: func(_ context.Context, k *koanf.Koanf, names map[string]string, warn func(key, msg string)) error {
+				warnPrefixCase(vars, warn)
 				return k.Load(env.Provider(delim, env.Opt{
 					Prefix:        EnvPrefix,
 					EnvironFunc:   func() []string { return vars },
@@ -58,22 +60,55 @@ func envTransform(names map[string]string, warn func(key, msg string)) func(k, v
 	return func(name, value string) (string, any) {
 		key := envKey(name)
 		if key == "" {
-			msg := fmt.Sprintf("unknown environment variable %s; ignored", name)
-			if strings.EqualFold(name, EnvPerToolPrefix) {
-				msg += " (a tool name must follow PER_TOOL__)"
-			} else if s := suggest.Closest(name, []string{EnvDefaultMaxBytes}); s != "" {
-				msg += fmt.Sprintf(" (did you mean %s?)", s)
-			}
-			warn(name, msg)
+			warn(name, fmt.Sprintf("unknown environment variable %s; ignored%s", shorten(name), envHint(name)))
 			return "", nil
 		}
 		if prev, dup := names[key]; dup && prev != name {
 			// The structural parts match without regard to case, so two
 			// spellings can name one key; the later one in the environment wins.
-			warn(name, fmt.Sprintf("environment variables %s and %s set the same key; %s wins", prev, name, name))
+			warn(name, fmt.Sprintf("environment variables %s and %s set the same key; %s wins", shorten(prev), shorten(name), shorten(name)))
 		}
 		names[key] = name
 		return key, value
+	}
+}
+
+// envHint is the "did you mean" of an unknown TOOLCAP_ variable, or "".
+func envHint(name string) string {
+	// A name with PER_TOOL and one underscore or none before the tool name,
+	// after something close to the per_tool prefix, is a per_tool entry.
+	const per = "PER_TOOL"
+	for i := len(EnvPrefix); i+len(per) <= len(name); i++ {
+		if !strings.EqualFold(name[i:i+len(per)], per) {
+			continue
+		}
+		head := name[:i]
+		want := strings.TrimSuffix(EnvPerToolPrefix, per+"__")
+		if !strings.EqualFold(head, want) && suggest.Closest(head, []string{want}) == "" {
+			break
+		}
+		rest := name[i+len(per):]
+		if strings.Trim(rest, "_") == "" {
+			return " (a tool name must follow PER_TOOL__)"
+		}
+		return fmt.Sprintf(" (did you mean %s?)", shorten(EnvPerToolPrefix+strings.TrimPrefix(rest, "_")))
+	}
+	if s := suggest.Closest(name, []string{EnvDefaultMaxBytes}); s != "" {
+		return fmt.Sprintf(" (did you mean %s?)", s)
+	}
+	return ""
+}
+
+// warnPrefixCase warns about variables whose prefix is TOOLCAP_ in another
+// case: the prefix is matched exactly, so they would go unseen.
+func warnPrefixCase(vars []string, warn func(key, msg string)) {
+	for _, kv := range vars {
+		name, _, _ := strings.Cut(kv, "=")
+		if len(name) < len(EnvPrefix) || strings.HasPrefix(name, EnvPrefix) || !strings.EqualFold(name[:len(EnvPrefix)], EnvPrefix) {
+			continue
+		}
+		warn(name, fmt.Sprintf("environment variable %s ignored: the %s prefix is upper case (did you mean %s?)",
+			shorten(name), EnvPrefix, shorten(EnvPrefix+name[len(EnvPrefix):])))
 	}
 }
 

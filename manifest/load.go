@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,11 +9,11 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/knadh/koanf/parsers/toml/v2"
 	"github.com/knadh/koanf/providers/confmap"
-	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
 	gotoml "github.com/pelletier/go-toml/v2"
 
@@ -41,11 +42,13 @@ type config struct {
 type layer struct {
 	source   string
 	optional string // a path that may be absent
-	load     func(k *koanf.Koanf, names map[string]string, warn func(key, msg string)) error
+	load     func(ctx context.Context, k *koanf.Koanf, names map[string]string, warn func(key, msg string)) error
 }
 
 // File adds the TOML manifest at path as a layer. A file that is missing,
-// unreadable or not valid TOML is an error naming it.
+// unreadable, not valid TOML or over a bound ([MaxManifestBytes],
+// [MaxNestingDepth], [MaxTableKeys], [MaxPerToolEntries]) is an error naming
+// it.
 func File(path string) Option {
 	return func(c *config) {
 		c.layers = append(c.layers, fileLayer(path))
@@ -66,23 +69,36 @@ func OptionalFile(path string) Option {
 func fileLayer(path string) layer {
 	return layer{
 		source: fmt.Sprintf("file %q", path),
-		load: func(k *koanf.Koanf, _ map[string]string, _ func(string, string)) error {
-			return k.Load(file.Provider(path), toml.Parser())
+		load: func(ctx context.Context, k *koanf.Koanf, _ map[string]string, _ func(string, string)) error {
+			data, err := readFile(ctx, path)
+			if err != nil {
+				return err
+			}
+			return loadTOML(k, data)
 		},
 	}
 }
 
 // Bytes adds TOML manifest text as a layer, named name in errors and in
-// [Resolution] (for example an embedded default or a test's input).
+// [Resolution] (for example an embedded default or a test's input). The
+// bounds of [File] apply.
 func Bytes(name string, data []byte) Option {
 	return func(c *config) {
 		c.layers = append(c.layers, layer{
 			source: name,
-			load: func(k *koanf.Koanf, _ map[string]string, _ func(string, string)) error {
-				return k.Load(rawBytes(data), toml.Parser())
+			load: func(_ context.Context, k *koanf.Koanf, _ map[string]string, _ func(string, string)) error {
+				return loadTOML(k, data)
 			},
 		})
 	}
+}
+
+// loadTOML checks data against the bounds, then parses it into k.
+func loadTOML(k *koanf.Koanf, data []byte) error {
+	if err := checkBounds(data); err != nil {
+		return err
+	}
+	return k.Load(rawBytes(data), toml.Parser())
 }
 
 // rawBytes is a koanf.Provider of bytes already in memory.
@@ -113,7 +129,7 @@ func Overrides(name string, limits ToolOutputLimits) Option {
 		mp := map[string]any{"worker": map[string]any{"tool_output": tool}}
 		c.layers = append(c.layers, layer{
 			source: name,
-			load: func(k *koanf.Koanf, _ map[string]string, _ func(string, string)) error {
+			load: func(_ context.Context, k *koanf.Koanf, _ map[string]string, _ func(string, string)) error {
 				return k.Load(confmap.Provider(mp, ""), nil)
 			},
 		})
@@ -159,7 +175,15 @@ type Resolution struct {
 // opts, later layers overriding earlier ones key by key. The result always
 // has a non-nil ToolOutput. Errors are [*Error] values.
 func Load(opts ...Option) (*WorkerManifest, error) {
-	r, err := Resolve(opts...)
+	return LoadContext(context.Background(), opts...)
+}
+
+// LoadContext is [Load] that stops reading files once ctx is done, with an
+// [*Error] naming the file and wrapping ctx's error. Opening a file can block
+// (a FIFO that has no writer); such an open runs on a goroutine that
+// LoadContext abandons, and that goroutine ends when the open returns.
+func LoadContext(ctx context.Context, opts ...Option) (*WorkerManifest, error) {
+	r, err := ResolveContext(ctx, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +192,12 @@ func Load(opts ...Option) (*WorkerManifest, error) {
 
 // Resolve is [Load] that also reports where each limit came from.
 func Resolve(opts ...Option) (*Resolution, error) {
+	return ResolveContext(context.Background(), opts...)
+}
+
+// ResolveContext is [Resolve] that stops reading files once ctx is done, as
+// [LoadContext] does.
+func ResolveContext(ctx context.Context, opts ...Option) (*Resolution, error) {
 	c := config{logger: hclog.NewNullLogger()}
 	for _, opt := range opts {
 		if opt != nil {
@@ -197,10 +227,10 @@ func Resolve(opts ...Option) (*Resolution, error) {
 		names := map[string]string{}
 		warn := func(key, msg string) {
 			res.Warnings = append(res.Warnings, msg)
-			c.logger.Warn(msg, "key", key, "source", l.source)
+			c.logger.Warn(msg, "key", shorten(key), "source", l.source)
 		}
 		k := newKoanf()
-		if err := l.load(k, names, warn); err != nil {
+		if err := l.load(ctx, k, names, warn); err != nil {
 			return nil, &Error{Source: l.source, Err: describeLoadError(err)}
 		}
 		clean, err := check(k.Raw(), l.source, names, res, warn)
@@ -245,6 +275,21 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 		}
 		return source
 	}
+	// Keys outside [worker.tool_output] belong to the rest of the manifest,
+	// but one of toolcap's keys in the wrong place, or a near miss of one,
+	// would silently leave the limits at their defaults.
+	for _, key := range slices.Sorted(maps.Keys(raw)) {
+		v := raw[key]
+		if key == "worker" {
+			continue
+		}
+		misplaced(nil, key, v, source, warn)
+		if sub, ok := v.(map[string]any); ok && (strings.EqualFold(key, "worker") || suggest.Closest(key, []string{"worker"}) != "") {
+			for _, s := range slices.Sorted(maps.Keys(sub)) {
+				misplaced([]string{key}, s, sub[s], source, warn)
+			}
+		}
+	}
 	w, ok := raw["worker"]
 	if !ok {
 		return map[string]any{}, nil
@@ -253,13 +298,9 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 	if !ok {
 		return nil, &Error{Source: source, Key: "worker", Value: show(w), Err: errors.New("must be a table")}
 	}
-	// Other [worker] keys belong to the rest of the manifest, but one that
-	// is a near miss of tool_output is a typo that would silently leave the
-	// limits at their defaults.
 	for _, key := range slices.Sorted(maps.Keys(wm)) {
-		if suggest.Closest(key, []string{"tool_output"}) != "" {
-			warn("worker."+TOMLKey(key), fmt.Sprintf(
-				"unknown table [worker.%s] in %s; ignored (did you mean [worker.tool_output]?)", TOMLKey(key), source))
+		if key != "tool_output" {
+			misplaced([]string{"worker"}, key, wm[key], source, warn)
 		}
 	}
 	t, ok := wm["tool_output"]
@@ -290,6 +331,10 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 			if !ok {
 				return nil, &Error{Source: source, Key: keyPerTool, Value: show(v), Err: errors.New("must be a table of tool names to limits")}
 			}
+			if len(pm) > MaxPerToolEntries {
+				return nil, &Error{Source: source, Key: keyPerTool, Value: fmt.Sprintf("(a table of %d entries)", len(pm)),
+					Err: fmt.Errorf("more than %d entries (manifest.MaxPerToolEntries)", MaxPerToolEntries)}
+			}
 			per := map[string]any{}
 			for _, tool := range slices.Sorted(maps.Keys(pm)) {
 				tv := pm[tool]
@@ -307,7 +352,7 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 			}
 			out[key] = per
 		default:
-			msg := fmt.Sprintf("unknown key %q in [worker.tool_output] of %s; ignored", key, srcOf(base+key))
+			msg := fmt.Sprintf("unknown key %s in [worker.tool_output] of %s; ignored", quoteShort(key), srcOf(base+key))
 			if s := suggest.Closest(key, []string{"default_max_bytes", "per_tool"}); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
@@ -315,6 +360,43 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 		}
 	}
 	return map[string]any{"worker": map[string]any{"tool_output": out}}, nil
+}
+
+// misplaced warns when key, found in the table at path (nil for the top
+// level), is one of toolcap's keys out of place, or a near miss of one: a
+// [tool_output] table at the top level, [Worker.tool_output], or a
+// default_max_bytes or per_tool outside [worker.tool_output].
+func misplaced(path []string, key string, v any, source string, warn func(key, msg string)) {
+	targets := []string{"tool_output", "default_max_bytes", "per_tool"}
+	target := ""
+	if slices.Contains(targets, key) {
+		target = key
+	} else {
+		target = suggest.Closest(key, targets)
+	}
+	if target == "" {
+		return
+	}
+	if target != "tool_output" {
+		target = "tool_output." + target
+	}
+	target = "worker." + target
+	full := ""
+	for _, p := range append(slices.Clone(path), key) {
+		if full != "" {
+			full += "."
+		}
+		full += tomlShort(p)
+	}
+	if _, ok := v.(map[string]any); ok {
+		warn(full, fmt.Sprintf("unknown table [%s] in %s; ignored (did you mean [%s]?)", full, source, target))
+		return
+	}
+	where := "at the top level"
+	if len(path) > 0 {
+		where = "in [" + strings.Join(path, ".") + "]"
+	}
+	warn(full, fmt.Sprintf("unknown key %s %s of %s; ignored (did you mean %q?)", quoteShort(key), where, source, target))
 }
 
 // limitValue returns v as a valid limit. Environment values are strings and

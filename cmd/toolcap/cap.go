@@ -54,7 +54,7 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 
 	logger := newLogger(stderr, verbose.level()).Named("toolcap")
-	res, err := layers.resolve(env, logger)
+	res, err := layers.resolve(ctx, env, logger)
 	if err != nil {
 		return configError(stderr, err)
 	}

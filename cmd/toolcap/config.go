@@ -44,7 +44,7 @@ func runConfig(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return exitUsage
 	}
 
-	res, err := layers.resolve(env, newLogger(stderr, verbosity(0).level()).Named("toolcap"))
+	res, err := layers.resolve(ctx, env, newLogger(stderr, verbosity(0).level()).Named("toolcap"))
 	if err != nil {
 		return configError(stderr, err)
 	}

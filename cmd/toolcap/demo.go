@@ -70,7 +70,7 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 
 	base := newLogger(stderr, verbose.level())
-	res, err := layers.resolve(env, base.Named("toolcap"))
+	res, err := layers.resolve(ctx, env, base.Named("toolcap"))
 	if err != nil {
 		return configError(stderr, err)
 	}

@@ -252,14 +252,15 @@ func (l *layerFlags) register(fs *flag.FlagSet) {
 }
 
 // resolve loads the layers: the built-in default, each manifest file in
-// order, then the TOOLCAP_ variables of env. Warnings go to logger.
-func (l *layerFlags) resolve(env []string, logger hclog.Logger) (*manifest.Resolution, error) {
+// order, then the TOOLCAP_ variables of env. Warnings go to logger; reading
+// a file stops when ctx is done.
+func (l *layerFlags) resolve(ctx context.Context, env []string, logger hclog.Logger) (*manifest.Resolution, error) {
 	opts := make([]manifest.Option, 0, len(l.manifests)+2)
 	for _, f := range l.manifests {
 		opts = append(opts, manifest.File(f))
 	}
 	opts = append(opts, manifest.Environ(env), manifest.WithLogger(logger))
-	return manifest.Resolve(opts...)
+	return manifest.ResolveContext(ctx, opts...)
 }
 
 // configError reports a configuration error on one line of stderr and

@@ -62,7 +62,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 
 	logger := newLogger(stderr, v.level()).Named("mcp")
-	res, err := layers.resolve(env, logger)
+	res, err := layers.resolve(ctx, env, logger)
 	if err != nil {
 		return configError(stderr, err)
 	}

@@ -19,9 +19,11 @@ with "\n[truncated: N bytes dropped, refine your query]"; the output, marker
 included, is never longer than the limit. Bytes that are not valid UTF-8 are
 treated as single bytes. Use it in a pipeline or as an agent's post-tool hook.
 
-Memory: cap holds at most limit+4 bytes of the input; the rest is read once,
-counted and discarded, so a 5 GB input needs no more memory than a 16 KB one.
-The output is written when the input ends.
+Memory: cap keeps the first limit+4 bytes of the input in one buffer, which
+becomes the output without a copy; the rest is read once, in 64 KiB reads,
+counted and discarded. Its peak memory is the limit plus about 10 MiB,
+whatever the input size: 74 MiB for a 200 MB input at the maximum limit of
+64 MiB. The output is written when the input ends.
 
 Exit status: 0 when the input was copied or capped; 1 on a read or write
 error or an interrupt; 2 on a usage or configuration error (a bad value, a broken or missing

@@ -5,9 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -381,4 +386,99 @@ Read = 3000
 			t.Errorf("cap --tool %s differs from the worker's result (-worker +cap):\n%s", name, diff)
 		}
 	}
+}
+
+// cap's peak memory is its limit plus a small constant: the bytes it keeps
+// become its output with no further copy. The test builds the binary and
+// reads its peak resident set size (VmHWM) while it writes its output, with
+// the rest of the input read. (Not the Maxrss of its rusage: a child started
+// by os/exec shares the test process's memory until it execs, and Linux
+// counts that in the child's Maxrss.)
+func TestCapPeakMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and pipes 96 MiB through it")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/PID/status")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build the binary with")
+	}
+	bin := filepath.Join(t.TempDir(), "toolcap")
+	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	const MiB = 1 << 20
+	// The baseline holds 1 MiB of input in a 2 MiB buffer.
+	base := peakRSS(t, bin, 2*MiB, 1*MiB)
+	tests := []struct {
+		name         string
+		limit, input int64
+		bound        int64 // the most the peak may exceed the baseline's
+	}{
+		// 1.1 x limit + 4 MiB; before the fix this was about 6 x limit.
+		{"input 3 x limit", 32 * MiB, 96 * MiB, 32*MiB + 32*MiB/10 + 4*MiB},
+		// A short input does not make every page of a large buffer resident.
+		{"input 1 MiB, limit 32 MiB", 32 * MiB, 1 * MiB, 4 * MiB},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := peakRSS(t, bin, tt.limit, tt.input) - base
+			t.Logf("peak RSS %.1f MiB above the baseline's %.1f MiB", float64(got)/MiB, float64(base)/MiB)
+			if got > tt.bound {
+				t.Errorf("peak RSS is %d bytes above the baseline's; want at most %d", got, tt.bound)
+			}
+		})
+	}
+}
+
+// peakRSS runs bin's cap at limit over input bytes and returns its peak
+// resident set size, read once it writes its output. input must exceed the
+// 64 KiB a pipe holds, so that cap is still writing then.
+func peakRSS(t *testing.T, bin string, limit, input int64) int64 {
+	t.Helper()
+	cmd := exec.Command(bin, "cap", "--tool", "Bash")
+	cmd.Env = []string{"TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=" + strconv.FormatInt(limit, 10)}
+	cmd.Stdin = io.LimitReader(repeatReader('x'), input)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, 1)
+	_, readErr := io.ReadFull(out, first)
+	var hwm int64
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err == nil {
+		_, after, _ := strings.Cut(string(status), "VmHWM:")
+		line, _, _ := strings.Cut(after, "\n")
+		kib, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), "kB")), 10, 64)
+		hwm = kib << 10
+	}
+	n, copyErr := io.Copy(io.Discard, out)
+	if err := cmd.Wait(); err != nil || readErr != nil || copyErr != nil {
+		t.Fatalf("toolcap cap: %v, %v, %v\n%s", err, readErr, copyErr, stderr.String())
+	}
+	if want := min(input, limit); n+1 != want {
+		t.Fatalf("toolcap cap wrote %d bytes of %d, want %d", n+1, input, want)
+	}
+	if hwm == 0 {
+		t.Fatalf("no VmHWM in /proc/%d/status: %v\n%s", cmd.Process.Pid, err, status)
+	}
+	return hwm
+}
+
+// repeatReader is an endless input of one byte.
+type repeatReader byte
+
+func (r repeatReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
 }

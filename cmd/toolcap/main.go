@@ -33,6 +33,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/manifest"
 )
 
@@ -84,12 +85,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "-h", "-help", "--help", "help":
 		if name == "help" && len(args) > 1 {
 			// "toolcap help cap" is "toolcap cap -h".
+			if args[1] == "help" {
+				fmt.Fprint(stdout, helpHelp)
+				return exitOK
+			}
 			if c, ok := lookup(args[1]); ok {
 				return c.run(ctx, []string{"-h"}, stdin, stdout, stderr, env)
 			}
-			fmt.Fprintf(stderr, "toolcap: unknown command %q\n", args[1])
-			usage(stderr)
-			return exitUsage
+			return unknownCommand(stderr, args[1])
 		}
 		usage(stdout)
 		return exitOK
@@ -98,11 +101,31 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	c, ok := lookup(args[0])
 	if !ok {
-		fmt.Fprintf(stderr, "toolcap: unknown command %q\n", args[0])
-		usage(stderr)
-		return exitUsage
+		return unknownCommand(stderr, args[0])
 	}
 	return c.run(ctx, args[1:], stdin, stdout, stderr, env)
+}
+
+const helpHelp = `Usage: toolcap help [COMMAND]
+
+Prints toolcap's commands, or, with COMMAND, that command's usage and flags,
+as 'toolcap COMMAND -h' does.
+`
+
+// unknownCommand reports a name that is no command, with the closest one
+// when it looks like a typo, and returns the exit code for it.
+func unknownCommand(stderr io.Writer, name string) int {
+	names := []string{"help"}
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	if s := suggest.Closest(name, names); s != "" {
+		fmt.Fprintf(stderr, "toolcap: unknown command %q; did you mean %q?\n", name, s)
+	} else {
+		fmt.Fprintf(stderr, "toolcap: unknown command %q\n", name)
+	}
+	fmt.Fprintln(stderr, "run 'toolcap help' for the commands")
+	return exitUsage
 }
 
 func lookup(name string) (command, bool) {
@@ -138,12 +161,14 @@ Run 'toolcap <command> -h' for a command's flags.
 `)
 }
 
-// newFlags returns a flag set for a subcommand whose usage text is help.
-// Parse errors are printed to stderr; -h is left to parse.
+// newFlags returns a flag set for a subcommand. The flag package prints
+// nothing: parseFailed reports parse errors, prefixed with the command, and
+// prints the help on -h. (stderr is unused; the parameter stays for the
+// callers.)
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("toolcap "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {} // parse prints the help or a hint itself
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
 }
 
@@ -168,19 +193,26 @@ func parse(fs *flag.FlagSet, help string, args []string, stdout, stderr io.Write
 }
 
 // parseFailed ends a command whose flags did not parse, with err from
-// fs.Parse: on -h it prints help and returns exitOK, otherwise a hint and
-// exitUsage (the flag package has printed the error).
+// fs.Parse: on -h it prints help and returns exitOK, otherwise the error,
+// prefixed with the command, and a hint, and returns exitUsage.
 func parseFailed(fs *flag.FlagSet, help string, err error, stdout, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, help)
 		printDefaults(fs, stdout)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "run '%s -h' for usage\n", fs.Name())
+	fmt.Fprintf(stderr, "%s: %v\nrun '%s -h' for usage\n", fs.Name(), err, fs.Name())
 	return exitUsage
 }
 
+// printDefaults prints the flags of fs under a heading, or nothing when it
+// has none.
 func printDefaults(fs *flag.FlagSet, w io.Writer) {
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if !hasFlags {
+		return
+	}
 	fmt.Fprintln(w, "\nFlags:")
 	out := fs.Output()
 	fs.SetOutput(w)

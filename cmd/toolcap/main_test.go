@@ -125,3 +125,76 @@ func TestParseFlagsAfterOperands(t *testing.T) {
 		}
 	}
 }
+
+// A mistyped command gets a short error, with the command meant when it is
+// close, not the whole usage.
+func TestUnknownCommand(t *testing.T) {
+	const hint = "run 'toolcap help' for the commands\n"
+	tests := []struct {
+		name       string
+		args       []string
+		wantStderr string
+	}{
+		{"typo", []string{"cpa"}, "toolcap: unknown command \"cpa\"; did you mean \"cap\"?\n" + hint},
+		{"typo of config", []string{"confg", "--json"}, "toolcap: unknown command \"confg\"; did you mean \"config\"?\n" + hint},
+		{"typo of help", []string{"hlep"}, "toolcap: unknown command \"hlep\"; did you mean \"help\"?\n" + hint},
+		{"nothing close", []string{"frobnicate"}, "toolcap: unknown command \"frobnicate\"\n" + hint},
+		{"help with a typo", []string{"help", "cpa"}, "toolcap: unknown command \"cpa\"; did you mean \"cap\"?\n" + hint},
+		{"help with nothing close", []string{"help", "nope"}, "toolcap: unknown command \"nope\"\n" + hint},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWith(t, nil, nil, tt.args...)
+			if got.code != exitUsage || got.stdout != "" {
+				t.Errorf("exit code = %d, stdout = %q; want %d and nothing", got.code, got.stdout, exitUsage)
+			}
+			if diff := cmp.Diff(tt.wantStderr, got.stderr); diff != "" {
+				t.Errorf("stderr mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHelpHelp(t *testing.T) {
+	got := runWith(t, nil, nil, "help", "help")
+	if got.code != exitOK || got.stderr != "" {
+		t.Errorf("exit code = %d, stderr = %q; want 0 and nothing", got.code, got.stderr)
+	}
+	if !strings.HasPrefix(got.stdout, "Usage: toolcap help [COMMAND]\n") {
+		t.Errorf("stdout does not start with help's usage:\n%s", got.stdout)
+	}
+}
+
+// Every flag error names the command it is about, whichever command it is.
+func TestFlagErrorsNameTheCommand(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // the first line of stderr
+	}{
+		{"mistyped flag", []string{"cap", "-tol", "Read"}, "toolcap cap: flag provided but not defined: -tol"},
+		{"missing value", []string{"cap", "--tool"}, "toolcap cap: flag needs an argument: -tool"},
+		{"bad boolean", []string{"config", "--json=maybe"}, `toolcap config: invalid boolean value "maybe" for -json: parse error`},
+		{"bad value", []string{"mcp", "--init-timeout", "soon", "--", "server"}, `toolcap mcp: invalid value "soon" for flag -init-timeout: parse error`},
+		{"value for -v", []string{"demo", "-v=2"}, `toolcap demo: invalid boolean value "2" for -v: takes no value; repeat it for more detail`},
+	}
+	for _, c := range commands {
+		tests = append(tests, struct {
+			name string
+			args []string
+			want string
+		}{"unknown flag of " + c.name, []string{c.name, "--no-such-flag"}, "toolcap " + c.name + ": flag provided but not defined: -no-such-flag"})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWith(t, nil, nil, tt.args...)
+			if got.code != exitUsage || got.stdout != "" {
+				t.Errorf("exit code = %d, stdout = %q; want %d and nothing", got.code, got.stdout, exitUsage)
+			}
+			want := tt.want + "\nrun 'toolcap " + tt.args[0] + " -h' for usage\n"
+			if diff := cmp.Diff(want, got.stderr); diff != "" {
+				t.Errorf("stderr mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -73,5 +74,35 @@ func TestVersionUsage(t *testing.T) {
 	got := runWith(t, nil, nil, "version", "extra")
 	if got.code != exitUsage || got.stdout != "" {
 		t.Errorf("exit code = %d, stdout = %q; want %d and nothing", got.code, got.stdout, exitUsage)
+	}
+}
+
+// -h prints a command's usage and, when it has flags, a Flags section; a
+// command without flags gets no empty heading.
+func TestHelpFlagsSection(t *testing.T) {
+	tests := []struct {
+		args      []string
+		wantFlags bool
+	}{
+		{[]string{"version", "-h"}, false},
+		{[]string{"help", "version"}, false},
+		{[]string{"cap", "-h"}, true},
+		{[]string{"config", "-h"}, true},
+	}
+	for _, tt := range tests {
+		got := runWith(t, nil, nil, tt.args...)
+		if got.code != exitOK || got.stderr != "" {
+			t.Errorf("%q: exit code = %d, stderr = %q; want 0 and nothing", tt.args, got.code, got.stderr)
+		}
+		if has := strings.Contains(got.stdout, "\nFlags:\n"); has != tt.wantFlags {
+			t.Errorf("%q: Flags section = %v, want %v:\n%s", tt.args, has, tt.wantFlags, got.stdout)
+		}
+		if strings.HasSuffix(got.stdout, "Flags:\n") {
+			t.Errorf("%q: ends in an empty Flags heading:\n%s", tt.args, got.stdout)
+		}
+	}
+	got := runWith(t, nil, nil, "version", "-h")
+	if diff := cmp.Diff(versionHelp, got.stdout); diff != "" {
+		t.Errorf("version -h mismatch (-want +got):\n%s", diff)
 	}
 }

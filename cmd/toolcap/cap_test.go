@@ -401,14 +401,7 @@ func TestCapPeakMemory(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc/PID/status")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build the binary with")
-	}
-	bin := filepath.Join(t.TempDir(), "toolcap")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	const MiB = 1 << 20
 	// The baseline holds 1 MiB of input in a 2 MiB buffer.
 	base := peakRSS(t, bin, 2*MiB, 1*MiB)
@@ -481,4 +474,120 @@ func (r repeatReader) Read(p []byte) (int, error) {
 		p[i] = byte(r)
 	}
 	return len(p), nil
+}
+
+// buildBinary builds toolcap into a temporary directory and returns its path.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build the binary with")
+	}
+	bin := filepath.Join(t.TempDir(), "toolcap")
+	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// The shell transcripts of cap in README.md and docs/cli.md are what the
+// commands print, byte for byte: the test runs each "$ " line with sh, in a
+// directory holding the manifests the file shows, and compares standard
+// output and standard error, interleaved, with the lines that follow it.
+func TestShellTranscripts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs shell commands")
+	}
+	for _, tool := range []string{"sh", "seq", "tail", "wc", "head"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s to run the transcripts with", tool)
+		}
+	}
+	bin := buildBinary(t)
+	tests := []struct {
+		file    string
+		heading string // the transcript is the first one after it
+	}{
+		{"../../README.md", "## Use it from a shell"},
+		{"../../docs/cli.md", "## cap"},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.file), func(t *testing.T) {
+			doc, err := os.ReadFile(tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			// The error example needs a bad manifest, which the README
+			// describes only by its error.
+			writeFile(t, dir, "bad.toml", "[worker.tool_output.per_tool]\nRead = 0\n")
+			for name, content := range tomlFiles(string(doc)) {
+				writeFile(t, dir, name, content)
+			}
+			_, section, ok := strings.Cut(string(doc), "\n"+tt.heading+"\n")
+			if !ok {
+				t.Fatalf("no %q in %s", tt.heading, tt.file)
+			}
+			steps := transcript(section)
+			if len(steps) == 0 {
+				t.Fatalf("no transcript after %q in %s", tt.heading, tt.file)
+			}
+			for _, step := range steps {
+				cmd := exec.Command("sh", "-c", step.command)
+				cmd.Dir = dir
+				cmd.Env = []string{"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH")}
+				var out bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &out
+				if err := cmd.Run(); err != nil {
+					t.Errorf("$ %s: %v\n%s", step.command, err, out.String())
+					continue
+				}
+				if diff := cmp.Diff(step.output, out.String()); diff != "" {
+					t.Errorf("$ %s: output differs from %s (-doc +got):\n%s", step.command, tt.file, diff)
+				}
+			}
+		})
+	}
+}
+
+// tomlFiles returns the manifests a document shows: each ```toml block whose
+// first line is "# NAME.toml", by NAME.toml.
+func tomlFiles(doc string) map[string]string {
+	files := map[string]string{}
+	for _, block := range strings.Split(doc, "```toml\n")[1:] {
+		content, _, _ := strings.Cut(block, "```")
+		first, _, _ := strings.Cut(content, "\n")
+		if name, ok := strings.CutPrefix(first, "# "); ok && strings.HasSuffix(name, ".toml") {
+			files[name] = content
+		}
+	}
+	return files
+}
+
+// step is one command of a transcript and what it prints.
+type step struct {
+	command, output string
+}
+
+// transcript returns the steps of the first ``` block in section whose
+// first line starts with "$ ".
+func transcript(section string) []step {
+	for _, block := range strings.Split(section, "```\n")[1:] {
+		if !strings.HasPrefix(block, "$ ") {
+			continue
+		}
+		var steps []step
+		for _, line := range strings.SplitAfter(block, "\n") {
+			if line == "" {
+				continue
+			}
+			if cmd, ok := strings.CutPrefix(line, "$ "); ok {
+				steps = append(steps, step{command: strings.TrimSuffix(cmd, "\n")})
+				continue
+			}
+			steps[len(steps)-1].output += line
+		}
+		return steps
+	}
+	return nil
 }

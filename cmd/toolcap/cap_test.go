@@ -484,7 +484,12 @@ func buildBinary(t *testing.T) string {
 		t.Skip("no go command to build the binary with")
 	}
 	bin := filepath.Join(t.TempDir(), "toolcap")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	build := exec.Command(goTool, "build", "-o", bin, ".")
+	// The binary is built as users build it: CI runs the tests with
+	// GOFLAGS=-race, and a race-instrumented binary measures the race
+	// detector's memory, not cap's.
+	build.Env = append(os.Environ(), "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin

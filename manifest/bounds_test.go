@@ -212,3 +212,36 @@ func TestLoadContextDone(t *testing.T) {
 		t.Errorf("For(Read) mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestPerToolBoundOtherLayers applies MaxPerToolEntries to the layers that
+// are not TOML text.
+func TestPerToolBoundOtherLayers(t *testing.T) {
+	vars := make([]string, 0, manifest.MaxPerToolEntries+1)
+	per := map[string]int{}
+	for i := range manifest.MaxPerToolEntries + 1 {
+		vars = append(vars, fmt.Sprintf("%st%d=200", manifest.EnvPerToolPrefix, i))
+		per[fmt.Sprintf("t%d", i)] = 200
+	}
+	tests := []struct {
+		name   string
+		opt    manifest.Option
+		source string
+	}{
+		{"environment", manifest.Environ(vars), "environment"},
+		{"overrides", manifest.Overrides("flags", manifest.ToolOutputLimits{PerTool: per}), "flags"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := manifest.Load(tt.opt)
+			var me *manifest.Error
+			if !errors.As(err, &me) {
+				t.Fatalf("Load() error = %v, want a *manifest.Error", err)
+			}
+			got := [3]string{me.Source, me.Key, me.Value}
+			want := [3]string{tt.source, "worker.tool_output.per_tool", "(a table of 4097 entries)"}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("error source, key, value mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

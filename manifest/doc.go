@@ -37,7 +37,17 @@
 // file is an error naming the file. A bad manifest never falls back to "no
 // cap". Unknown keys inside [worker.tool_output] and unknown TOOLCAP_
 // variables are warnings, logged through the [WithLogger] logger and kept in
-// [Resolution.Warnings].
+// [Resolution.Warnings], as are toolcap's keys in the wrong table or case
+// ([Worker.tool_output], a top-level [tool_output]). Errors and warnings
+// show at most 64 bytes of a value or unknown name.
+//
+// # Bounds
+//
+// A file or [Bytes] layer over [MaxManifestBytes], [MaxNestingDepth],
+// [MaxTableKeys] or [MaxPerToolEntries] is an error, found by a linear scan
+// before the TOML parser, whose cost grows with the square of a table's keys
+// and of nesting depth. [LoadContext] and [ResolveContext] stop reading a
+// file (a FIFO with no writer, say) when their context is done.
 //
 // Tool names are arbitrary strings. koanf's usual "." delimiter would split a
 // name such as "mcp.fs.read" into nested keys, so this package runs koanf with

@@ -45,7 +45,7 @@ Read = "32k"
 }
 
 func ExampleToolOutputLimits_For() {
-	// Finding 1 of the review: a section that sets only per_tool still caps
+	// A section that sets only per_tool still caps
 	// every other tool at the default.
 	limits := &manifest.ToolOutputLimits{PerTool: map[string]int{"Read": 32768}}
 	fmt.Println(limits.For("Read"), limits.For("Glob"))

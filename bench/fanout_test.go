@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"testing"
 
 	"golang.org/x/sync/errgroup"
@@ -67,18 +66,7 @@ func BenchmarkFanout(b *testing.B) {
 					defer cancel()
 					ctx = c
 				}
-				b.ReportAllocs()
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				var res []worker.ToolResult
-				for b.Loop() {
-					res = impl.exec.ExecuteTools(ctx, calls)
-				}
-				runtime.ReadMemStats(&after)
-				sinkResults = res
-				perCall := float64(b.N) * float64(n)
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/perCall, "ns/call")
-				b.ReportMetric(float64(after.Mallocs-before.Mallocs)/perCall, "allocs/call")
+				benchBatch(b, impl.exec, ctx, calls)
 			})
 		}
 	}

@@ -34,7 +34,7 @@ the exit status. -v logs the limit in force and the cut.
 `
 
 func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
-	fs := newFlags("cap", stderr)
+	fs := newFlags("cap")
 	var (
 		layers  layerFlags
 		tool    = fs.String("tool", "", "the registered `NAME` of the tool whose output this is (required)")

@@ -27,7 +27,7 @@ source, key and value). Warnings go to standard error.
 `
 
 func runConfig(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
-	fs := newFlags("config", stderr)
+	fs := newFlags("config")
 	var (
 		layers layerFlags
 		tools  stringsFlag

@@ -44,7 +44,7 @@ configuration error.
 `
 
 func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
-	fs := newFlags("demo", stderr)
+	fs := newFlags("demo")
 	var (
 		layers  layerFlags
 		lines   = fs.Int("lines", 3, "show the last `N` lines of each cut result")

@@ -163,9 +163,8 @@ Run 'toolcap <command> -h' for a command's flags.
 
 // newFlags returns a flag set for a subcommand. The flag package prints
 // nothing: parseFailed reports parse errors, prefixed with the command, and
-// prints the help on -h. (stderr is unused; the parameter stays for the
-// callers.)
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+// prints the help on -h.
+func newFlags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("toolcap "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}

@@ -111,7 +111,7 @@ func TestParseFlagsAfterOperands(t *testing.T) {
 		{nil, nil, ""},
 	}
 	for _, tt := range tests {
-		fs := newFlags("test", io.Discard)
+		fs := newFlags("test")
 		tool := fs.String("tool", "", "")
 		got, _, ok := parse(fs, "", tt.args, io.Discard, io.Discard)
 		if !ok {

@@ -39,7 +39,7 @@ const mcpTerminate = 2 * time.Second
 
 // runMCP is "toolcap mcp": a capping proxy in front of an MCP server.
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
-	fs := newFlags("mcp", stderr)
+	fs := newFlags("mcp")
 	var layers layerFlags
 	layers.register(fs)
 	var v verbosity

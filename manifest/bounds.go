@@ -28,7 +28,7 @@ const (
 	MaxTableKeys = 4096
 
 	// MaxPerToolEntries is the most entries worker.tool_output.per_tool may
-	// hold in one layer.
+	// hold, in any one layer and in all layers together.
 	MaxPerToolEntries = 4096
 )
 

@@ -245,3 +245,26 @@ func TestPerToolBoundOtherLayers(t *testing.T) {
 		})
 	}
 }
+
+// Layers that each hold no more than MaxPerToolEntries may not make a
+// manifest that does: what Load returns can always be written as one file.
+func TestPerToolBoundAcrossLayers(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[worker.tool_output.per_tool]\n")
+	for i := range manifest.MaxPerToolEntries {
+		fmt.Fprintf(&b, "t%d = 200\n", i)
+	}
+	_, err := manifest.Load(
+		manifest.Bytes("big.toml", []byte(b.String())),
+		manifest.Environ([]string{manifest.EnvPerToolPrefix + "Read=300"}),
+	)
+	var me *manifest.Error
+	if !errors.As(err, &me) {
+		t.Fatalf("Load() error = %v, want a *manifest.Error", err)
+	}
+	got := [3]string{me.Source, me.Key, me.Value}
+	want := [3]string{"env " + manifest.EnvPerToolPrefix + "Read", "worker.tool_output.per_tool.Read", `"300"`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("error source, key, value mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -349,6 +349,13 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 				}
 				per[tool] = n
 				res.PerTool[tool] = Setting{Value: n, Source: src}
+				// The bound holds for the manifest the layers make together,
+				// not only for each layer: what Load returns can always be
+				// written back as one file.
+				if len(res.PerTool) > MaxPerToolEntries {
+					return nil, &Error{Source: src, Key: perToolKey(tool), Value: show(tv),
+						Err: fmt.Errorf("more than %d per_tool entries in all layers together (manifest.MaxPerToolEntries)", MaxPerToolEntries)}
+				}
 			}
 			out[key] = per
 		default:

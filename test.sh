@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs `go test` in every Go module of this repository: the core module at the
+# root and each adapter module under adapters/ (each has its own go.mod, so
+# that the core gains none of their dependencies). Extra arguments go to every
+# `go test` (./test.sh -run Hook -count=1); GOFLAGS passes through as usual
+# (CI runs GOFLAGS=-race ./test.sh). GOWORK=off: each module is tested on its
+# own go.mod, as its users build it.
+set -euo pipefail
+cd "$(dirname "$0")"
+export GOWORK=off
+
+modules=$(find . -name go.mod -not -path '*/node_modules/*' -not -path '*/testdata/*' -not -path './.git/*' \
+	-exec dirname {} \; | sort)
+failed=()
+for m in $modules; do
+	echo "== go test ./... in ${m#./} ${GOFLAGS:+(GOFLAGS=$GOFLAGS)}"
+	if ! (cd "$m" && go test "$@" ./...); then
+		failed+=("$m")
+	fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "test.sh: tests failed in: ${failed[*]}" >&2
+	exit 1
+fi

@@ -34,6 +34,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/toolcap/toolcap/middleware"
 )
@@ -44,10 +45,15 @@ import (
 //
 // A cut value comes back as the generic form encoding/json decodes: objects
 // as map[string]any, arrays as []any, numbers as [json.Number], so a struct
-// becomes a map with its JSON field names. When even the value without its
-// strings' contents does not fit the limit (too many keys or numbers), Cap
-// returns its JSON text as one string, cut by the text rule so that it
-// encodes within the limit: the shape is lost, the limit holds. A value
+// becomes a map with its JSON field names. When the value without its
+// strings' contents takes more than half the limit (long arrays of records,
+// of numbers), every array is cut to the same number of first elements, as
+// many as leave half the limit to the strings, and a cut array ends with one
+// more element, the string "[truncated: N bytes dropped, refine your query]"
+// (N: the encoded bytes of the elements it lost). When even empty arrays do
+// not fit (an object with too many keys), Cap returns the value's JSON text
+// as one string, cut by the text rule so that it encodes within the limit:
+// the shape is lost, the limit holds. A value
 // encoding/json cannot encode (a channel, a func, a cycle) is returned
 // unchanged with dropped == 0, as no framework can send it either. Cap never
 // panics.
@@ -71,9 +77,35 @@ func Cap(v any, limit int) (capped any, dropped int) {
 		sizes[i] = encodedLen(l.get()) - 2
 		fixed -= sizes[i]
 	}
-	if fixed > limit {
-		s, d := cutEncoded(string(enc), limit-2)
-		return s, d
+	if fixed > limit/2 {
+		// The structure alone takes more than half the limit: keep the
+		// head of each long array, and leave the strings the other half.
+		n, d, ok := pruneArrays(root[0], limit/2)
+		if !ok {
+			s, d := cutEncoded(string(enc), limit-2)
+			return s, d
+		}
+		root[0], dropped = n, d
+		return capStrings(root, limit, dropped)
+	}
+	return capStrings(root, limit, 0)
+}
+
+// capStrings cuts the strings of root[0] so that its encoding fits limit;
+// dropped is what was dropped before.
+func capStrings(root []any, limit, dropped int) (any, int) {
+	var leaves []leaf
+	for _, l := range collect(root, nil) {
+		if !isMarker(l.get()) { // an array's marker is not cut
+			leaves = append(leaves, l)
+		}
+	}
+	enc, _ := encode(root[0])
+	fixed := len(enc)
+	sizes := make([]int, len(leaves))
+	for i, l := range leaves {
+		sizes[i] = encodedLen(l.get()) - 2
+		fixed -= sizes[i]
 	}
 	for i, share := range shares(sizes, limit-fixed) {
 		if share >= sizes[i] {
@@ -84,6 +116,116 @@ func Cap(v any, limit int) (capped any, dropped int) {
 		dropped += d
 	}
 	return root[0], dropped
+}
+
+// pruneArrays returns v with every array cut to its first m elements, for
+// the largest m that makes the encoding of v, strings emptied, at most
+// budget bytes. A cut array ends with one more element, the string
+// "[truncated: N bytes dropped, refine your query]", N being the bytes of the
+// elements it lost, so the model is told. ok is false when even m = 0 does
+// not fit. v is not changed: the result shares only its strings with it.
+func pruneArrays(v any, budget int) (pruned any, dropped int, ok bool) {
+	longest := 0
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case []any:
+			longest = max(longest, len(x))
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	fits := func(m int) (any, int, bool) {
+		p, d := prune(v, m)
+		enc, err := encode(emptied(p))
+		return p, d, err == nil && len(enc) <= budget
+	}
+	if _, _, ok := fits(0); !ok {
+		return nil, 0, false
+	}
+	// The largest m in [0, longest) that fits; m = longest cuts nothing,
+	// and the caller knows that does not fit.
+	lo, hi := 0, longest-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if _, _, ok := fits(mid); ok {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	pruned, dropped, _ = fits(lo)
+	return pruned, dropped, true
+}
+
+// prune copies v with every array longer than m cut to m elements and the
+// marker element.
+func prune(v any, m int) (any, int) {
+	switch x := v.(type) {
+	case []any:
+		n := min(len(x), m)
+		out := make([]any, 0, n+1)
+		dropped := 0
+		for _, e := range x[:n] {
+			p, d := prune(e, m)
+			out = append(out, p)
+			dropped += d
+		}
+		if len(x) > n {
+			lost, _ := encode(x[n:]) // "[a,b]": the brackets stand for the commas
+			d := len(lost) - 2 + min(n, 1)
+			out = append(out, strings.TrimPrefix(middleware.Marker(d), "\n"))
+			dropped += d
+		}
+		return out, dropped
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		dropped := 0
+		for k, e := range x {
+			p, d := prune(e, m)
+			out[k] = p
+			dropped += d
+		}
+		return out, dropped
+	default:
+		return v, 0
+	}
+}
+
+// emptied copies v with every string replaced by "", but for the markers
+// prune adds, which are not cut.
+func emptied(v any) any {
+	switch x := v.(type) {
+	case string:
+		if isMarker(x) {
+			return x
+		}
+		return ""
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = emptied(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = emptied(e)
+		}
+		return out
+	default:
+		return v
+	}
+}
+
+func isMarker(s string) bool {
+	return strings.HasPrefix(s, "[truncated: ") && strings.HasSuffix(s, " bytes dropped, refine your query]")
 }
 
 // Strings cuts ss so that the sum of their lengths, markers included, is at

@@ -3,6 +3,7 @@ package capvalue_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -133,12 +134,53 @@ func TestCapUnchanged(t *testing.T) {
 	}
 }
 
-func TestCapStructureTooBig(t *testing.T) {
+func TestCapLongArrays(t *testing.T) {
 	nums := make([]any, 10000)
+	rows := make([]any, 2000)
 	for i := range nums {
 		nums[i] = i
 	}
-	got, dropped := capvalue.Cap(map[string]any{"nums": nums}, 1024)
+	for i := range rows {
+		rows[i] = map[string]any{"id": i, "body": strings.Repeat("z", 512)}
+	}
+	tests := []struct {
+		name  string
+		v     map[string]any
+		key   string
+		limit int
+	}{
+		{"numbers", map[string]any{"nums": nums, "unit": "ms"}, "nums", 1024},
+		{"records", map[string]any{"rows": rows, "count": 2000}, "rows", 16384},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, dropped := capvalue.Cap(tt.v, tt.limit)
+			if n := encodedLen(t, got); n > tt.limit || n < tt.limit/2 || dropped == 0 {
+				t.Errorf("encoded %d bytes (limit %d), dropped %d", n, tt.limit, dropped)
+			}
+			m, ok := got.(map[string]any)
+			if !ok {
+				t.Fatalf("Cap = %T, want the map", got)
+			}
+			arr := m[tt.key].([]any)
+			last, _ := arr[len(arr)-1].(string)
+			if !strings.HasPrefix(last, "[truncated: ") || len(arr) < 2 {
+				t.Errorf("%s has %d elements ending in %v, want the head and the marker", tt.key, len(arr), arr[len(arr)-1])
+			}
+			want, have := shape(decoded(t, tt.v)).(map[string]any)[tt.key].([]any), shape(decoded(t, m)).(map[string]any)[tt.key].([]any)
+			if diff := cmp.Diff(want[:len(arr)-1], have[:len(arr)-1]); diff != "" {
+				t.Errorf("kept elements changed shape (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCapTooManyKeys(t *testing.T) {
+	v := map[string]any{}
+	for i := range 2000 {
+		v[fmt.Sprintf("key%04d", i)] = i
+	}
+	got, dropped := capvalue.Cap(v, 1024)
 	s, ok := got.(string)
 	if !ok {
 		t.Fatalf("Cap = %T, want the JSON text as a string", got)
@@ -146,8 +188,8 @@ func TestCapStructureTooBig(t *testing.T) {
 	if n := encodedLen(t, s); n > 1024 || dropped == 0 {
 		t.Errorf("encoded %d bytes (limit 1024), dropped %d", n, dropped)
 	}
-	if !strings.HasPrefix(s, `{"nums":[0,1,2,`) || !strings.HasSuffix(s, middleware.Marker(dropped)) {
-		t.Errorf("Cap = %.40q…%q, want the head of the JSON text and the marker", s, s[max(0, len(s)-60):])
+	if !strings.HasPrefix(s, `{"key0000":0,"key0001":1,`) || !strings.HasSuffix(s, middleware.Marker(dropped)) {
+		t.Errorf("Cap = %.40q…, want the head of the JSON text and the marker", s)
 	}
 }
 

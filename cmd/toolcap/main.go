@@ -6,6 +6,7 @@
 //	toolcap cap --tool NAME [--manifest FILE]... [-v] < output
 //	toolcap config [--manifest FILE]... [--tool NAME]... [--json]
 //	toolcap mcp [--manifest FILE]... [-v] -- SERVER_COMMAND [ARGS...]
+//	toolcap hook claude-code [--manifest FILE]... [-v] < payload
 //	toolcap version
 //
 // demo runs a model's batch of Glob, Read and Grep calls over DIR through a
@@ -58,6 +59,7 @@ var commands = []command{
 	{"cap", "cap standard input to the limit a worker applies to one tool", runCap},
 	{"config", "print the limits in force and the layer each came from", runConfig},
 	{"mcp", "run an MCP server behind a proxy that caps its tool results", runMCP},
+	{"hook", "a Claude Code PostToolUse hook that caps the tool output the model reads", runHook},
 	{"version", "print toolcap's version", runVersion},
 }
 

@@ -1,0 +1,489 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/toolcap/toolcap/adapters/capvalue"
+	"github.com/toolcap/toolcap/middleware"
+)
+
+const hookHelp = `Usage: toolcap hook claude-code [--manifest FILE]... [-v] < payload
+
+A Claude Code PostToolUse hook. Reads the hook's JSON payload on standard
+input (tool_name, tool_response, ...) and, when the tool's output is over the
+limit a toolcap worker applies to tool_name (its per_tool entry, or else
+default_max_bytes, from the built-in default, the --manifest files and the
+TOOLCAP_ environment), prints
+
+  {"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":...}}
+
+whose updatedToolOutput has the tool's own output shape, cut to the limit
+with "\n[truncated: N bytes dropped, refine your query]". Output within the
+limit prints nothing. The text the model reads shares the limit: Bash's stdout
+and stderr, Read's file content, Grep's content and file names, Glob's file
+names, WebFetch's result, the text blocks of an MCP tool; other tools' output
+is held to the limit as JSON. Images and other binary data are left alone.
+
+Claude Code runs hooks in parallel, each on the tool's original output, so
+only the per-call limit applies here: no budget across calls.
+
+settings.json:
+
+  {"hooks": {"PostToolUse": [{"matcher": "*",
+    "hooks": [{"type": "command", "command": "toolcap hook claude-code"}]}]}}
+
+Exit status: 0 when the payload was handled, and also when it was not a
+PostToolUse payload or not JSON: then one warning goes to standard error,
+nothing to standard output, and the tool's output reaches the model as it is
+(the hook never blocks a tool). 1 on a configuration error (a bad manifest or
+TOOLCAP_ variable), which Claude Code reports without blocking the tool. 2
+on a usage error. -v logs the limit in force and the cut.
+`
+
+func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+	fs := newFlags("hook")
+	var (
+		layers  layerFlags
+		verbose verbosity
+	)
+	layers.register(fs)
+	fs.Var(&verbose, "v", "log the limit in force and the cut to standard error")
+	operands, code, ok := parse(fs, hookHelp, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	switch {
+	case len(operands) == 0:
+		fmt.Fprintln(stderr, "toolcap hook: name the agent: toolcap hook claude-code")
+		return exitUsage
+	case operands[0] != "claude-code":
+		fmt.Fprintf(stderr, "toolcap hook: unknown agent %q: the one supported is claude-code\n", operands[0])
+		return exitUsage
+	case len(operands) > 1:
+		fmt.Fprintf(stderr, "toolcap hook claude-code: unexpected argument %q: the payload comes on standard input\n", operands[1])
+		return exitUsage
+	}
+
+	in, err := readPayload(stdin)
+	if err != nil {
+		// Fail open: the tool's output goes on unchanged.
+		fmt.Fprintf(stderr, "toolcap hook claude-code: warning: %v; tool output left as it is\n", err)
+		return exitOK
+	}
+	logger := newLogger(stderr, verbose.level()).Named("toolcap")
+	res, err := layers.resolve(ctx, env, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcap: %s (tool output left as it is)\n", oneLine(err.Error()))
+		return exitFailed
+	}
+	limit, source := limitFor(res, in.ToolName)
+	logger.Info("limit in force", "tool", in.ToolName, "limit", limit, "source", source)
+
+	out, dropped, err := capToolResponse(in.ToolName, in.ToolResponse, limit)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcap hook claude-code: warning: tool_response of %s: %v; tool output left as it is\n", in.ToolName, err)
+		return exitOK
+	}
+	if dropped == 0 {
+		return exitOK
+	}
+	logger.Info("tool result truncated", "tool", in.ToolName, "call_id", in.ToolUseID,
+		"original_bytes", len(in.ToolResponse), "dropped_bytes", dropped, "limit", limit)
+	reply, err := marshal(hookReply{HookSpecificOutput: hookSpecificOutput{
+		HookEventName:     "PostToolUse",
+		UpdatedToolOutput: out,
+	}})
+	if err == nil {
+		_, err = stdout.Write(append(reply, '\n'))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcap hook claude-code: standard output: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// hookInput is the part of Claude Code's PostToolUse payload (the
+// PostToolUseHookInput type of @anthropic-ai/claude-agent-sdk) the hook
+// reads.
+type hookInput struct {
+	HookEventName string          `json:"hook_event_name"`
+	ToolName      string          `json:"tool_name"`
+	ToolUseID     string          `json:"tool_use_id"`
+	ToolResponse  json.RawMessage `json:"tool_response"`
+}
+
+// hookReply is a SyncHookJSONOutput with a PostToolUseHookSpecificOutput.
+type hookReply struct {
+	HookSpecificOutput hookSpecificOutput `json:"hookSpecificOutput"`
+}
+
+type hookSpecificOutput struct {
+	HookEventName     string          `json:"hookEventName"`
+	UpdatedToolOutput json.RawMessage `json:"updatedToolOutput"`
+}
+
+func readPayload(r io.Reader) (hookInput, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return hookInput{}, fmt.Errorf("reading the payload: %v", err)
+	}
+	var in hookInput
+	if err := json.Unmarshal(data, &in); err != nil {
+		return hookInput{}, fmt.Errorf("the payload is not a JSON hook payload: %v", shortErr(err))
+	}
+	switch {
+	case in.HookEventName != "PostToolUse":
+		return hookInput{}, fmt.Errorf("hook_event_name is %q, not \"PostToolUse\": register the hook under PostToolUse", in.HookEventName)
+	case in.ToolName == "":
+		return hookInput{}, errors.New("the payload has no tool_name")
+	}
+	return in, nil
+}
+
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+// capToolResponse cuts a tool's output to limit, keeping its shape, and
+// returns it with the number of bytes dropped (0: nothing to replace).
+func capToolResponse(tool string, resp json.RawMessage, limit int) (json.RawMessage, int, error) {
+	if len(bytes.TrimSpace(resp)) == 0 || bytes.Equal(bytes.TrimSpace(resp), []byte("null")) {
+		return nil, 0, nil
+	}
+	switch tool {
+	case "Bash":
+		return capObject(resp, limit, capBash)
+	case "Read":
+		return capObject(resp, limit, capRead)
+	case "Grep":
+		return capObject(resp, limit, capGrep)
+	case "Glob":
+		return capObject(resp, limit, capGlob)
+	case "WebFetch":
+		return capObject(resp, limit, func(o object, limit int) (int, error) {
+			return o.cutString("result", limit)
+		})
+	}
+	return capGeneric(resp, limit)
+}
+
+// object is a JSON object whose members are decoded only when a cut needs
+// them, so that the rest is written back byte for byte.
+type object map[string]json.RawMessage
+
+// capObject decodes resp as an object and applies cut, or the generic rule
+// when resp is not an object.
+func capObject(resp json.RawMessage, limit int, cut func(object, int) (int, error)) (json.RawMessage, int, error) {
+	if len(resp) <= limit {
+		return nil, 0, nil // the text in it is shorter than its JSON
+	}
+	var o object
+	if err := json.Unmarshal(resp, &o); err != nil || o == nil {
+		return capGeneric(resp, limit)
+	}
+	dropped, err := cut(o, limit)
+	if err != nil || dropped == 0 {
+		return nil, 0, err
+	}
+	out, err := marshal(o)
+	return out, dropped, err
+}
+
+func (o object) str(key string) (string, error) {
+	raw, ok := o[key]
+	if !ok || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("%s is not a string", key)
+	}
+	return s, nil
+}
+
+func (o object) strs(key string) ([]string, error) {
+	raw, ok := o[key]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	var s []string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%s is not an array of strings", key)
+	}
+	return s, nil
+}
+
+func (o object) set(key string, v any) error {
+	raw, err := marshal(v)
+	if err != nil {
+		return err
+	}
+	o[key] = raw
+	return nil
+}
+
+func (o object) is(key, want string) bool {
+	s, err := o.str(key)
+	return err == nil && s == want
+}
+
+func (o object) cutString(key string, limit int) (int, error) {
+	s, err := o.str(key)
+	if err != nil {
+		return 0, err
+	}
+	capped, dropped := middleware.Truncate(s, limit)
+	if dropped == 0 {
+		return 0, nil
+	}
+	return dropped, o.set(key, capped)
+}
+
+// capBash cuts a BashOutput: stdout and stderr share the limit. Output that
+// is image data (isImage) is left alone.
+func capBash(o object, limit int) (int, error) {
+	if string(o["isImage"]) == "true" {
+		return 0, nil
+	}
+	out, err := o.str("stdout")
+	if err != nil {
+		return 0, err
+	}
+	errOut, err := o.str("stderr")
+	if err != nil {
+		return 0, err
+	}
+	cut, dropped := capvalue.Strings([]string{out, errOut}, limit)
+	if dropped == 0 {
+		return 0, nil
+	}
+	if err := o.set("stdout", cut[0]); err != nil {
+		return 0, err
+	}
+	return dropped, o.set("stderr", cut[1])
+}
+
+// capRead cuts a FileReadOutput of type "text" (file.content) or "notebook"
+// (file.cells, held to the limit as JSON). Images, PDFs and page images are
+// left alone: cutting their base64 would break them.
+func capRead(o object, limit int) (int, error) {
+	var file object
+	if err := json.Unmarshal(o["file"], &file); err != nil || file == nil {
+		return 0, nil
+	}
+	var dropped int
+	switch {
+	case o.is("type", "text"):
+		content, err := file.str("content")
+		if err != nil {
+			return 0, err
+		}
+		capped, d := middleware.Truncate(content, limit)
+		if d == 0 {
+			return 0, nil
+		}
+		if err := file.set("content", capped); err != nil {
+			return 0, err
+		}
+		if err := file.set("numLines", strings.Count(capped, "\n")+1); err != nil {
+			return 0, err
+		}
+		dropped = d
+	case o.is("type", "notebook"):
+		var cells any
+		if err := decode(file["cells"], &cells); err != nil {
+			return 0, nil
+		}
+		capped, d := capvalue.Cap(cells, limit)
+		if d == 0 {
+			return 0, nil
+		}
+		if _, ok := capped.([]any); !ok {
+			return 0, nil // cells too many to keep as an array; leave them
+		}
+		if err := file.set("cells", capped); err != nil {
+			return 0, err
+		}
+		dropped = d
+	default:
+		return 0, nil
+	}
+	return dropped, o.set("file", file)
+}
+
+// capGrep cuts a GrepOutput: content and the file names share the limit.
+func capGrep(o object, limit int) (int, error) {
+	content, err := o.str("content")
+	if err != nil {
+		return 0, err
+	}
+	names, err := o.strs("filenames")
+	if err != nil {
+		return 0, err
+	}
+	joined := strings.Join(names, "\n")
+	// The shares Strings gives are the lengths of what it returns.
+	cut, _ := capvalue.Strings([]string{content, joined}, limit)
+	var dropped int
+	if len(cut[0]) < len(content) {
+		c, d := middleware.Truncate(content, len(cut[0]))
+		if err := o.set("content", c); err != nil {
+			return 0, err
+		}
+		dropped += d
+	}
+	if len(cut[1]) < len(joined) {
+		kept, d := cutLines(joined, len(cut[1]))
+		if err := o.set("filenames", kept); err != nil {
+			return 0, err
+		}
+		if err := o.set("numFiles", len(kept)-1); err != nil {
+			return 0, err
+		}
+		dropped += d
+	}
+	return dropped, nil
+}
+
+// capGlob cuts a GlobOutput's file names, and says they were truncated.
+func capGlob(o object, limit int) (int, error) {
+	names, err := o.strs("filenames")
+	if err != nil {
+		return 0, err
+	}
+	joined := strings.Join(names, "\n")
+	if len(joined) <= limit {
+		return 0, nil
+	}
+	kept, dropped := cutLines(joined, limit)
+	for key, v := range map[string]any{"filenames": kept, "numFiles": len(kept) - 1, "truncated": true} {
+		if err := o.set(key, v); err != nil {
+			return 0, err
+		}
+	}
+	return dropped, nil
+}
+
+// cutLines cuts text, lines joined by "\n", by the text rule, but between
+// lines: it keeps the whole lines of the longest head that fits, and returns
+// them with the marker as a last line of its own (without its leading
+// newline, which the join puts back). Joined, the result is text[:k] +
+// Marker(len(text)-k), at most limit bytes.
+func cutLines(text string, limit int) ([]string, int) {
+	_, dropped := middleware.Truncate(text, limit)
+	k := len(text) - dropped
+	if k < len(text) && text[k] != '\n' {
+		k = max(strings.LastIndexByte(text[:k], '\n'), 0)
+	}
+	dropped = len(text) - k
+	marker := strings.TrimPrefix(middleware.Marker(dropped), "\n")
+	if k == 0 {
+		return []string{marker}, dropped
+	}
+	return append(strings.Split(text[:k], "\n"), marker), dropped
+}
+
+// capGeneric cuts the output of any other tool, MCP tools included, keeping
+// its shape: a string by the text rule; content blocks
+// ([{"type":"text","text":...}, ...], alone or as the content of an object)
+// by their text, which all text blocks share, other blocks left alone; any
+// other value by its JSON encoding, strings cut (see capvalue.Cap). An
+// object's structuredContent is held to the limit on its own, as toolcap mcp
+// does.
+func capGeneric(resp json.RawMessage, limit int) (json.RawMessage, int, error) {
+	var v any
+	if err := decode(resp, &v); err != nil {
+		return nil, 0, fmt.Errorf("not JSON: %v", shortErr(err))
+	}
+	var dropped int
+	switch x := v.(type) {
+	case string:
+		var d int
+		v, d = middleware.Truncate(x, limit)
+		dropped = d
+	case []any:
+		d, ok := capBlocks(x, limit)
+		if !ok {
+			v, d = capvalue.Cap(x, limit)
+		}
+		dropped = d
+	case map[string]any:
+		blocks, isBlocks := x["content"].([]any)
+		if isBlocks {
+			var d int
+			if d, isBlocks = capBlocks(blocks, limit); isBlocks {
+				dropped += d
+				if sc, ok := x["structuredContent"]; ok {
+					x["structuredContent"], d = capvalue.Cap(sc, limit)
+					dropped += d
+				}
+			}
+		}
+		if !isBlocks {
+			v, dropped = capvalue.Cap(x, limit)
+		}
+	}
+	if dropped == 0 {
+		return nil, 0, nil
+	}
+	out, err := marshal(v)
+	return out, dropped, err
+}
+
+// capBlocks cuts the text of the text blocks of content in place, sharing
+// limit, and reports ok == false when content is not an array of blocks
+// (objects with a string "type").
+func capBlocks(content []any, limit int) (dropped int, ok bool) {
+	var texts []string
+	var at []map[string]any
+	for _, c := range content {
+		b, isObj := c.(map[string]any)
+		if !isObj {
+			return 0, false
+		}
+		typ, isStr := b["type"].(string)
+		if !isStr {
+			return 0, false
+		}
+		if text, isText := b["text"].(string); typ == "text" && isText {
+			texts = append(texts, text)
+			at = append(at, b)
+		}
+	}
+	if len(texts) == 0 {
+		return 0, true // images and other blocks only: nothing to cut
+	}
+	cut, dropped := capvalue.Strings(texts, limit)
+	for i, b := range at {
+		b["text"] = cut[i]
+	}
+	return dropped, true
+}
+
+func decode(raw json.RawMessage, v any) error {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	return d.Decode(v)
+}
+
+// marshal is json.Marshal without HTML escaping and the trailing newline.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	e := json.NewEncoder(&buf)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

@@ -1,0 +1,465 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const mib = 1 << 20
+
+// hookCase is one PostToolUse payload of 1 MiB or so, for the hook tests and
+// the type check against the Claude Agent SDK.
+type hookCase struct {
+	name     string
+	tool     string
+	response any
+	// tsType is the SDK type (of sdk-tools.d.ts) the replacement must have.
+	tsType string
+	// text returns the text of a replacement that the limit holds.
+	text func(t *testing.T, out map[string]any) []string
+	// same lists fields that the cut must leave as they were.
+	same []string
+}
+
+func hookCases() []hookCase {
+	lines := func(prefix string, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "%s %06d\n", prefix, i)
+		}
+		return b.String()
+	}
+	names := func(n int) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("src/pkg%05d/file_test.go", i)
+		}
+		return out
+	}
+	str := func(keys ...string) func(*testing.T, map[string]any) []string {
+		return func(t *testing.T, out map[string]any) []string {
+			var texts []string
+			for _, k := range keys {
+				v := any(out)
+				for _, part := range strings.Split(k, ".") {
+					v = v.(map[string]any)[part]
+				}
+				switch x := v.(type) {
+				case string:
+					texts = append(texts, x)
+				case []any:
+					var s []string
+					for _, e := range x {
+						s = append(s, e.(string))
+					}
+					texts = append(texts, strings.Join(s, "\n"))
+				case nil:
+				default:
+					t.Fatalf("%s is %T", k, v)
+				}
+			}
+			return texts
+		}
+	}
+	blockTexts := func(blocks []any) []string {
+		var texts []string
+		for _, b := range blocks {
+			if m := b.(map[string]any); m["type"] == "text" {
+				texts = append(texts, m["text"].(string))
+			}
+		}
+		return texts
+	}
+	return []hookCase{
+		{
+			name: "Bash stdout and a short stderr", tool: "Bash", tsType: "BashOutput",
+			response: map[string]any{"stdout": lines("ok", mib/10), "stderr": "FAIL: TestX", "interrupted": false, "isImage": false, "noOutputExpected": false},
+			text:     str("stdout", "stderr"), same: []string{"interrupted", "isImage", "noOutputExpected"},
+		},
+		{
+			name: "Bash both streams long", tool: "Bash", tsType: "BashOutput",
+			response: map[string]any{"stdout": lines("out", mib/11), "stderr": lines("err", mib/11), "interrupted": true},
+			text:     str("stdout", "stderr"), same: []string{"interrupted"},
+		},
+		{
+			name: "Read text", tool: "Read", tsType: "FileReadOutput",
+			response: map[string]any{"type": "text", "file": map[string]any{"filePath": "/p/big.go", "content": lines("// line", mib/15), "numLines": mib / 15, "startLine": 1, "totalLines": mib / 15}},
+			text:     str("file.content"), same: []string{"type"},
+		},
+		{
+			name: "Grep content", tool: "Grep", tsType: "GrepOutput",
+			response: map[string]any{"mode": "content", "numFiles": 2, "filenames": []any{"a.go", "b.go"}, "content": lines("a.go:1:TODO", mib/19), "numLines": mib / 19},
+			text:     str("content", "filenames"), same: []string{"mode", "numLines"},
+		},
+		{
+			name: "Grep files", tool: "Grep", tsType: "GrepOutput",
+			response: map[string]any{"mode": "files_with_matches", "numFiles": 40000, "filenames": names(40000)},
+			text:     str("content", "filenames"), same: []string{"mode"},
+		},
+		{
+			name: "Glob", tool: "Glob", tsType: "GlobOutput",
+			response: map[string]any{"durationMs": 12, "numFiles": 40000, "filenames": names(40000), "truncated": false},
+			text:     str("filenames"), same: []string{"durationMs"},
+		},
+		{
+			name: "WebFetch", tool: "WebFetch", tsType: "WebFetchOutput",
+			response: map[string]any{"bytes": mib, "code": 200, "codeText": "OK", "result": lines("<p>page", mib/14), "durationMs": 300, "url": "https://example.com/"},
+			text:     str("result"), same: []string{"bytes", "code", "codeText", "durationMs", "url"},
+		},
+		{
+			name: "MCP content blocks", tool: "mcp__fs__read_file", tsType: "McpOutput",
+			response: []any{
+				map[string]any{"type": "text", "text": lines("row", mib/10)},
+				map[string]any{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+				map[string]any{"type": "text", "text": "note: done"},
+			},
+			text: func(t *testing.T, out map[string]any) []string { return blockTexts(out["$"].([]any)) },
+		},
+		{
+			name: "MCP text", tool: "mcp__github__search_code", tsType: "McpOutput",
+			response: lines("match", mib/12),
+			text:     func(t *testing.T, out map[string]any) []string { return []string{out["$"].(string)} },
+		},
+		{
+			name: "MCP structured", tool: "mcp__db__query", tsType: "McpOutput",
+			response: map[string]any{"rows": func() []any {
+				rows := make([]any, 2000)
+				for i := range rows {
+					rows[i] = map[string]any{"id": i, "body": strings.Repeat("z", 512)}
+				}
+				return rows
+			}(), "count": 2000},
+			text: func(t *testing.T, out map[string]any) []string {
+				enc, _ := marshal(out)
+				return []string{string(enc)}
+			},
+			same: []string{"count"},
+		},
+	}
+}
+
+// payload is a PostToolUse payload as Claude Code sends it.
+func payload(t testing.TB, tool string, response any) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{
+		"session_id":      "abc123",
+		"transcript_path": "/home/u/.claude/projects/p/abc123.jsonl",
+		"cwd":             "/home/u/p",
+		"permission_mode": "default",
+		"hook_event_name": "PostToolUse",
+		"tool_name":       tool,
+		"tool_input":      map[string]any{"command": "make test"},
+		"tool_response":   response,
+		"tool_use_id":     "toolu_01",
+		"duration_ms":     1200,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// replacement runs the hook on tc and returns its whole reply and the
+// updatedToolOutput in it (under "$" when it is not an object).
+func replacement(t *testing.T, env []string, tc hookCase) (reply []byte, out map[string]any) {
+	t.Helper()
+	got := runWith(t, env, bytes.NewReader(payload(t, tc.tool, tc.response)), "hook", "claude-code")
+	if got.code != exitOK || got.stderr != "" {
+		t.Fatalf("exit %d, stderr %q; want 0 and nothing", got.code, got.stderr)
+	}
+	var r struct {
+		HookSpecificOutput struct {
+			HookEventName     string
+			UpdatedToolOutput any
+		}
+	}
+	d := json.NewDecoder(strings.NewReader(got.stdout))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&r); err != nil {
+		t.Fatalf("reply %.200q: %v", got.stdout, err)
+	}
+	if r.HookSpecificOutput.HookEventName != "PostToolUse" {
+		t.Errorf("hookEventName = %q, want PostToolUse", r.HookSpecificOutput.HookEventName)
+	}
+	out, ok := r.HookSpecificOutput.UpdatedToolOutput.(map[string]any)
+	if !ok {
+		out = map[string]any{"$": r.HookSpecificOutput.UpdatedToolOutput}
+	}
+	return []byte(strings.TrimSpace(got.stdout)), out
+}
+
+func TestHookCuts(t *testing.T) {
+	for _, limit := range []int{16384, 4096} {
+		env := []string{fmt.Sprintf("TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=%d", limit)}
+		for _, tc := range hookCases() {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, limit), func(t *testing.T) {
+				_, out := replacement(t, env, tc)
+				total, markers := 0, 0
+				for _, s := range tc.text(t, out) {
+					total += len(s)
+					markers += strings.Count(s, " bytes dropped, refine your query]")
+				}
+				if total > limit {
+					t.Errorf("the model reads %d bytes, over the limit %d", total, limit)
+				}
+				if total < limit*9/10 {
+					t.Errorf("the model reads %d bytes of a %d-byte budget: the cut wastes it", total, limit)
+				}
+				if markers == 0 {
+					t.Errorf("no marker in the replacement")
+				}
+				var orig map[string]any
+				enc, _ := json.Marshal(tc.response)
+				_ = json.Unmarshal(enc, &orig)
+				for _, k := range tc.same {
+					if diff := cmp.Diff(fmt.Sprint(orig[k]), fmt.Sprint(out[k])); diff != "" {
+						t.Errorf("field %s changed (-want +got):\n%s", k, diff)
+					}
+				}
+			})
+		}
+	}
+}
+
+// The fields the cut changes beyond the text say what it did.
+func TestHookFields(t *testing.T) {
+	env := []string{"TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=4096"}
+	for _, tc := range hookCases() {
+		switch tc.tool {
+		case "Glob":
+			_, out := replacement(t, env, tc)
+			names := out["filenames"].([]any)
+			last := names[len(names)-1].(string)
+			if !markerRE.MatchString("\n"+last) || out["truncated"] != true || out["numFiles"] != float64(len(names)-1) {
+				t.Errorf("Glob: last name %q, truncated %v, numFiles %v of %d names; want the marker, true and the names before it",
+					last, out["truncated"], out["numFiles"], len(names))
+			}
+			for _, n := range names[:len(names)-1] {
+				if !strings.HasSuffix(n.(string), "_test.go") {
+					t.Errorf("Glob: a file name was cut in the middle: %q", n)
+				}
+			}
+		case "Read":
+			_, out := replacement(t, env, tc)
+			file := out["file"].(map[string]any)
+			content := file["content"].(string)
+			if n := strings.Count(content, "\n") + 1; file["numLines"] != float64(n) {
+				t.Errorf("Read: numLines = %v, want the %d lines of the cut content", file["numLines"], n)
+			}
+			if file["filePath"] != "/p/big.go" || file["totalLines"] != float64(mib/15) {
+				t.Errorf("Read: filePath %v, totalLines %v changed", file["filePath"], file["totalLines"])
+			}
+		case "Bash":
+			_, out := replacement(t, env, tc)
+			if tc.name == "Bash stdout and a short stderr" && out["stderr"] != "FAIL: TestX" {
+				t.Errorf("Bash: stderr = %q, want the short stderr whole", out["stderr"])
+			}
+		}
+	}
+}
+
+func TestHookLeavesAlone(t *testing.T) {
+	big := strings.Repeat("A", mib)
+	tests := []struct {
+		name     string
+		tool     string
+		response any
+	}{
+		{"small Bash", "Bash", map[string]any{"stdout": "hello\n", "stderr": "", "interrupted": false}},
+		{"small MCP", "mcp__fs__list", []any{map[string]any{"type": "text", "text": "a\nb"}}},
+		{"Bash image", "Bash", map[string]any{"stdout": big, "stderr": "", "interrupted": false, "isImage": true}},
+		{"Read image", "Read", map[string]any{"type": "image", "file": map[string]any{"base64": big, "type": "image/png", "originalSize": mib}}},
+		{"MCP image only", "mcp__shot__take", []any{map[string]any{"type": "image", "data": big, "mimeType": "image/png"}}},
+		{"no tool_response", "Bash", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWith(t, nil, bytes.NewReader(payload(t, tt.tool, tt.response)), "hook", "claude-code")
+			if diff := cmp.Diff(result{code: exitOK}, got, cmp.AllowUnexported(result{})); diff != "" {
+				t.Errorf("hook mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Malformed input never blocks the tool: exit 0, one warning line, no reply.
+func TestHookFailsOpen(t *testing.T) {
+	tests := []struct {
+		name, stdin, warning string
+	}{
+		{"empty", "", "not a JSON hook payload"},
+		{"not JSON", "{bad", "not a JSON hook payload"},
+		{"an array", "[1,2]", "not a JSON hook payload"},
+		{"another event", `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{}}`, `hook_event_name is "PreToolUse"`},
+		{"no tool name", `{"hook_event_name":"PostToolUse","tool_response":"x"}`, "no tool_name"},
+		{"Bash stdout not a string", `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_response":{"stdout":[` + strings.Repeat("1,", 20000) + `1]}}`, "stdout is not a string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWith(t, nil, strings.NewReader(tt.stdin), "hook", "claude-code")
+			if got.code != exitOK || got.stdout != "" {
+				t.Errorf("exit %d, stdout %q; want 0 and nothing", got.code, got.stdout)
+			}
+			if n := strings.Count(got.stderr, "\n"); n != 1 || !strings.Contains(got.stderr, "warning: ") {
+				t.Errorf("stderr = %q, want one warning line", got.stderr)
+			}
+			checkContains(t, "stderr", got.stderr, tt.warning, "tool output left as it is")
+		})
+	}
+}
+
+func TestHookLimits(t *testing.T) {
+	dir := t.TempDir()
+	m := writeFile(t, dir, "toolcap.toml", "[worker.tool_output.per_tool]\nBash = 2048\n")
+	text := strings.Repeat("x", 100000)
+	tests := []struct {
+		name string
+		env  []string
+		args []string
+		tool string
+		want int
+	}{
+		{"default", nil, nil, "Bash", 16384},
+		{"manifest", nil, []string{"--manifest", m}, "Bash", 2048},
+		{"environment over the manifest", []string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash=3000"}, []string{"--manifest", m}, "Bash", 3000},
+		{"an MCP tool by its Claude Code name", []string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__mcp__fs__read=1000"}, nil, "mcp__fs__read", 1000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := any(map[string]any{"stdout": text, "stderr": "", "interrupted": false})
+			if tt.tool != "Bash" {
+				resp = text
+			}
+			args := append([]string{"hook"}, tt.args...)
+			args = append(args, "claude-code")
+			got := runWith(t, tt.env, bytes.NewReader(payload(t, tt.tool, resp)), args...)
+			var r struct {
+				HookSpecificOutput struct{ UpdatedToolOutput any }
+			}
+			if err := json.Unmarshal([]byte(got.stdout), &r); err != nil {
+				t.Fatalf("exit %d, stderr %q: %v", got.code, got.stderr, err)
+			}
+			kept := r.HookSpecificOutput.UpdatedToolOutput
+			if m, ok := kept.(map[string]any); ok {
+				kept = m["stdout"]
+			}
+			if n := len(kept.(string)); n != tt.want {
+				t.Errorf("kept %d bytes, want the limit %d", n, tt.want)
+			}
+		})
+	}
+}
+
+func TestHookErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "bad.toml", "[worker.tool_output.per_tool]\nBash = 0\n")
+	small := payload(t, "Bash", map[string]any{"stdout": "hi"})
+	tests := []struct {
+		name     string
+		args     []string
+		stdin    []byte
+		code     int
+		inStderr string
+	}{
+		{"bad manifest: reported, not blocking", []string{"hook", "--manifest", bad, "claude-code"}, small, exitFailed, "per_tool.Bash = 0"},
+		{"no agent", []string{"hook"}, small, exitUsage, "name the agent"},
+		{"unknown agent", []string{"hook", "codex"}, small, exitUsage, `unknown agent "codex"`},
+		{"extra argument", []string{"hook", "claude-code", "x"}, small, exitUsage, `unexpected argument "x"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWith(t, nil, bytes.NewReader(tt.stdin), tt.args...)
+			if got.code != tt.code || got.stdout != "" {
+				t.Errorf("exit %d, stdout %q; want %d and nothing", got.code, got.stdout, tt.code)
+			}
+			checkContains(t, "stderr", got.stderr, tt.inStderr)
+		})
+	}
+}
+
+// BenchmarkHookProcess times the whole process as Claude Code runs it: a
+// fresh toolcap reading a 1 MiB Bash payload and printing the replacement.
+// It reports the 95th percentile (target: under 50 ms).
+func BenchmarkHookProcess(b *testing.B) {
+	bin := buildBinaryB(b)
+	for _, tc := range []struct {
+		name string
+		tool string
+		resp any
+	}{
+		{"Bash-1MiB", "Bash", map[string]any{"stdout": strings.Repeat("0123456789abcde\n", mib/16), "stderr": "", "interrupted": false}},
+		{"mcp-1MiB", "mcp__fs__read", []any{map[string]any{"type": "text", "text": strings.Repeat("0123456789abcde\n", mib/16)}}},
+		{"Bash-small", "Bash", map[string]any{"stdout": "ok\n", "stderr": "", "interrupted": false}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			in := payload(b, tc.tool, tc.resp)
+			var times []time.Duration
+			for b.Loop() {
+				cmd := exec.Command(bin, "hook", "claude-code")
+				cmd.Stdin = bytes.NewReader(in)
+				cmd.Env = []string{}
+				start := time.Now()
+				out, err := cmd.Output()
+				times = append(times, time.Since(start))
+				if err != nil || (tc.name != "Bash-small" && len(out) == 0) {
+					b.Fatalf("hook: %v, %d bytes out", err, len(out))
+				}
+			}
+			sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+			p95 := times[min(len(times)-1, len(times)*95/100)]
+			b.ReportMetric(float64(p95.Microseconds())/1000, "p95-ms")
+			b.ReportMetric(float64(slices.Max(times).Microseconds())/1000, "max-ms")
+		})
+	}
+}
+
+// buildBinaryB is buildBinary for a benchmark.
+func buildBinaryB(b *testing.B) string {
+	b.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		b.Skip("no go command to build the binary with")
+	}
+	bin := b.TempDir() + "/toolcap"
+	build := exec.Command(goTool, "build", "-o", bin, ".")
+	build.Env = append(exec.Command(goTool).Environ(), "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// The example of docs/adapters/claude-code.md is what the hook prints, byte
+// for byte.
+func TestHookDocExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "adapters", "claude-code.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := jsonBlock(t, string(doc), "With `payload.json`")
+	_, shell, ok := strings.Cut(string(doc), "\n$ ")
+	if !ok {
+		t.Fatal("no $ line in the doc")
+	}
+	command, rest, _ := strings.Cut(shell, "\n")
+	want, _, _ := strings.Cut(rest, "\n```")
+	env, _, ok := strings.Cut(command, " toolcap hook claude-code < payload.json")
+	if !ok {
+		t.Fatalf("unexpected command %q", command)
+	}
+	got := runWith(t, []string{env}, strings.NewReader(in), "hook", "claude-code")
+	if diff := cmp.Diff(result{code: exitOK, stdout: want + "\n"}, got, cmp.AllowUnexported(result{})); diff != "" {
+		t.Errorf("the doc's example mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -28,6 +28,9 @@
 // Errors pass through untouched: Eino turns a tool error into an error of
 // the run, not into content for the model.
 //
+// Limits are a func(tool string) int such as (*manifest.ToolOutputLimits).For;
+// a nil one gives every tool the default limit, 16384 bytes.
+//
 // [middleware.Truncate]: https://pkg.go.dev/github.com/toolcap/toolcap/middleware#Truncate
 // [middleware.TruncateReader]: https://pkg.go.dev/github.com/toolcap/toolcap/middleware#TruncateReader
 package eino
@@ -44,6 +47,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/adapters/capvalue"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -68,6 +72,9 @@ type capper struct {
 }
 
 func newCapper(limits middleware.Limits, opts []Option) *capper {
+	if limits == nil {
+		limits = (*manifest.ToolOutputLimits)(nil).For // the default limit for every tool
+	}
 	c := &capper{limits: limits, logger: hclog.NewNullLogger()}
 	for _, opt := range opts {
 		if opt != nil {

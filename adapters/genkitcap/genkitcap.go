@@ -33,6 +33,9 @@
 // per tool call: a budget across the calls of one turn waits for toolcap's
 // batch budget.
 //
+// Limits are a func(tool string) int such as (*manifest.ToolOutputLimits).For;
+// a nil one gives every tool the default limit, 16384 bytes.
+//
 // [capvalue.Cap]: https://pkg.go.dev/github.com/toolcap/toolcap/adapters/capvalue#Cap
 package genkitcap
 
@@ -43,6 +46,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/adapters/capvalue"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -66,6 +70,9 @@ func WithLogger(l hclog.Logger) Option {
 // Middleware returns an [ai.ModelMiddleware] that caps every tool response
 // in a model request to limits(tool name) before the model reads it.
 func Middleware(limits middleware.Limits, opts ...Option) ai.ModelMiddleware {
+	if limits == nil {
+		limits = (*manifest.ToolOutputLimits)(nil).For // the default limit for every tool
+	}
 	o := options{logger: hclog.NewNullLogger()}
 	for _, opt := range opts {
 		if opt != nil {

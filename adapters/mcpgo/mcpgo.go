@@ -20,6 +20,9 @@
 // Images, audio, blobs and IsError are left alone. A result within its
 // limit is returned as it is; a cut one is a copy.
 //
+// Limits are a func(tool string) int such as (*manifest.ToolOutputLimits).For;
+// a nil one gives every tool the default limit, 16384 bytes.
+//
 // [middleware.Truncate]: https://pkg.go.dev/github.com/toolcap/toolcap/middleware#Truncate
 // [capvalue.Cap]: https://pkg.go.dev/github.com/toolcap/toolcap/adapters/capvalue#Cap
 package mcpgo
@@ -27,6 +30,7 @@ package mcpgo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/client"
@@ -34,6 +38,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolcap/toolcap/adapters/capvalue"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -77,6 +82,9 @@ func (o options) capped(tool string, res *mcp.CallToolResult, limit int) *mcp.Ca
 // middleware in the order added, the first outermost: add this one first,
 // so that it sees what the others made of the result.
 func Middleware(limits middleware.Limits, opts ...Option) server.ToolHandlerMiddleware {
+	if limits == nil {
+		limits = (*manifest.ToolOutputLimits)(nil).For // the default limit for every tool
+	}
 	o := newOptions(opts)
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -100,11 +108,17 @@ type Client struct {
 // WrapClient returns c with CallTool capping each result to limits(tool
 // name). c is usually a [*client.Client].
 func WrapClient(c client.MCPClient, limits middleware.Limits, opts ...Option) *Client {
+	if limits == nil {
+		limits = (*manifest.ToolOutputLimits)(nil).For // the default limit for every tool
+	}
 	return &Client{MCPClient: c, limits: limits, opts: newOptions(opts)}
 }
 
 // CallTool calls the wrapped client's CallTool and caps its result.
 func (c *Client) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if c.MCPClient == nil {
+		return nil, errors.New("mcpgo: WrapClient was given a nil client")
+	}
 	res, err := c.MCPClient.CallTool(ctx, req)
 	if err != nil || res == nil {
 		return res, err

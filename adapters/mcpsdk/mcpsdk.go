@@ -28,6 +28,9 @@
 // last on a server (outermost: it sees what the others made of the result)
 // and first on a client.
 //
+// Limits are a func(tool string) int such as (*manifest.ToolOutputLimits).For;
+// a nil one gives every tool the default limit, 16384 bytes.
+//
 // [middleware.Truncate]: https://pkg.go.dev/github.com/toolcap/toolcap/middleware#Truncate
 // [capvalue.Cap]: https://pkg.go.dev/github.com/toolcap/toolcap/adapters/capvalue#Cap
 package mcpsdk
@@ -39,6 +42,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcap/toolcap/adapters/capvalue"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -76,6 +80,9 @@ func ClientMiddleware(limits middleware.Limits, opts ...Option) mcp.Middleware {
 }
 
 func capping(limits middleware.Limits, opts []Option) mcp.Middleware {
+	if limits == nil {
+		limits = (*manifest.ToolOutputLimits)(nil).For // the default limit for every tool
+	}
 	o := options{logger: hclog.NewNullLogger()}
 	for _, opt := range opts {
 		if opt != nil {

@@ -175,3 +175,32 @@ func TestCapResult(t *testing.T) {
 		t.Errorf("a small result: dropped %d", d)
 	}
 }
+
+// A nil Limits gives every tool the default limit.
+func TestNilLimits(t *testing.T) {
+	ctx := context.Background()
+	s := mcp.NewServer(&mcp.Implementation{Name: "big", Version: "v1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "dump", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", mib)}}}, nil
+		})
+	s.AddReceivingMiddleware(mcpsdk.ServerMiddleware(nil))
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "v1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "dump"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Content[0].(*mcp.TextContent).Text); n != 16384 {
+		t.Errorf("the client got %d bytes, want the default limit, 16384", n)
+	}
+}

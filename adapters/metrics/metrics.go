@@ -51,6 +51,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 
@@ -85,6 +86,9 @@ type toolCounters struct {
 // registration's error (a second New on one registry fails: the names are
 // taken).
 func New(reg prometheus.Registerer) (*Metrics, error) {
+	if reg == nil {
+		return nil, errors.New("metrics: New needs a registerer (prometheus.NewRegistry(), say)")
+	}
 	m := &Metrics{
 		results: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolcap_tool_results_total",

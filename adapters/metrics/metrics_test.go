@@ -120,6 +120,12 @@ func TestNewTwiceOnOneRegistry(t *testing.T) {
 	}
 }
 
+func TestNewWithoutRegisterer(t *testing.T) {
+	if m, err := metrics.New(nil); err == nil || m != nil {
+		t.Errorf("New(nil) = %v, %v; want an error", m, err)
+	}
+}
+
 func TestNilMetrics(t *testing.T) {
 	var m *metrics.Metrics
 	if m.Middleware() != nil {

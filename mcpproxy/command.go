@@ -74,7 +74,7 @@ type commandConn struct {
 	exited  chan struct{} // closed when the server's process has exited
 	waitErr error         // its exit, once exited is closed
 
-	once    sync.Once
+	once     sync.Once
 	closeErr error
 }
 

@@ -44,7 +44,9 @@ type message struct {
 
 func (m *message) isRequest() bool      { return m.hasMethod && m.id != nil }
 func (m *message) isNotification() bool { return m.hasMethod && m.id == nil }
-func (m *message) isResponse() bool     { return !m.hasMethod && m.id != nil && (m.hasResult || m.hasError) }
+func (m *message) isResponse() bool {
+	return !m.hasMethod && m.id != nil && (m.hasResult || m.hasError)
+}
 
 // A strayLine is a line that is not a JSON-RPC message: a banner or a debug
 // print on a server's stdout, or a message that is not valid JSON.

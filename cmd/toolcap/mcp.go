@@ -159,7 +159,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 
 	dial := func(ctx context.Context) (mcpproxy.Conn, error) {
 		if f.url != "" {
-			return nil, errors.New("HTTP TBD")
+			return mcpproxy.DialHTTP(ctx, f.url, httpHeaders(f.headers), logger)
 		}
 		cmd := exec.Command(f.command[0], f.command[1:]...)
 		cmd.Env = env
@@ -171,6 +171,9 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		server = f.command[0]
 	}
 
+	if f.listen != "" {
+		return serveHTTP(ctx, proxy, f.listen, f.token, dial, stderr, logger)
+	}
 
 	upstream, err := dial(ctx)
 	if err != nil {

@@ -35,7 +35,6 @@ func testServer() *mcp.Server {
 	return s
 }
 
-
 // checkSession calls both tools through cs.
 func checkSession(t *testing.T, cs *mcp.ClientSession) {
 	t.Helper()

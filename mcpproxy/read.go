@@ -56,10 +56,13 @@ type strayLine struct {
 	err  error // why it is not a message; nil for a line that is not JSON at all
 }
 
-func (e *strayLine) Error() string {
-	what := "a line that is not a JSON-RPC message"
+func (e *strayLine) Error() string { return e.describe("") }
+
+// describe says what the line was, and where it came from.
+func (e *strayLine) describe(from string) string {
+	what := "a line" + from + " that is not a JSON-RPC message"
 	if e.err != nil {
-		what = fmt.Sprintf("an invalid JSON-RPC message (%v)", e.err)
+		what = fmt.Sprintf("an invalid JSON-RPC message%s (%v)", from, e.err)
 	}
 	return fmt.Sprintf("skipped %s, %d bytes: %q", what, e.size, e.head)
 }

@@ -110,7 +110,7 @@ func (s *session) clientLoop() error {
 		m, err := r.next(nil)
 		var stray *strayLine
 		if errors.As(err, &stray) {
-			s.p.logger.Warn("the client sent "+stray.Error(), "bytes", stray.size)
+			s.p.logger.Warn(stray.describe(" from the client"))
 			continue
 		}
 		if err != nil {
@@ -214,7 +214,7 @@ func (s *session) serverLoop() error {
 		m, err := r.next(s.reduce)
 		var stray *strayLine
 		if errors.As(err, &stray) {
-			s.p.logger.Warn("the server wrote "+stray.Error(), "bytes", stray.size)
+			s.p.logger.Warn(stray.describe(" from the server"))
 			continue
 		}
 		if err != nil {

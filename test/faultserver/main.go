@@ -131,7 +131,11 @@ func (s *server) dispatch(line []byte) {
 		s.pmu.Lock()
 		s.counts[m.Method]++
 		s.pmu.Unlock()
-		if m.Method == "tools/call" && bytes.Contains(m.Params, []byte(`"ask"`)) {
+		var call struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(m.Params, &call)
+		if m.Method == "tools/call" && call.Name == "ask" {
 			// ask waits for the client's answer, which this loop reads.
 			s.running.Go(func() { s.request(m) })
 		} else {

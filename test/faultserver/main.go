@@ -7,7 +7,8 @@
 //
 // It answers initialize (echoing the client's protocolVersion, with
 // capabilities tools{listChanged}, resources{} and logging{}), ping,
-// tools/list, resources/list, resources/read and tools/call; other requests
+// tools/list, resources/list, resources/templates/list, resources/read and
+// tools/call; other requests
 // get -32601, notifications are read and ignored. Requests are answered one
 // at a time, in the order they came, except a tools/call of ask, which waits
 // for the client's answer on its own; each message is written whole, under
@@ -42,7 +43,9 @@
 //	stats                  the counts of requests received so far, by method,
 //	    as a JSON object in the text.
 //
-// resources/list lists big://1024; resources/read of big://N answers
+// resources/list lists big://N for N = 1024, 50000, 200000 and 20000000,
+// resources/templates/list the template big://{bytes}; resources/read of
+// big://N (any N) answers
 // {"contents":[{"uri":"big://N","mimeType":"text/plain","text":...}]} with N
 // bytes of the same text, streamed.
 package main
@@ -229,8 +232,14 @@ func (s *server) request(m message) {
 	case "tools/list":
 		s.reply(m.ID, map[string]any{"tools": toolList()})
 	case "resources/list":
-		s.reply(m.ID, map[string]any{"resources": []any{
-			map[string]any{"uri": "big://1024", "name": "big", "mimeType": "text/plain"},
+		var list []any
+		for _, n := range listedResources {
+			list = append(list, map[string]any{"uri": "big://" + strconv.Itoa(n), "name": "big " + strconv.Itoa(n), "mimeType": "text/plain"})
+		}
+		s.reply(m.ID, map[string]any{"resources": list})
+	case "resources/templates/list":
+		s.reply(m.ID, map[string]any{"resourceTemplates": []any{
+			map[string]any{"uriTemplate": "big://{bytes}", "name": "big", "mimeType": "text/plain"},
 		}})
 	case "resources/read":
 		s.readResource(m)
@@ -240,6 +249,10 @@ func (s *server) request(m message) {
 		s.replyError(m.ID, -32601, "method not found: "+m.Method)
 	}
 }
+
+// listedResources are the sizes of the big:// resources resources/list
+// names (any size can be read).
+var listedResources = []int{1024, 50_000, 200_000, 20_000_000}
 
 // toolList is the tools, in this order, each with an object input schema.
 func toolList() []any {

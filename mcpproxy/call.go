@@ -104,9 +104,13 @@ type callResult struct {
 
 	isError bool
 
-	hasStructured  bool
-	structured     []byte // as it came; nil when over maxStructured
-	structuredSize int64
+	hasStructured bool
+	// structured is structuredContent as it came, but for strings longer
+	// than retain, cut by the rule of text (structuredReduced then says
+	// so); nil when even that is over maxStructured.
+	structured        []byte
+	structuredReduced bool
+	structuredSize    int64
 }
 
 // maxMemberBytes bounds the members of a result other than its content and
@@ -139,10 +143,12 @@ func readCallResult(sc *wire.Scanner, retain int) (*callResult, error) {
 			res.members = append(res.members, member{key: key})
 			res.hasStructured = true
 			start := sc.Offset()
-			raw, ok, err := sc.Capture(maxStructured(retain))
+			r := &reducer{sc: sc, retain: retain, max: maxStructured(retain)}
+			err := r.value(0)
 			res.structuredSize = sc.Offset() - start
-			if ok {
-				res.structured = raw
+			if !r.over {
+				res.structured = r.out.Bytes()
+				res.structuredReduced = r.cut
 			}
 			return err
 		}
@@ -375,3 +381,88 @@ func withMeta(raw []byte, t truncationMeta) []byte {
 
 // itoa is strconv.Itoa for the proxy's call ids.
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// reducer copies a JSON value as it is read, cutting each string longer
+// than retain by the rule of text (marker included, its count exact), so
+// that a structuredContent of any size is held in at most max bytes when
+// its strings are what makes it large; over is set when even so it is
+// larger, and the rest of the value is read past.
+type reducer struct {
+	sc     *wire.Scanner
+	retain int
+	max    int
+	out    bytes.Buffer
+	over   bool
+	cut    bool
+}
+
+func (r *reducer) write(b []byte) {
+	if r.over {
+		return
+	}
+	if r.out.Len()+len(b) > r.max {
+		r.over = true
+		r.out = bytes.Buffer{}
+		return
+	}
+	r.out.Write(b)
+}
+
+func (r *reducer) value(depth int) error {
+	if depth > wire.MaxDepth {
+		return &wire.SyntaxError{Offset: r.sc.Offset(), Msg: "nesting too deep"}
+	}
+	c, err := r.sc.Kind()
+	if err != nil {
+		return err
+	}
+	switch c {
+	case '{':
+		n := 0
+		r.write([]byte("{"))
+		err := r.sc.Object(func(key string) error {
+			if n > 0 {
+				r.write([]byte(","))
+			}
+			n++
+			var b bytes.Buffer
+			writeKey(&b, key)
+			r.write(b.Bytes())
+			return r.value(depth + 1)
+		})
+		r.write([]byte("}"))
+		return err
+	case '[':
+		n := 0
+		r.write([]byte("["))
+		err := r.sc.Array(func(int) error {
+			if n > 0 {
+				r.write([]byte(","))
+			}
+			n++
+			return r.value(depth + 1)
+		})
+		r.write([]byte("]"))
+		return err
+	case '"':
+		h := headText{max: r.retain + utf8.UTFMax}
+		if _, err := r.sc.String(h.write); err != nil {
+			return err
+		}
+		text := string(h.head)
+		if !h.whole() {
+			text, _, _ = h.cut(r.retain)
+			r.cut = true
+		}
+		var b bytes.Buffer
+		writeString(&b, []byte(text))
+		r.write(b.Bytes())
+		return nil
+	}
+	raw, ok, err := r.sc.Capture(r.max)
+	if !ok {
+		r.over = true
+	}
+	r.write(raw)
+	return err
+}

@@ -26,7 +26,8 @@ const DefaultGrace = 2 * time.Second
 // again, and sends SIGKILL; once the server has exited, whatever of its
 // group remains is killed too. Close returns nil when the server exited with
 // status 0 of its own accord, and otherwise an error that says how it ended
-// ("exit status 3", or that it had to be killed). When the server exits by
+// ("exit status 3", or that it had to be killed), wrapping [ErrServerExited]
+// when the server had failed before Close was called. When the server exits by
 // itself, its output is read to the end, and the rest of its group is
 // stopped after grace.
 //
@@ -101,6 +102,12 @@ func (c *commandConn) Close() error {
 }
 
 func (c *commandConn) stop() error {
+	early := false // it exited before it was asked to
+	select {
+	case <-c.exited:
+		early = true
+	default:
+	}
 	_ = c.in.Close()
 	how := ""
 	select {
@@ -121,6 +128,9 @@ func (c *commandConn) stop() error {
 	err := c.waitErr
 	if how != "" {
 		return fmt.Errorf("%s (%v)", how, describeExit(err))
+	}
+	if err != nil && early {
+		return fmt.Errorf("%w: %s", ErrServerExited, describeExit(err))
 	}
 	if err != nil {
 		return errors.New(describeExit(err))

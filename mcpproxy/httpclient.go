@@ -72,7 +72,8 @@ type httpClientConn struct {
 	wg     sync.WaitGroup
 
 	mu         sync.Mutex
-	partial    []byte // a message the relay is still writing
+	prevSent   chan struct{} // closed once the previous message is on its way
+	partial    []byte        // a message the relay is still writing
 	sessionID  string
 	version    string
 	getStarted bool
@@ -107,10 +108,31 @@ func (c *httpClientConn) Write(p []byte) (int, error) {
 		if err != nil {
 			continue
 		}
+		// Messages leave in order: each POST starts once the one before it
+		// has its answer's headers (or has waited sendOrder for them), so a
+		// slow result does not hold up what follows, and
+		// notifications/initialized reaches the server before the requests
+		// after it.
+		c.mu.Lock()
+		prev := c.prevSent
+		sent := make(chan struct{})
+		c.prevSent = sent
+		c.mu.Unlock()
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			c.post(m, env)
+			if prev != nil {
+				select {
+				case <-prev:
+				case <-c.ctx.Done():
+				}
+			}
+			var once sync.Once
+			release := func() { once.Do(func() { close(sent) }) }
+			t := time.AfterFunc(sendOrder, release)
+			defer t.Stop()
+			defer release()
+			c.post(m, env, release)
 		}()
 		if env.isNotification() && env.method == "notifications/initialized" {
 			c.startGET()
@@ -142,8 +164,13 @@ func (c *httpClientConn) newRequest(ctx context.Context, method string, body []b
 	return req, nil
 }
 
-// post sends one message and relays what comes back.
-func (c *httpClientConn) post(msg []byte, env *message) {
+// sendOrder bounds how long a message waits for the one before it to be
+// on its way.
+const sendOrder = 100 * time.Millisecond
+
+// post sends one message and relays what comes back; sent is called once
+// the answer's headers are in.
+func (c *httpClientConn) post(msg []byte, env *message, sent func()) {
 	req, err := c.newRequest(c.ctx, http.MethodPost, msg)
 	if err != nil {
 		c.fail(env, err.Error())
@@ -165,6 +192,11 @@ func (c *httpClientConn) post(msg []byte, env *message) {
 			c.sessionID = id
 		}
 		c.mu.Unlock()
+	}
+	if !env.isRequest() || env.method != "initialize" {
+		// The initialize result is read first: the protocol version it
+		// gives goes in the header of every later request.
+		sent()
 	}
 	if resp.StatusCode == http.StatusAccepted {
 		return

@@ -251,6 +251,11 @@ func (p *Proxy) Serve(ctx context.Context, client, server Conn) error {
 	case err := <-clientDone:
 		closeErr := server.Close()
 		<-serverDone
+		if errors.Is(closeErr, ErrServerExited) {
+			// It had failed on its own already.
+			s.failPending(closeErr)
+			return closeErr
+		}
 		if closeErr != nil {
 			p.logger.Warn("the MCP server did not stop cleanly", "error", closeErr)
 		}
@@ -274,8 +279,11 @@ func (p *Proxy) Serve(ctx context.Context, client, server Conn) error {
 		}
 		s.failPending(why)
 		_ = client.Close()
-		if why == nil {
+		switch {
+		case why == nil:
 			return ErrServerExited
+		case errors.Is(why, ErrServerExited):
+			return why
 		}
 		return fmt.Errorf("%w: %v", ErrServerExited, why)
 	case <-ctx.Done():

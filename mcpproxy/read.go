@@ -87,8 +87,9 @@ func newReader(r io.Reader, max, size int) *reader {
 // came first), and returns it with how much of its text to keep, or nil to
 // read the value past. It is also asked with a nil m.id when the id comes
 // after the result: it then returns a call when some tools/call is pending,
-// so that the result is reduced while it is read, in case it is one.
-type reduceFunc func(m *message) (*pendingCall, int)
+// so that the result is reduced while it is read, in case it is one, and
+// says whether it certainly is one (every pending request is a tools/call).
+type reduceFunc func(m *message) (call *pendingCall, retain int, certain bool)
 
 // next reads the next message. It returns a *strayLine error for a line
 // that is not a message, and the reader's error (io.EOF at the end) when
@@ -221,11 +222,11 @@ func (r *reader) envelope(m *message, reduce reduceFunc) error {
 			if reduce == nil || m.hasMethod {
 				return sc.Skip()
 			}
-			call, retain := reduce(m)
+			call, retain, certain := reduce(m)
 			if call == nil {
 				return sc.Skip()
 			}
-			if m.id != nil {
+			if m.id != nil || certain {
 				// Known to be a tools/call response: what is forwarded is
 				// built from the reduction, so a copy is not needed.
 				sc.StopTee()

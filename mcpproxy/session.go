@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -186,24 +187,26 @@ func (s *session) noteRequest(m *message) {
 }
 
 // reduce is the reader's reduceFunc for the server's messages.
-func (s *session) reduce(m *message) (*pendingCall, int) {
+func (s *session) reduce(m *message) (*pendingCall, int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m.id != nil {
 		c := s.calls[string(m.id)]
 		if c == nil {
-			return nil, 0
+			return nil, 0, false
 		}
-		return c, c.gen.retain
+		return c, c.gen.retain, true
 	}
 	if len(s.calls) == 0 {
-		return nil, 0
+		return nil, 0, false
 	}
 	retain := 0
 	for _, c := range s.calls {
 		retain = max(retain, c.gen.retain)
 	}
-	return &s.anyCall, retain
+	// A response answers a pending request: when all of them are
+	// tools/call, so is this one.
+	return &s.anyCall, retain, len(s.others) == 0
 }
 
 // serverLoop forwards the server's messages to the client, capping the
@@ -413,7 +416,7 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 		Overflow:           over,
 		StructuredTooLarge: tooLarge,
 	})
-	if !sh.Changed() && !precut && r.IsError() == res.isError && m.raw != nil {
+	if !sh.Changed() && !precut && !res.structuredReduced && r.IsError() == res.isError && m.raw != nil {
 		return nil, nil
 	}
 	if sh.BlocksDropped > 0 || sh.BlocksCut > 0 || sh.StructuredCut || sh.StructuredDropped {
@@ -428,11 +431,13 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 }
 
 // figures gives the numbers of _meta["toolcap/truncation"]: the server's
-// content (its text, and its other blocks by the size shape measures)
-// against what of it the client receives; toolcap's own markers and notes
-// are not counted as kept.
+// content, measured as shape measures it (text blocks by their text, other
+// blocks by what a model may read of them), against what of it the client
+// receives; toolcap's markers and notes are not counted as kept.
 func figures(res *callResult, orig *mcp.CallToolResult, sh shape.Shaped, limit int) truncationMeta {
-	original := int(res.text.total)
+	// The joined text counts a separator between blocks, the content does
+	// not.
+	original := int(res.text.total) - max(res.texts-1, 0)*len(shape.TextSeparator)
 	for _, c := range orig.Content {
 		if _, ok := c.(*mcp.TextContent); !ok {
 			original += shape.ContentSize([]mcp.Content{c})
@@ -441,16 +446,29 @@ func figures(res *callResult, orig *mcp.CallToolResult, sh shape.Shaped, limit i
 	for _, d := range res.over {
 		original += d.Size
 	}
-	dropped := sh.DroppedBytes
+	fromServer := map[mcp.Content]bool{}
+	for _, c := range orig.Content {
+		fromServer[c] = true
+	}
+	kept := 0
 	for _, c := range sh.Result.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			if n, ok := shape.MarkerCount(t.Text); ok {
-				dropped += n
+		t, ok := c.(*mcp.TextContent)
+		switch {
+		case fromServer[c]:
+			kept += shape.ContentSize([]mcp.Content{c})
+		case !ok:
+			kept += shape.ContentSize([]mcp.Content{c}) // a block cut by shape
+		default:
+			text := t.Text
+			if head, ok := shape.TrimMarker(text); ok {
+				kept += len(head)
+			} else if !strings.HasPrefix(text, shape.NotePrefix) {
+				kept += len(text)
 			}
 		}
 	}
-	dropped = min(dropped, original)
-	return truncationMeta{Unit: "bytes", Limit: limit, Original: original, Kept: original - dropped, Dropped: dropped}
+	kept = min(kept, original)
+	return truncationMeta{Unit: "bytes", Limit: limit, Original: original, Kept: kept, Dropped: original - kept}
 }
 
 // decodeBlock decodes one content block with the SDK's own decoding.
@@ -553,7 +571,7 @@ func (s *session) failPending(why error) {
 	slices.SortFunc(left, func(a, b pending) int { return int(a.seq - b.seq) })
 	what := "the MCP server exited before answering"
 	if why != nil {
-		what += " (" + why.Error() + ")"
+		what += " (" + strings.TrimPrefix(why.Error(), ErrServerExited.Error()+": ") + ")"
 	}
 	for _, p := range left {
 		if err := s.cw.write(errorResponse(p.id, codeInternal, "toolcap: "+what)); err != nil {

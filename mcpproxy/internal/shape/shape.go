@@ -548,7 +548,8 @@ func CapStructured(v any, limit int) (capped any, cut bool, ok bool) {
 func capValue(v any, budget *int) any {
 	switch x := v.(type) {
 	case string:
-		s, _ := middleware.Truncate(x, max(*budget, 0))
+		// recut: a string the reader already cut keeps an exact count.
+		s := recut(x, max(*budget, 0))
 		*budget -= len(s)
 		return s
 	case map[string]any:
@@ -693,12 +694,15 @@ func Shape(in Input) Shaped {
 	return sh
 }
 
-// MarkerCount returns the count of the truncation marker text ends with,
-// and false when it ends with none.
-func MarkerCount(text string) (int, bool) {
-	_, n, ok := splitMarker(text)
-	return n, ok
+// TrimMarker returns text without the truncation marker it ends with, and
+// false when it ends with none.
+func TrimMarker(text string) (string, bool) {
+	head, _, ok := splitMarker(text)
+	return head, ok
 }
+
+// NotePrefix starts every note shape adds to a result.
+const NotePrefix = "[toolcap: "
 
 // StructuredNote is the text added to a result whose structuredContent was
 // dropped although its tool declares an output schema.

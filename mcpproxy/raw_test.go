@@ -60,7 +60,7 @@ func (s *rawSession) write(w io.Writer, frame string) {
 func (s *rawSession) toServer(frame string) { s.write(s.client, frame) }
 func (s *rawSession) toClient(frame string) { s.write(s.server, frame) }
 
-func readLine(t *testing.T, r *bufio.Reader) string {
+func readLine(t testing.TB, r *bufio.Reader) string {
 	t.Helper()
 	type line struct {
 		s   string

@@ -381,6 +381,9 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 	}
 	ctx := context.WithValue(context.Background(), preparedKey{}, prep)
 	r := gen.worker.ExecuteTools(ctx, []chain.Call{{ID: call.callID, Tool: call.tool, Args: call.args}})[0]
+	if m.raw != nil && fitsAsSent(res, prep, r, limit) {
+		return nil, nil
+	}
 
 	// What the server sent, as far as it was kept, for the shaping.
 	orig := &mcp.CallToolResult{IsError: res.isError}
@@ -428,6 +431,27 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 			"structured_dropped", sh.StructuredDropped)
 	}
 	return encodeResult(m.id, res, sh, figures(res, orig, sh, limit))
+}
+
+// fitsAsSent reports, without decoding the blocks, that the server's result
+// goes to the client as it was sent: the chain left its text alone and
+// everything in it is within limit on any measure shape uses (the sizes
+// counted here are those of the JSON, at least what shape counts).
+func fitsAsSent(res *callResult, prep, r chain.Result, limit int) bool {
+	if res.structuredReduced || len(res.over) > 0 || r.IsError() != res.isError {
+		return false
+	}
+	if _, cut := r.Truncation(); cut {
+		return false
+	}
+	if _, cut := r.Ceiling(); cut {
+		return false
+	}
+	if (r.Content == nil) != (prep.Content == nil) || (r.Content != nil && *r.Content != *prep.Content) {
+		return false
+	}
+	text := int(res.text.total) - max(res.texts-1, 0)*len(shape.TextSeparator)
+	return text+res.kept <= limit && len(res.structured) <= limit
 }
 
 // figures gives the numbers of _meta["toolcap/truncation"]: the server's

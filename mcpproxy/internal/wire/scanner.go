@@ -42,7 +42,9 @@ type Scanner struct {
 	teeing  bool
 	teeOver bool // the copy was abandoned: the message is larger than teeMax
 
-	capture []byte // copy of the value being captured, see CaptureValue
+	scratch []byte // decoded escapes, see String
+
+	capture []byte // copy of the value being captured, see Capture
 	capMax  int
 	capping bool
 	capOver bool
@@ -358,51 +360,138 @@ func (s *Scanner) Kind() (byte, error) { return s.peekValue() }
 // (w may be nil), and returns how many bytes it decoded to. Invalid UTF-8 is
 // passed on as it is; an escaped lone surrogate decodes to U+FFFD, as
 // encoding/json decodes it.
+//
+// Runs of plain bytes are handed to w from the reader's buffer; escapes are
+// decoded into a small scratch buffer, so that a text with an escape every
+// few bytes (a log: a \n per line) costs a pass over it, not a call per
+// escape.
 func (s *Scanner) String(w func([]byte)) (int64, error) {
 	if err := s.expect('"'); err != nil {
 		return 0, err
 	}
 	var n int64
-	var esc [utf8.UTFMax]byte
+	out := s.scratch[:0]
+	flush := func() {
+		if len(out) > 0 {
+			if w != nil {
+				w(out)
+			}
+			n += int64(len(out))
+			out = out[:0]
+		}
+	}
+	defer func() { s.scratch = out[:0] }()
 	for {
 		b, err := s.window()
 		if err != nil {
+			flush()
 			return n, s.unexpectedEOF(err)
 		}
 		i := 0
-		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
-			i++
-		}
-		if i > 0 {
-			if w != nil {
-				w(b[:i])
+		straddle := false
+	scan:
+		for i < len(b) {
+			j := i
+			for j < len(b) && plain[b[j]] {
+				j++
 			}
-			n += int64(i)
-			s.consume(i)
+			if j-i >= directRun {
+				// A long run goes to w straight from the buffer.
+				flush()
+				if w != nil {
+					w(b[i:j])
+				}
+				n += int64(j - i)
+			} else {
+				out = append(out, b[i:j]...)
+			}
+			i = j
 			if i == len(b) {
+				break
+			}
+			switch c := b[i]; {
+			case c == '"':
+				s.consume(i + 1)
+				flush()
+				return n, nil
+			case c < 0x20:
+				s.consume(i)
+				flush()
+				return n, s.syntax("control character %#x in a string", c)
+			}
+			// An escape, decoded here when the buffer holds all of it.
+			if i+1 >= len(b) {
+				straddle = true
+				break scan
+			}
+			if d := simpleEscape[b[i+1]]; d != 0 {
+				out = append(out, d)
+				i += 2
 				continue
 			}
-			b, _ = s.window()
+			if b[i+1] != 'u' || i+12 > len(b) {
+				straddle = true
+				break scan
+			}
+			r, size, ok := decodeU(b[i:])
+			if !ok {
+				straddle = true // reported by the slow path
+				break scan
+			}
+			out = utf8.AppendRune(out, r)
+			i += size
+			if len(out) >= directRun {
+				flush()
+			}
 		}
-		switch c := b[0]; {
-		case c == '"':
-			s.consume(1)
-			return n, nil
-		case c < 0x20:
-			return n, s.syntax("control character %#x in a string", c)
+		s.consume(i)
+		if len(out) >= directRun {
+			flush()
 		}
-		// An escape.
-		r, size, err := s.escape()
-		if err != nil {
-			return n, err
+		if straddle {
+			r, size, err := s.escape()
+			if err != nil {
+				flush()
+				return n, err
+			}
+			s.consume(size)
+			out = utf8.AppendRune(out, r)
 		}
-		s.consume(size)
-		m := utf8.EncodeRune(esc[:], r)
-		if w != nil {
-			w(esc[:m])
-		}
-		n += int64(m)
 	}
+}
+
+// directRun is the length from which a run of plain bytes is passed on
+// without a copy.
+const directRun = 4096
+
+// plain marks the bytes that stand for themselves in a JSON string.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// simpleEscape maps the byte after a backslash to what it stands for, or 0.
+var simpleEscape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// decodeU decodes a \u escape (and the second half of a surrogate pair)
+// at the start of b, which holds at least 12 bytes.
+func decodeU(b []byte) (rune, int, bool) {
+	r, ok := hex4(b[2:6])
+	if !ok {
+		return 0, 0, false
+	}
+	if !utf16IsSurrogate(r) {
+		return r, 6, true
+	}
+	if r >= 0xDC00 || b[6] != '\\' || b[7] != 'u' {
+		return utf8.RuneError, 6, true
+	}
+	if r2, ok := hex4(b[8:12]); ok && r2 >= 0xDC00 && r2 < 0xE000 {
+		return ((r-0xD800)<<10 | (r2 - 0xDC00)) + 0x10000, 12, true
+	}
+	return utf8.RuneError, 6, true
 }
 
 // escape decodes the escape at the start of the buffer without consuming

@@ -615,35 +615,80 @@ func (s *Scanner) literal(lit string) error {
 }
 
 func (s *Scanner) number() error {
-	// Scanned loosely (the grammar's characters, at least one digit):
-	// numbers are passed on as they are, never computed with.
-	digits := false
+	// Numbers are passed on as they are, never computed with, but they are
+	// checked against JSON's grammar.
+	var num []byte
 	for {
 		b, err := s.window()
-		if err != nil {
-			if errors.Is(err, io.EOF) && digits {
-				return nil
-			}
-			return s.unexpectedEOF(err)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
 		}
 		i := 0
-		for i < len(b) {
-			c := b[i]
-			if c >= '0' && c <= '9' {
-				digits = true
-			} else if c != '-' && c != '+' && c != '.' && c != 'e' && c != 'E' {
-				break
-			}
+		for i < len(b) && numberByte(b[i]) {
 			i++
 		}
+		if len(num)+i > maxNumber {
+			return s.syntax("a number longer than %d bytes", maxNumber)
+		}
+		num = append(num, b[:i]...)
 		s.consume(i)
-		if i < len(b) {
-			if !digits {
-				return s.syntax("invalid number")
-			}
-			return nil
+		if i < len(b) || err != nil {
+			break
 		}
 	}
+	if !validNumber(num) {
+		return s.syntax("invalid number %q", num)
+	}
+	return nil
+}
+
+// maxNumber bounds the length of a number.
+const maxNumber = 1024
+
+func numberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// validNumber reports whether b is a JSON number.
+func validNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	return i == len(b)
 }
 
 // Skip consumes one value of any kind.

@@ -8,6 +8,8 @@ package main
 //	go test ./cmd/toolcap -run '^TestMCPFault' -v          # all, 1 GiB included
 //	go test ./cmd/toolcap -run '^TestMCPFault' -short -v   # without the 1 GiB result
 //
+// TOOLCAP_MCP_FAULT_PROXY=PATH runs them against another build of toolcap
+// (or, to check the harness, a script that runs the command after "--").
 // TestMCPFault/results logs the table of the proxy's peak RSS against the
 // result size that docs/mcp.md shows.
 
@@ -297,15 +299,24 @@ func (s *rawSession) peakRSS() int64 {
 
 func vmHWM(t *testing.T, pid int) int64 {
 	t.Helper()
+	hwm := tryVmHWM(pid)
+	if hwm == 0 {
+		t.Fatalf("no VmHWM in /proc/%d/status", pid)
+	}
+	return hwm
+}
+
+// tryVmHWM is the peak RSS of a running process, 0 when it cannot be read.
+func tryVmHWM(pid int) int64 {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		t.Fatalf("peak RSS: %v", err)
+		return 0
 	}
 	_, after, _ := strings.Cut(string(status), "VmHWM:")
 	line, _, _ := strings.Cut(after, "\n")
 	kib, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), "kB")), 10, 64)
 	if err != nil {
-		t.Fatalf("no VmHWM in /proc/%d/status: %v", pid, err)
+		return 0
 	}
 	return kib << 10
 }
@@ -381,19 +392,21 @@ func checkCut(t *testing.T, what, text string, original, limit int64) int64 {
 
 // rssRow is one line of the RSS table.
 type rssRow struct {
-	name        string
-	bytes       int64
-	rss         int64
-	elapsed     time.Duration
-	outcome     string
-	proxyFailed bool
+	name    string
+	bytes   int64
+	rss     int64
+	elapsed time.Duration
+	outcome string
 }
 
 func TestMCPFault(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc and process groups")
 	}
-	bin := buildBinary(t)
+	bin := os.Getenv("TOOLCAP_MCP_FAULT_PROXY")
+	if bin == "" {
+		bin = buildBinary(t)
+	}
 	server := buildFaultServer(t)
 
 	t.Run("results", func(t *testing.T) {
@@ -429,15 +442,23 @@ func TestMCPFault(t *testing.T) {
 					args["blocks"] = tt.blocks
 				}
 				resp, _ := s.call("big", args, nil)
-				row := rssRow{name: tt.name, bytes: tt.bytes, outcome: "capped"}
+				row := rssRow{name: tt.name, bytes: tt.bytes, outcome: "capped, session goes on"}
 				defer func() {
 					row.elapsed = time.Since(start)
+					if t.Failed() && row.outcome == "capped, session goes on" {
+						row.outcome = "capped, but see the test's errors"
+					}
 					rows = append(rows, row)
 				}()
 				if resp == nil {
-					row.outcome, row.proxyFailed = "session ended", true
+					row.outcome = "session ended"
 					row.rss = vmHWMAfterExit(s)
 					t.Fatalf("the proxy ended the session instead of capping %d bytes; stderr:\n%s", tt.bytes, tail(s.stderr.String()))
+				}
+				// Read now: a failure below stops the test.
+				row.rss = tryVmHWM(s.cmd.Process.Pid)
+				if resp.Error != nil && !tt.isError {
+					row.outcome = fmt.Sprintf("JSON-RPC error %.60q", resp.Error.Message)
 				}
 				switch {
 				case tt.isError:

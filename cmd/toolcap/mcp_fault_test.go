@@ -17,6 +17,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,7 +42,7 @@ const (
 	// rssBound is the most peak RSS the proxy may reach for any result
 	// (issue 9: at most 64 MiB for 200 MB, not growing with the result).
 	rssBound = 64 << 20
-	MiB      = 1 << 20
+	mib      = 1 << 20
 )
 
 // buildFaultServer builds test/faultserver into a temporary directory.
@@ -339,18 +340,12 @@ func (s *rawSession) close() int {
 	switch {
 	case err == nil:
 		return 0
-	case asExitError(err, &exit):
+	case errors.As(err, &exit):
 		return exit.ExitCode()
 	default:
 		s.t.Fatalf("waiting for the proxy: %v", err)
 		return -1
 	}
-}
-
-func asExitError(err error, target **exec.ExitError) bool {
-	e, ok := err.(*exec.ExitError)
-	*target = e
-	return ok
 }
 
 // tail is the end of a long stderr.
@@ -420,12 +415,12 @@ func TestMCPFault(t *testing.T) {
 			long       bool // skipped with -short
 		}{
 			{name: "1 MB", bytes: 1_000_000},
-			{name: "16 MiB+1", bytes: 16*MiB + 1},
+			{name: "16 MiB+1", bytes: 16*mib + 1},
 			{name: "200 MB", bytes: 200_000_000},
 			{name: "1 GiB", bytes: 1 << 30, long: true},
-			{name: "16 MiB+1 id_last", bytes: 16*MiB + 1, idLast: true},
+			{name: "16 MiB+1 id_last", bytes: 16*mib + 1, idLast: true},
 			{name: "200 MB id_last", bytes: 200_000_000, idLast: true},
-			{name: "16 MiB+1 structured", bytes: 16*MiB + 1, structured: true},
+			{name: "16 MiB+1 structured", bytes: 16*mib + 1, structured: true},
 			{name: "20 MB error", bytes: 20_000_000, isError: true},
 			{name: "20 MB in 100000 blocks", bytes: 20_000_000, blocks: 100000},
 		}
@@ -512,9 +507,9 @@ func TestMCPFault(t *testing.T) {
 				if code := s.close(); code != exitOK {
 					t.Errorf("exit %d after the client closed; stderr:\n%s", code, tail(s.stderr.String()))
 				}
-				t.Logf("%s: peak RSS %.1f MiB in %s", tt.name, float64(row.rss)/MiB, time.Since(start).Round(time.Millisecond))
+				t.Logf("%s: peak RSS %.1f MiB in %s", tt.name, float64(row.rss)/mib, time.Since(start).Round(time.Millisecond))
 				if row.rss > rssBound {
-					t.Errorf("the proxy's peak RSS is %.1f MiB for a %d-byte result; want at most %d MiB", float64(row.rss)/MiB, tt.bytes, rssBound/MiB)
+					t.Errorf("the proxy's peak RSS is %.1f MiB for a %d-byte result; want at most %d MiB", float64(row.rss)/mib, tt.bytes, rssBound/mib)
 				}
 			})
 		}
@@ -522,7 +517,7 @@ func TestMCPFault(t *testing.T) {
 		table.WriteString("proxy peak RSS (VmHWM) against the result size, default limit 16384:\n")
 		table.WriteString("| result | text bytes | outcome | proxy peak RSS | time |\n| --- | ---: | --- | ---: | ---: |\n")
 		for _, r := range rows {
-			rss := fmt.Sprintf("%.1f MiB", float64(r.rss)/MiB)
+			rss := fmt.Sprintf("%.1f MiB", float64(r.rss)/mib)
 			if r.rss == 0 {
 				rss = "n/a"
 			}
@@ -600,7 +595,7 @@ func TestMCPFault(t *testing.T) {
 		if diff := cmp.Diff(wantLogs, logs); diff != "" {
 			t.Errorf("%d log notifications before the result, want all %d in order (-want +got):\n%.2000s", len(logs), n/100, diff)
 		}
-		t.Logf("peak RSS %.1f MiB", float64(s.peakRSS())/MiB)
+		t.Logf("peak RSS %.1f MiB", float64(s.peakRSS())/mib)
 		s.close()
 	})
 
@@ -669,10 +664,10 @@ func TestMCPFault(t *testing.T) {
 		}
 		stats, _ := s.call("stats", nil, nil)
 		rss := s.peakRSS()
-		t.Logf("%d list_changed: peak RSS %.1f MiB, %s; requests the server got: %s", n, float64(rss)/MiB,
+		t.Logf("%d list_changed: peak RSS %.1f MiB, %s; requests the server got: %s", n, float64(rss)/mib,
 			time.Since(start).Round(time.Millisecond), s.result("stats", stats).text())
 		if rss > rssBound {
-			t.Errorf("peak RSS %.1f MiB after %d list_changed, want at most %d MiB", float64(rss)/MiB, n, rssBound/MiB)
+			t.Errorf("peak RSS %.1f MiB after %d list_changed, want at most %d MiB", float64(rss)/mib, n, rssBound/mib)
 		}
 		s.close()
 	})

@@ -8,6 +8,8 @@ package main
 //	go test ./cmd/toolcap -run '^TestMCPFault' -v          # all, 1 GiB included
 //	go test ./cmd/toolcap -run '^TestMCPFault' -short -v   # without the 1 GiB result
 //
+// TOOLCAP_MCP_FAULT_PROXY=PATH runs them against another build of toolcap
+// (or, to check the harness, a script that runs the command after "--").
 // TestMCPFault/results logs the table of the proxy's peak RSS against the
 // result size that docs/mcp.md shows.
 
@@ -15,6 +17,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -39,7 +42,7 @@ const (
 	// rssBound is the most peak RSS the proxy may reach for any result
 	// (issue 9: at most 64 MiB for 200 MB, not growing with the result).
 	rssBound = 64 << 20
-	MiB      = 1 << 20
+	mib      = 1 << 20
 )
 
 // buildFaultServer builds test/faultserver into a temporary directory.
@@ -297,15 +300,24 @@ func (s *rawSession) peakRSS() int64 {
 
 func vmHWM(t *testing.T, pid int) int64 {
 	t.Helper()
+	hwm := tryVmHWM(pid)
+	if hwm == 0 {
+		t.Fatalf("no VmHWM in /proc/%d/status", pid)
+	}
+	return hwm
+}
+
+// tryVmHWM is the peak RSS of a running process, 0 when it cannot be read.
+func tryVmHWM(pid int) int64 {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		t.Fatalf("peak RSS: %v", err)
+		return 0
 	}
 	_, after, _ := strings.Cut(string(status), "VmHWM:")
 	line, _, _ := strings.Cut(after, "\n")
 	kib, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), "kB")), 10, 64)
 	if err != nil {
-		t.Fatalf("no VmHWM in /proc/%d/status: %v", pid, err)
+		return 0
 	}
 	return kib << 10
 }
@@ -328,18 +340,12 @@ func (s *rawSession) close() int {
 	switch {
 	case err == nil:
 		return 0
-	case asExitError(err, &exit):
+	case errors.As(err, &exit):
 		return exit.ExitCode()
 	default:
 		s.t.Fatalf("waiting for the proxy: %v", err)
 		return -1
 	}
-}
-
-func asExitError(err error, target **exec.ExitError) bool {
-	e, ok := err.(*exec.ExitError)
-	*target = e
-	return ok
 }
 
 // tail is the end of a long stderr.
@@ -381,19 +387,21 @@ func checkCut(t *testing.T, what, text string, original, limit int64) int64 {
 
 // rssRow is one line of the RSS table.
 type rssRow struct {
-	name        string
-	bytes       int64
-	rss         int64
-	elapsed     time.Duration
-	outcome     string
-	proxyFailed bool
+	name    string
+	bytes   int64
+	rss     int64
+	elapsed time.Duration
+	outcome string
 }
 
 func TestMCPFault(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc and process groups")
 	}
-	bin := buildBinary(t)
+	bin := os.Getenv("TOOLCAP_MCP_FAULT_PROXY")
+	if bin == "" {
+		bin = buildBinary(t)
+	}
 	server := buildFaultServer(t)
 
 	t.Run("results", func(t *testing.T) {
@@ -407,12 +415,12 @@ func TestMCPFault(t *testing.T) {
 			long       bool // skipped with -short
 		}{
 			{name: "1 MB", bytes: 1_000_000},
-			{name: "16 MiB+1", bytes: 16*MiB + 1},
+			{name: "16 MiB+1", bytes: 16*mib + 1},
 			{name: "200 MB", bytes: 200_000_000},
 			{name: "1 GiB", bytes: 1 << 30, long: true},
-			{name: "16 MiB+1 id_last", bytes: 16*MiB + 1, idLast: true},
+			{name: "16 MiB+1 id_last", bytes: 16*mib + 1, idLast: true},
 			{name: "200 MB id_last", bytes: 200_000_000, idLast: true},
-			{name: "16 MiB+1 structured", bytes: 16*MiB + 1, structured: true},
+			{name: "16 MiB+1 structured", bytes: 16*mib + 1, structured: true},
 			{name: "20 MB error", bytes: 20_000_000, isError: true},
 			{name: "20 MB in 100000 blocks", bytes: 20_000_000, blocks: 100000},
 		}
@@ -429,15 +437,23 @@ func TestMCPFault(t *testing.T) {
 					args["blocks"] = tt.blocks
 				}
 				resp, _ := s.call("big", args, nil)
-				row := rssRow{name: tt.name, bytes: tt.bytes, outcome: "capped"}
+				row := rssRow{name: tt.name, bytes: tt.bytes, outcome: "capped, session goes on"}
 				defer func() {
 					row.elapsed = time.Since(start)
+					if t.Failed() && row.outcome == "capped, session goes on" {
+						row.outcome = "capped, but see the test's errors"
+					}
 					rows = append(rows, row)
 				}()
 				if resp == nil {
-					row.outcome, row.proxyFailed = "session ended", true
+					row.outcome = "session ended"
 					row.rss = vmHWMAfterExit(s)
 					t.Fatalf("the proxy ended the session instead of capping %d bytes; stderr:\n%s", tt.bytes, tail(s.stderr.String()))
+				}
+				// Read now: a failure below stops the test.
+				row.rss = tryVmHWM(s.cmd.Process.Pid)
+				if resp.Error != nil && !tt.isError {
+					row.outcome = fmt.Sprintf("JSON-RPC error %.60q", resp.Error.Message)
 				}
 				switch {
 				case tt.isError:
@@ -491,9 +507,9 @@ func TestMCPFault(t *testing.T) {
 				if code := s.close(); code != exitOK {
 					t.Errorf("exit %d after the client closed; stderr:\n%s", code, tail(s.stderr.String()))
 				}
-				t.Logf("%s: peak RSS %.1f MiB in %s", tt.name, float64(row.rss)/MiB, time.Since(start).Round(time.Millisecond))
+				t.Logf("%s: peak RSS %.1f MiB in %s", tt.name, float64(row.rss)/mib, time.Since(start).Round(time.Millisecond))
 				if row.rss > rssBound {
-					t.Errorf("the proxy's peak RSS is %.1f MiB for a %d-byte result; want at most %d MiB", float64(row.rss)/MiB, tt.bytes, rssBound/MiB)
+					t.Errorf("the proxy's peak RSS is %.1f MiB for a %d-byte result; want at most %d MiB", float64(row.rss)/mib, tt.bytes, rssBound/mib)
 				}
 			})
 		}
@@ -501,7 +517,7 @@ func TestMCPFault(t *testing.T) {
 		table.WriteString("proxy peak RSS (VmHWM) against the result size, default limit 16384:\n")
 		table.WriteString("| result | text bytes | outcome | proxy peak RSS | time |\n| --- | ---: | --- | ---: | ---: |\n")
 		for _, r := range rows {
-			rss := fmt.Sprintf("%.1f MiB", float64(r.rss)/MiB)
+			rss := fmt.Sprintf("%.1f MiB", float64(r.rss)/mib)
 			if r.rss == 0 {
 				rss = "n/a"
 			}
@@ -579,7 +595,7 @@ func TestMCPFault(t *testing.T) {
 		if diff := cmp.Diff(wantLogs, logs); diff != "" {
 			t.Errorf("%d log notifications before the result, want all %d in order (-want +got):\n%.2000s", len(logs), n/100, diff)
 		}
-		t.Logf("peak RSS %.1f MiB", float64(s.peakRSS())/MiB)
+		t.Logf("peak RSS %.1f MiB", float64(s.peakRSS())/mib)
 		s.close()
 	})
 
@@ -648,10 +664,10 @@ func TestMCPFault(t *testing.T) {
 		}
 		stats, _ := s.call("stats", nil, nil)
 		rss := s.peakRSS()
-		t.Logf("%d list_changed: peak RSS %.1f MiB, %s; requests the server got: %s", n, float64(rss)/MiB,
+		t.Logf("%d list_changed: peak RSS %.1f MiB, %s; requests the server got: %s", n, float64(rss)/mib,
 			time.Since(start).Round(time.Millisecond), s.result("stats", stats).text())
 		if rss > rssBound {
-			t.Errorf("peak RSS %.1f MiB after %d list_changed, want at most %d MiB", float64(rss)/MiB, n, rssBound/MiB)
+			t.Errorf("peak RSS %.1f MiB after %d list_changed, want at most %d MiB", float64(rss)/mib, n, rssBound/mib)
 		}
 		s.close()
 	})

@@ -6,6 +6,9 @@ package main
 //	bash test/mcp/setup.sh
 //	go test ./cmd/toolcap -run '^TestMCPRelay' -v
 //
+// TestMCPRelayEverything checks four modes: stdio, --url (HTTP upstream),
+// --listen (HTTP downstream), and --listen with --token.
+//
 // They skip when node or test/mcp/node_modules is missing, unless
 // TOOLCAP_MCP_E2E=1 (CI), which makes that a failure.
 
@@ -69,6 +72,9 @@ type everythingMode struct {
 	Sampling     check
 	Elicitation  check
 	Direct       struct{ Roots, Sampling, Elicitation check }
+	// WithoutTokenStatus is the HTTP status of a POST without the token
+	// (http-downstream-token only).
+	WithoutTokenStatus int
 }
 
 // check is a tool call whose text must hold what the client answered.
@@ -91,7 +97,7 @@ func TestMCPRelayEverything(t *testing.T) {
 		}
 		got[m.Mode] = m
 	}
-	for _, mode := range []string{"stdio", "http-upstream", "http-downstream"} {
+	for _, mode := range []string{"stdio", "http-upstream", "http-downstream", "http-downstream-token"} {
 		t.Run(mode, func(t *testing.T) {
 			m, ok := got[mode]
 			if !ok {
@@ -119,6 +125,11 @@ func TestMCPRelayEverything(t *testing.T) {
 					t.Errorf("through toolcap, %s does not return what the client answered: %s", name, c.Text)
 				}
 			}
+			if mode == "http-downstream-token" && m.WithoutTokenStatus != 401 {
+				t.Errorf("a POST without the bearer token got HTTP %d, want 401", m.WithoutTokenStatus)
+			}
+			t.Logf("%s: %d tools direct, %d through toolcap, deep-equal %v; roots, sampling, elicitation answered: %v %v %v",
+				mode, len(m.DirectTools), len(m.ProxiedTools), m.ToolsEqual, m.Roots.OK, m.Sampling.OK, m.Elicitation.OK)
 		})
 	}
 }

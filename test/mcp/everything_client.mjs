@@ -19,6 +19,9 @@
 //   http-downstream  toolcap mcp --listen 127.0.0.1:PORT2 -- node
 //                    server-everything stdio; the client uses
 //                    StreamableHTTPClientTransport to http://127.0.0.1:PORT2/mcp
+//   http-downstream-token  the same with --token: a POST without
+//                    "Authorization: Bearer TOKEN" must get 401
+//                    (withoutTokenStatus), the client sends it
 //
 // It prints one JSON line per mode: {mode, ok, error, toolsEqual,
 // directTools, proxiedTools, toolsDiff, roots, sampling, elicitation,
@@ -76,7 +79,8 @@ function newClient() {
 
 const stdioTransport = (command, args) =>
   new StdioClientTransport({ command, args, stderr: "inherit" });
-const httpTransport = (url) => new StreamableHTTPClientTransport(new URL(url));
+const httpTransport = (url, headers = {}) =>
+  new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
 
 async function freePort() {
   return new Promise((resolve, reject) => {
@@ -257,6 +261,40 @@ const modes = {
       );
     } catch (e) {
       return { mode: "http-downstream", ok: false, error: String(e?.stack ?? e) };
+    } finally {
+      await proxy.stop();
+    }
+  },
+  "http-downstream-token": async () => {
+    const port = await freePort();
+    const token = "toolcap-e2e-token";
+    const url = `http://127.0.0.1:${port}/mcp`;
+    const proxy = startProcess(bin, [
+      "mcp", "--listen", `127.0.0.1:${port}`, "--token", token, "--", process.execPath, everything, "stdio",
+    ]);
+    try {
+      await waitPort(port, proxy.child);
+      // Without the token, the initialize is refused before it reaches the
+      // server.
+      const refused = await fetch(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+        body: JSON.stringify({
+          jsonrpc: "2.0", id: 1, method: "initialize",
+          params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "no-token", version: "1" } },
+        }),
+      });
+      await refused.body?.cancel();
+      const out = await runMode(
+        "http-downstream-token",
+        () => stdioTransport(process.execPath, [everything, "stdio"]),
+        () => httpTransport(url, { Authorization: `Bearer ${token}` }),
+      );
+      out.withoutTokenStatus = refused.status;
+      out.ok = out.ok && refused.status === 401;
+      return out;
+    } catch (e) {
+      return { mode: "http-downstream-token", ok: false, error: String(e?.stack ?? e) };
     } finally {
       await proxy.stop();
     }

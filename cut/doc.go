@@ -18,6 +18,7 @@
 //   - [KeepHead] (the zero Spec): the longest prefix that fits beside the
 //     marker. [Head] is that rule on its own, byte for byte what
 //     middleware.Truncate has always done.
+//
 //   - [KeepHeadTail]: the start and the end share the room left after the
 //     marker (TailShare of it to the tail, half by default), and the marker
 //     stands on a line of its own between them:
@@ -37,6 +38,7 @@
 //     from head and tail. Rescued lines are chosen from the middle a cut
 //     without them would drop. N counts every byte neither in the head, the
 //     tail nor a rescued line.
+//
 //   - [KeepJSON]: a JSON document whose compacted form fits is compacted
 //     (nothing dropped, no marker, [Stats].Compacted set); otherwise it is
 //     cut structurally into a shorter valid document, as [JSONValue]

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/toolcap/toolcap/cut"
 )
@@ -95,15 +97,30 @@ func checkTailShare(f float64) error {
 	return nil
 }
 
+// showList writes patterns as a TOML array, each a literal string ('...',
+// no escapes, as regular expressions are best written) when it can be.
 func showList(ss []string) string {
 	out := "["
 	for i, s := range ss {
 		if i > 0 {
 			out += ", "
 		}
-		out += strconv.Quote(s)
+		if strings.ContainsAny(s, "'\n\r") || !utf8.ValidString(s) || hasControl(s) {
+			out += strconv.Quote(s)
+		} else {
+			out += "'" + s + "'"
+		}
 	}
 	return out + "]"
+}
+
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 && r != '\t' || r == 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 // Policy is what a worker applies to one tool's results: the limit and

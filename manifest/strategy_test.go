@@ -68,10 +68,10 @@ Bash = 8192
 	userSrc, envGrep := `file "`+user+`"`, "env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Grep__KEEP"
 	wantStrategy := map[string]map[string]manifest.StrategySetting{
 		"":            {"keep": {`"head_tail"`, userSrc}, "tail_share": {"0.4", userSrc}},
-		"Bash":        {"keep": {`"head_tail"`, userSrc}, "tail_share": {"0.3", userSrc}, "keep_lines": {`["(?i)\\b(error|fail|panic)\\b"]`, userSrc}},
+		"Bash":        {"keep": {`"head_tail"`, userSrc}, "tail_share": {"0.3", userSrc}, "keep_lines": {`['(?i)\b(error|fail|panic)\b']`, userSrc}},
 		"mcp.fs.read": {"keep": {`"json"`, userSrc}, "fallback": {`"head_tail"`, userSrc}},
 		"Grep": {"keep": {`"head_tail"`, envGrep},
-			"keep_lines": {`["^E", "FAIL"]`, "env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Grep__KEEP_LINES"}},
+			"keep_lines": {`['^E', 'FAIL']`, "env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Grep__KEEP_LINES"}},
 	}
 	if diff := cmp.Diff(wantStrategy, r.Strategy); diff != "" {
 		t.Errorf("Resolve().Strategy mismatch (-want +got):\n%s", diff)
@@ -221,7 +221,7 @@ func TestValidateStrategy(t *testing.T) {
 		{"bad default", manifest.ToolOutputLimits{Default: manifest.Strategy{Keep: "tail"}},
 			`manifest: WorkerManifest: worker.tool_output.default_keep = "tail": unknown strategy "tail" (want "head", "head_tail" or "json")`},
 		{"bad per tool", manifest.ToolOutputLimits{PerToolStrategy: map[string]manifest.Strategy{"Bash": {KeepLines: []string{"("}}}},
-			"manifest: WorkerManifest: worker.tool_output.per_tool.Bash.keep_lines = [\"(\"]: pattern 0 \"(\": error parsing regexp: missing closing ): `(`"},
+			"manifest: WorkerManifest: worker.tool_output.per_tool.Bash.keep_lines = ['(']: pattern 0 \"(\": error parsing regexp: missing closing ): `(`"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

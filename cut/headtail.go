@@ -2,6 +2,7 @@ package cut
 
 import (
 	"math"
+	"strings"
 	"regexp"
 	"unicode/utf8"
 )
@@ -226,28 +227,28 @@ func (v *view) split(room int, share float64, maxHead, minTail int) (h, t int) {
 
 	bestH, bestT, best := -1, -1, -1
 	lastNL := -1 // the last head candidate, for a hard tail
-	// next is the first line start at or after the lo of the last head
-	// candidate (n when there is none): lo only grows, so one forward scan
-	// serves every candidate.
-	next, scanned := -1, -1
-	for p := max(hb-wh, 0); p <= hb && p < n; p++ {
-		if v.at(p) != '\n' {
-			continue
+	// From the latest head end down, so that the first pair that fills the
+	// room exactly ends the search, and a tie keeps the later head.
+	lo0, hi0 := max(hb-wh, 0), min(hb, len(v.head)-1)
+	for end := hi0 + 1; end > lo0; {
+		i := strings.LastIndexByte(v.head[lo0:end], '\n')
+		if i < 0 {
+			break
 		}
-		lastNL = p
+		p := lo0 + i
+		end = p
+		if lastNL < 0 {
+			lastNL = p
+		}
 		tailRoom := room - p
 		lo := max(n-tailRoom, minTail)
 		hi := n - tailRoom + tailRoom/10
-		if next < lo {
-			next = max(lo, scanned)
-			for next < n && v.at(next-1) != '\n' {
-				next++
-			}
-			scanned = next
-		}
-		if next <= hi && next < n {
-			if kept := p + n - next; kept >= best {
-				bestH, bestT, best = p, next, kept
+		if t := v.lineStart(lo); t <= hi && t < n {
+			if kept := p + n - t; kept > best {
+				bestH, bestT, best = p, t, kept
+				if kept == room {
+					break
+				}
 			}
 		}
 	}
@@ -264,13 +265,22 @@ func (v *view) split(room int, share float64, maxHead, minTail int) (h, t int) {
 	tailRoom := tb
 	lo := max(n-tailRoom, minTail)
 	hi := n - tailRoom + tailRoom/10
-	for t = lo; t <= hi && t < n; t++ {
-		if v.at(t-1) == '\n' {
-			return v.hardHead(min(room-(n-t), maxHead)), t
-		}
+	if t = v.lineStart(lo); t <= hi && t < n {
+		return v.hardHead(min(room-(n-t), maxHead)), t
 	}
 	h = v.hardHead(hb)
 	return h, v.hardTail(max(n-(room-h), minTail))
+}
+
+// lineStart returns the first t >= lo that starts a line (content[t-1] is
+// a newline), or n; lo-1 lies in the tail window.
+func (v *view) lineStart(lo int) int {
+	off := v.n - len(v.tail)
+	i := strings.IndexByte(v.tail[lo-1-off:], '\n')
+	if i < 0 {
+		return v.n
+	}
+	return lo + i
 }
 
 // hardHead is the largest character boundary <= k.

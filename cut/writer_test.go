@@ -43,8 +43,8 @@ func writeChunks(t testing.TB, w *cut.Writer, s string, rng *rand.Rand, most int
 
 func TestWriterMatchesCut(t *testing.T) {
 	inputs := map[string]string{
-		"log":        testLog(100000)[:300000] + "FAIL: TestX\n",
-		"log errors": strings.Repeat("ok\nerror: a\nx\n", 3000),
+		"log":        testLog(100000)[:120000] + "FAIL: TestX\n",
+		"log errors": strings.Repeat("ok\nerror: a\nx\n", 2000),
 		"one line":   strings.Repeat("é", 5000),
 		"short":      "error: a\nb\n",
 		"json":       `{"a":[` + strings.Repeat(`{"k":"error v"},`, 2000) + `1]}`,
@@ -57,6 +57,9 @@ func TestWriterMatchesCut(t *testing.T) {
 			for _, limit := range []int{0, 60, 200, 1000, 4096} {
 				want, wantSt := cut.Cut(in, limit, spec)
 				for _, most := range []int{1, 7, 100, 5000, len(in)} {
+					if most == 1 && len(in) > 20000 {
+						continue // byte by byte: the short inputs cover it
+					}
 					w := cut.NewWriter(limit, spec)
 					writeChunks(t, w, in, rng, most)
 					got, st := w.Result()

@@ -2,8 +2,8 @@ package cut
 
 import (
 	"math"
-	"strings"
 	"regexp"
+	"strings"
 	"unicode/utf8"
 )
 

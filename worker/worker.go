@@ -89,8 +89,14 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	slices.Sort(w.names)
 	w.warnUnknownLimits()
 
+	policies, err := w.limits.Policies()
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
 	limit := w.limits.For
-	cutOpts := []middleware.Option{middleware.WithLogger(logger)}
+	// Each tool's strategy (head, head_tail, json), compiled once; the cap
+	// and the ceiling look it up only for content over the limit.
+	cutOpts := []middleware.Option{middleware.WithLogger(logger), middleware.WithSpecs(policies.Spec)}
 	user, nilAt := checked(o.middleware)
 	w.run = middleware.Recover(logger)(w.runTool)
 	w.handler = chain.Chain(

@@ -32,6 +32,11 @@
 //   - BenchmarkTruncate/<alphabet>/<size>: [middleware.Truncate] at 16 KiB
 //     (impl=truncate) against one 16 KiB allocation and copy, the floor of
 //     producing any capped string (impl=clone).
+//   - BenchmarkStrategy/<input>/1MiB: [cut.Cut] to 16 KiB with head
+//     (impl=head, the baseline: middleware.Truncate's rule), head_tail
+//     (impl=head_tail) and head_tail with keep_lines (impl=head_tail_lines).
+//   - BenchmarkJSON/lock/<size>: the json strategy on a package-lock.json
+//     (impl=json) against [json.Valid] on the same bytes (impl=valid).
 //   - BenchmarkExecuteTools/<n>calls/<content>: the whole worker path (cap,
 //     four user middleware, ceiling) against calling the tools and
 //     [middleware.Truncate] directly, reported per op and per call.
@@ -44,4 +49,6 @@
 // [chain.Chain]: https://pkg.go.dev/github.com/toolcap/toolcap/chain#Chain
 // [middleware.Truncate]: https://pkg.go.dev/github.com/toolcap/toolcap/middleware#Truncate
 // [manifest.Load]: https://pkg.go.dev/github.com/toolcap/toolcap/manifest#Load
+// [cut.Cut]: https://pkg.go.dev/github.com/toolcap/toolcap/cut#Cut
+// [json.Valid]: https://pkg.go.dev/encoding/json#Valid
 package bench

@@ -30,7 +30,8 @@ type Result struct {
 // meta holds what a Result carries beside its text.
 type meta struct {
 	isError bool
-	// A cut drops at least one unit, so DroppedBytes == 0 means "no cut".
+	// A cut drops at least one unit or compacts, so a zero Truncation
+	// means "no cut".
 	truncation Truncation
 	ceiling    Truncation
 	// content is the storage of Content for a result made by a cut or by
@@ -53,9 +54,22 @@ type Truncation struct {
 	// KeptBytes is how much of that content was kept, marker excluded.
 	KeptBytes int
 	// DroppedBytes is OriginalBytes - KeptBytes: the number the marker reports.
-	// It is at least 1 for any cut.
+	// It is at least 1 for any cut, and 0 when a JSON document was only
+	// compacted.
 	DroppedBytes int
+	// Strategy names the strategy that cut when it is not the head rule,
+	// the default: "head_tail" or "json". Empty for a head cut (so the
+	// figures of a head cut are what they always were) and for a custom
+	// Cutter's (see package middleware).
+	Strategy string
+	// Compacted reports that the content was a JSON document that fitted
+	// once the whitespace between its tokens was removed: nothing was
+	// dropped, and the content changed.
+	Compacted bool
 }
+
+// cut reports whether t records a change: a cut, or a compaction.
+func (t Truncation) cut() bool { return t.DroppedBytes > 0 || t.Compacted }
 
 // ErrorResult returns an error result with summary and content, in one
 // allocation.
@@ -87,9 +101,9 @@ func (r Result) AsError() Result {
 }
 
 // Truncation returns the figures of the byte cap's cut of the tool's own
-// content, and false when the content fitted its limit.
+// content, and false when the content fitted its limit unchanged.
 func (r Result) Truncation() (Truncation, bool) {
-	if r.meta == nil || r.meta.truncation.DroppedBytes == 0 {
+	if r.meta == nil || !r.meta.truncation.cut() {
 		return Truncation{}, false
 	}
 	return r.meta.truncation, true
@@ -99,7 +113,7 @@ func (r Result) Truncation() (Truncation, bool) {
 // middleware ran because one of them grew the content past the limit again,
 // and false in a well-behaved chain.
 func (r Result) Ceiling() (Truncation, bool) {
-	if r.meta == nil || r.meta.ceiling.DroppedBytes == 0 {
+	if r.meta == nil || !r.meta.ceiling.cut() {
 		return Truncation{}, false
 	}
 	return r.meta.ceiling, true
@@ -107,7 +121,7 @@ func (r Result) Ceiling() (Truncation, bool) {
 
 // WithTruncation returns r with content as its Content and t as the figures
 // of the byte cap's cut, in one allocation. It is how a cap records what it
-// did; t.DroppedBytes must be at least 1.
+// did; t.DroppedBytes must be at least 1, or t.Compacted set.
 func (r Result) WithTruncation(content string, t Truncation) Result {
 	m := r.cloneMeta()
 	m.truncation = t

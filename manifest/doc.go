@@ -10,6 +10,19 @@
 //	[worker.tool_output.per_tool]
 //	Read = 32768                  # by registered tool name
 //	"mcp.fs.read_file" = 8192     # names may hold dots, dashes, slashes
+//	Bash = { max_bytes = 32768, keep = "head_tail", keep_lines = ['(?i)\b(error|fail|panic)\b'] }
+//
+// # Strategies
+//
+// Which bytes of an over-long result are kept is a [Strategy] of package
+// cut: keep = "head" (the default), "head_tail" (with tail_share and
+// keep_lines) or "json" (with fallback). default_keep, default_tail_share,
+// default_keep_lines and default_fallback set it for every tool; a per_tool
+// entry's long form, an inline table, sets it for one tool, field by field
+// over the defaults. Its max_bytes is the tool's limit (a max_tokens may
+// join it). The short form, Read = 32768, sets the limit only, so a layer
+// that writes it keeps the strategy a lower layer set. [ToolOutputLimits.Policies]
+// compiles the strategies once, into the [Policy] of each tool.
 //
 // # Layers
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/knadh/koanf/providers/env/v2"
@@ -19,16 +20,27 @@ const EnvPrefix = "TOOLCAP_"
 // separated by "__", and the tool name after PER_TOOL__ keeps its case.
 const (
 	EnvDefaultMaxBytes = EnvPrefix + "WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES"
+	EnvDefaultKeep     = EnvPrefix + "WORKER__TOOL_OUTPUT__DEFAULT_KEEP"
 	EnvPerToolPrefix   = EnvPrefix + "WORKER__TOOL_OUTPUT__PER_TOOL__"
 )
 
 // Env adds the process environment as a layer: [EnvDefaultMaxBytes] and
-// [EnvPerToolPrefix] followed by a tool name, for example
+// its siblings (DEFAULT_KEEP, DEFAULT_TAIL_SHARE, DEFAULT_KEEP_LINES,
+// DEFAULT_FALLBACK), and [EnvPerToolPrefix] followed by a tool name and
+// optionally a field of its entry, for example
 //
 //	TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=8192
 //	TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=4096
+//	TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__MAX_BYTES=32768
+//	TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__KEEP=head_tail
+//	TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__KEEP_LINES=['(?i)error', 'FAIL']
 //
-// Everything after PER_TOOL__ is the tool name, as registered, "__" included.
+// Everything after PER_TOOL__ is the tool name, as registered, "__"
+// included, except a last "__" segment that is a field in upper case
+// (MAX_BYTES, KEEP, TAIL_SHARE, KEEP_LINES, FALLBACK): a tool whose name
+// ends in one, such as "x__KEEP", is set with an explicit field,
+// PER_TOOL__x__KEEP__MAX_BYTES. KEEP_LINES is one pattern, or a TOML array
+// of patterns when it starts with "[".
 // Any other TOOLCAP_ variable draws a warning, so a typo does not go unseen.
 func Env() Option {
 	return Environ(os.Environ())
@@ -93,7 +105,12 @@ func envHint(name string) string {
 		}
 		return fmt.Sprintf(" (did you mean %s?)", shorten(EnvPerToolPrefix+strings.TrimPrefix(rest, "_")))
 	}
-	if s := suggest.Closest(name, []string{EnvDefaultMaxBytes}); s != "" {
+	defaults := make([]string, 0, len(envDefaults))
+	for k := range envDefaults {
+		defaults = append(defaults, EnvPrefix+"WORKER__TOOL_OUTPUT__"+k)
+	}
+	slices.Sort(defaults)
+	if s := suggest.Closest(name, defaults); s != "" {
 		return fmt.Sprintf(" (did you mean %s?)", s)
 	}
 	return ""
@@ -112,6 +129,29 @@ func warnPrefixCase(vars []string, warn func(key, msg string)) {
 	}
 }
 
+// envFields maps the upper-case names of a per_tool entry's fields, as
+// the last "__" segment of a PER_TOOL__ variable, to their keys.
+var envFields = map[string]string{
+	"MAX_BYTES":  "max_bytes",
+	"KEEP":       "keep",
+	"TAIL_SHARE": "tail_share",
+	"KEEP_LINES": "keep_lines",
+	"FALLBACK":   "fallback",
+}
+
+// envDefaults maps the names of the default keys after TOOL_OUTPUT__.
+var envDefaults = map[string]string{
+	"DEFAULT_MAX_BYTES":  "default_max_bytes",
+	"DEFAULT_KEEP":       "default_keep",
+	"DEFAULT_TAIL_SHARE": "default_tail_share",
+	"DEFAULT_KEEP_LINES": "default_keep_lines",
+	"DEFAULT_FALLBACK":   "default_fallback",
+}
+
+// envKey returns the flat koanf key of a TOOLCAP_ variable, or "". A
+// per_tool variable always names a field of the entry: PER_TOOL__Read is
+// PER_TOOL__Read__MAX_BYTES, so that one variable of each kind can set the
+// same tool.
 func envKey(name string) string {
 	parts := strings.SplitN(strings.TrimPrefix(name, EnvPrefix), "__", 4)
 	if len(parts) < 3 || !strings.EqualFold(parts[0], "WORKER") || !strings.EqualFold(parts[1], "TOOL_OUTPUT") {
@@ -119,10 +159,20 @@ func envKey(name string) string {
 	}
 	base := "worker" + delim + "tool_output" + delim
 	switch {
-	case len(parts) == 3 && strings.EqualFold(parts[2], "DEFAULT_MAX_BYTES"):
-		return base + "default_max_bytes"
+	case len(parts) == 3:
+		if k, ok := envDefaults[strings.ToUpper(parts[2])]; ok {
+			return base + k
+		}
 	case len(parts) == 4 && strings.EqualFold(parts[2], "PER_TOOL") && parts[3] != "":
-		return base + "per_tool" + delim + parts[3]
+		tool, field := parts[3], "max_bytes"
+		// The field is the last segment, in upper case, after a non-empty
+		// tool name; anything else is part of the name.
+		if i := strings.LastIndex(tool, "__"); i > 0 {
+			if f, ok := envFields[tool[i+2:]]; ok {
+				tool, field = tool[:i], f
+			}
+		}
+		return base + "per_tool" + delim + tool + delim + field
 	}
 	return ""
 }

@@ -23,7 +23,10 @@ func FuzzLoad(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, envValue string) {
 		m, err := manifest.Load(
 			manifest.Bytes("fuzz.toml", data),
-			manifest.Environ([]string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=" + envValue}),
+			manifest.Environ([]string{
+				"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=" + envValue,
+				"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__KEEP_LINES=" + envValue,
+			}),
 		)
 		if err != nil {
 			var me *manifest.Error
@@ -55,10 +58,27 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 
-		// Round trip: the limits, written back as TOML, load to the same.
-		text, err := toml.Marshal(map[string]any{"worker": map[string]any{"tool_output": map[string]any{
-			"default_max_bytes": l.DefaultMaxBytes, "per_tool": l.PerTool,
-		}}})
+		if _, err := l.Policies(); err != nil {
+			t.Fatalf("loaded strategies do not compile: %v", err)
+		}
+
+		// Round trip: the limits and strategies, written back as TOML (the
+		// long form where a tool has a strategy), load to the same.
+		per := map[string]any{}
+		for name, n := range l.PerTool {
+			per[name] = n
+		}
+		for name, s := range l.PerToolStrategy {
+			e := strategyTable(s, "")
+			if n, ok := l.PerTool[name]; ok {
+				e["max_bytes"] = n
+			}
+			per[name] = e
+		}
+		tool := strategyTable(l.Default, "default_")
+		tool["default_max_bytes"] = l.DefaultMaxBytes
+		tool["per_tool"] = per
+		text, err := toml.Marshal(map[string]any{"worker": map[string]any{"tool_output": tool}})
 		if err != nil {
 			t.Fatalf("marshal: %v", err)
 		}
@@ -70,4 +90,22 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("round trip mismatch (-first +again):\n%s", diff)
 		}
 	})
+}
+
+// strategyTable is s as TOML keys, prefixed.
+func strategyTable(s manifest.Strategy, prefix string) map[string]any {
+	m := map[string]any{}
+	if s.Keep != "" {
+		m[prefix+"keep"] = string(s.Keep)
+	}
+	if s.TailShare != 0 {
+		m[prefix+"tail_share"] = s.TailShare
+	}
+	if s.KeepLines != nil {
+		m[prefix+"keep_lines"] = s.KeepLines
+	}
+	if s.Fallback != "" {
+		m[prefix+"fallback"] = string(s.Fallback)
+	}
+	return m
 }

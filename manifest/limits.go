@@ -37,8 +37,21 @@ type ToolOutputLimits struct {
 	// applies; in a file or the environment an explicit 0 is an error.
 	DefaultMaxBytes int `koanf:"default_max_bytes"`
 
-	// PerTool maps a tool's registered name to its own limit.
+	// PerTool maps a tool's registered name to its own limit: the short
+	// form of a per_tool entry (Read = 32768), or the max_bytes of its long
+	// form.
 	PerTool map[string]int `koanf:"per_tool"`
+
+	// Default is the strategy of every tool: the default_keep,
+	// default_tail_share, default_keep_lines and default_fallback keys.
+	// The zero Strategy is the head strategy.
+	Default Strategy `koanf:"-"`
+
+	// PerToolStrategy maps a tool's registered name to the strategy fields
+	// of its per_tool entry's long form
+	// (Bash = { max_bytes = 32768, keep = "head_tail" }). A field it does
+	// not set comes from Default.
+	PerToolStrategy map[string]Strategy `koanf:"-"`
 }
 
 // Limits returns m's tool-output limits. It is safe on a nil m, and the
@@ -66,7 +79,7 @@ func (l *ToolOutputLimits) For(tool string) int {
 	return DefaultMaxBytes
 }
 
-// Validate reports the first invalid limit of m, as an [*Error] whose source
+// Validate reports the first invalid limit or strategy of m, as an [*Error] whose source
 // is "WorkerManifest". A nil m, or a zero DefaultMaxBytes, is valid.
 func (m *WorkerManifest) Validate() error {
 	l := m.Limits()
@@ -88,7 +101,8 @@ func (m *WorkerManifest) Validate() error {
 			return &Error{Source: src, Key: perToolKey(tool), Value: strconv.Itoa(n), Err: err}
 		}
 	}
-	return nil
+	_, err := l.Policies()
+	return err
 }
 
 // checkLimit says why n cannot be a limit, or returns nil.

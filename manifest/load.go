@@ -112,18 +112,28 @@ func (b rawBytes) Read() (map[string]any, error) {
 
 // Overrides adds limits as the layer named name (for example "flag
 // --max-bytes"): the place for explicit options and command-line flags, above
-// the environment. As in any Go value, a zero DefaultMaxBytes is "not set".
+// the environment. As in any Go value, a zero field is "not set": a zero
+// DefaultMaxBytes, a zero field of Default or of a PerToolStrategy entry.
 func Overrides(name string, limits ToolOutputLimits) Option {
 	return func(c *config) {
 		tool := map[string]any{}
 		if limits.DefaultMaxBytes != 0 {
 			tool["default_max_bytes"] = limits.DefaultMaxBytes
 		}
-		if len(limits.PerTool) > 0 {
-			per := make(map[string]any, len(limits.PerTool))
-			for name, n := range limits.PerTool {
-				per[name] = n
+		putStrategy(tool, "default_", limits.Default)
+		per := map[string]any{}
+		for name, n := range limits.PerTool {
+			per[name] = n
+		}
+		for name, s := range limits.PerToolStrategy {
+			e := map[string]any{}
+			if n, ok := limits.PerTool[name]; ok {
+				e["max_bytes"] = n
 			}
+			putStrategy(e, "", s)
+			per[name] = e
+		}
+		if len(per) > 0 {
 			tool["per_tool"] = per
 		}
 		mp := map[string]any{"worker": map[string]any{"tool_output": tool}}
@@ -133,6 +143,27 @@ func Overrides(name string, limits ToolOutputLimits) Option {
 				return k.Load(confmap.Provider(mp, ""), nil)
 			},
 		})
+	}
+}
+
+// putStrategy writes the fields s sets into m as a TOML file would hold
+// them, their keys prefixed.
+func putStrategy(m map[string]any, prefix string, s Strategy) {
+	if s.Keep != "" {
+		m[prefix+"keep"] = string(s.Keep)
+	}
+	if s.TailShare != 0 {
+		m[prefix+"tail_share"] = s.TailShare
+	}
+	if s.KeepLines != nil {
+		l := make([]any, len(s.KeepLines))
+		for i, p := range s.KeepLines {
+			l[i] = p
+		}
+		m[prefix+"keep_lines"] = l
+	}
+	if s.Fallback != "" {
+		m[prefix+"fallback"] = string(s.Fallback)
 	}
 }
 
@@ -162,8 +193,14 @@ type Resolution struct {
 	Manifest *WorkerManifest
 	// Default is the effective default_max_bytes.
 	Default Setting
-	// PerTool holds the effective per_tool entries.
+	// PerTool holds the effective per_tool limits: the short form, or the
+	// max_bytes of the long form.
 	PerTool map[string]Setting
+	// Strategy holds the strategy keys in force and the layer that set
+	// each: under "" the defaults (keep, tail_share, keep_lines, fallback,
+	// for default_keep and its siblings), under a tool's name its per_tool
+	// entry's. Nil when no layer sets any.
+	Strategy map[string]map[string]StrategySetting
 	// Layers names every layer applied, in order, starting with
 	// [SourceDefault]. An absent OptionalFile is not listed.
 	Layers []string
@@ -218,6 +255,7 @@ func ResolveContext(ctx context.Context, opts ...Option) (*Resolution, error) {
 		return nil, &Error{Source: SourceDefault, Err: err}
 	}
 
+	tools := map[string]bool{} // the per_tool names of every layer so far
 	for _, l := range c.layers {
 		if l.optional != "" {
 			if _, err := os.Stat(l.optional); errors.Is(err, fs.ErrNotExist) {
@@ -233,7 +271,7 @@ func ResolveContext(ctx context.Context, opts ...Option) (*Resolution, error) {
 		if err := l.load(ctx, k, names, warn); err != nil {
 			return nil, &Error{Source: l.source, Err: describeLoadError(err)}
 		}
-		clean, err := check(k.Raw(), l.source, names, res, warn)
+		clean, err := check(k.Raw(), l.source, names, res, tools, warn)
 		if err != nil {
 			return nil, err
 		}
@@ -243,11 +281,7 @@ func ResolveContext(ctx context.Context, opts ...Option) (*Resolution, error) {
 		res.Layers = append(res.Layers, l.source)
 	}
 
-	limits := &ToolOutputLimits{}
-	if err := merged.Unmarshal("worker"+delim+"tool_output", limits); err != nil {
-		return nil, &Error{Source: "merged layers", Err: err}
-	}
-	res.Manifest = &WorkerManifest{ToolOutput: limits}
+	res.Manifest = &WorkerManifest{ToolOutput: assemble(merged.Raw())}
 	return res, nil
 }
 
@@ -268,7 +302,7 @@ func describeLoadError(err error) error {
 // check validates one layer's raw map and returns the part toolcap owns,
 // with every limit as an int, recording the source of each value in res.
 // names maps a flat koanf key to the environment variable it came from.
-func check(raw map[string]any, source string, names map[string]string, res *Resolution, warn func(key, msg string)) (map[string]any, error) {
+func check(raw map[string]any, source string, names map[string]string, res *Resolution, tools map[string]bool, warn func(key, msg string)) (map[string]any, error) {
 	srcOf := func(flat string) string {
 		if v, ok := names[flat]; ok {
 			return "env " + v
@@ -326,6 +360,16 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 			}
 			out[key] = n
 			res.Default = Setting{Value: n, Source: src}
+		case "default_keep", "default_tail_share", "default_keep_lines", "default_fallback":
+			flat := base + key
+			src := srcOf(flat)
+			field := strings.TrimPrefix(key, "default_")
+			val, shown, err := strategyValue(field, v, src != source)
+			if err != nil {
+				return nil, &Error{Source: src, Key: "worker.tool_output." + key, Value: show(v), Err: err}
+			}
+			out[key] = val
+			res.setStrategy("", field, shown, src)
 		case "per_tool":
 			pm, ok := v.(map[string]any)
 			if !ok {
@@ -343,24 +387,24 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 				if err := checkToolName(tool); err != nil {
 					return nil, &Error{Source: src, Key: perToolKey(tool), Value: show(tv), Err: err}
 				}
-				n, err := limitValue(tv, src != source)
+				entry, src, shown, err := perToolEntry(tool, tv, flat, source, srcOf, res, warn)
 				if err != nil {
-					return nil, &Error{Source: src, Key: perToolKey(tool), Value: show(tv), Err: err}
+					return nil, err
 				}
-				per[tool] = n
-				res.PerTool[tool] = Setting{Value: n, Source: src}
+				per[tool] = entry
 				// The bound holds for the manifest the layers make together,
 				// not only for each layer: what Load returns can always be
 				// written back as one file.
-				if len(res.PerTool) > MaxPerToolEntries {
-					return nil, &Error{Source: src, Key: perToolKey(tool), Value: show(tv),
+				tools[tool] = true
+				if len(tools) > MaxPerToolEntries {
+					return nil, &Error{Source: src, Key: perToolKey(tool), Value: shown,
 						Err: fmt.Errorf("more than %d per_tool entries in all layers together (manifest.MaxPerToolEntries)", MaxPerToolEntries)}
 				}
 			}
 			out[key] = per
 		default:
 			msg := fmt.Sprintf("unknown key %s in [worker.tool_output] of %s; ignored", quoteShort(key), srcOf(base+key))
-			if s := suggest.Closest(key, []string{"default_max_bytes", "per_tool"}); s != "" {
+			if s := suggest.Closest(key, toolOutputKeys); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 			warn("worker.tool_output."+TOMLKey(key), msg)

@@ -1,73 +1,56 @@
-// Package mcpproxy puts toolcap's byte cap in front of any MCP server.
+// Package mcpproxy puts toolcap's byte cap in front of any MCP server, as a
+// relay that forwards every JSON-RPC message as it came and caps the
+// results of tools/call while it reads them.
 //
-// A [Proxy] is an MCP server towards one client and an MCP client towards
-// one real server, both built on the official Go SDK
-// ([github.com/modelcontextprotocol/go-sdk/mcp]). [Connect] starts the
-// session with the server (usually a subprocess over an
-// [mcp.CommandTransport]) and mirrors its tools, prompts and resources;
-// [Proxy.Serve] serves the client (usually over an [mcp.StdioTransport])
-// until either side ends. The command "toolcap mcp" is a thin wrapper
-// around the two.
-//
-// # What is capped
-//
-// Two things are bounded by the tool's limit, each on its own: the content
-// blocks of a result, all of them together and the proxy's notes included
-// (text by its bytes, other blocks by their encoded size); and its
-// structuredContent. A JSON-RPC error from the server is brought within the
-// limit too.
-//
-// Every tools/call goes through a [worker.Worker] built from the server's
-// tool list, so its result takes toolcap's one path: byte cap first, user
-// middleware, ceiling last, with the tool's name as registered by the server
-// as the key of its per_tool limit. The chain sees one text: the result's
-// text blocks joined by newlines, in order, which therefore share one
-// budget. The proxy puts the chain's text back into the blocks; a result
-// the chain did not change, and within the limit, reaches the client
-// exactly as the server sent it.
-//
-// Then all the blocks share the limit, in their order in the result: a text
-// block that no longer fits is cut again by the rule
-// of text (the marker's count stays exact); an image, audio or embedded
-// blob that does not fit whole is dropped; the text of an embedded text
-// resource and the description of a resource link are cut by the rule of
-// text, or their block dropped when even the marker does not fit. The
-// dropped blocks are replaced by one short note, whose room is set aside
-// before the blocks take theirs.
-//
-// structuredContent, when the server sends it, is capped by the same rule:
-// its string values share one budget of the tool's limit
-// and are cut with the same marker. For a server whose structured result
-// repeats the text (such as the reference filesystem server, whose output
-// schema is {"content": string}) both copies end up identical, and the
-// result stays valid for the tool's outputSchema. A structured value that
-// cannot be brought within the limit that way, or that no longer matches
-// the schema once cut, is dropped; a success result of a tool with an
-// outputSchema then becomes an error result with a note (counted with the
-// content blocks), since a success without structuredContent would break
-// the schema's contract.
+// A [Proxy] relays sessions between a client and a server, each a [Conn]:
+// a stream of newline-delimited JSON-RPC messages, MCP's stdio framing.
+// [Command] runs a server over stdio in a process group of its own;
+// [DialHTTP] reaches one over streamable HTTP; [Proxy.HTTPHandler] serves
+// clients over streamable HTTP. The command "toolcap mcp" is a thin wrapper
+// around these.
 //
 // # What is forwarded
 //
-// Tools (and tools/list_changed), prompts, resources and resource templates
-// (and their list_changed), completions, logging messages and
-// logging/setLevel, progress notifications (the client's progress token
-// travels in the call's _meta) and cancellation (a cancelled call cancels
-// the forwarded one). A server's isError result stays an error result; a
-// JSON-RPC error stays a JSON-RPC error with the server's code, its message
-// and data brought within the tool's limit.
-// Requests from the server to the client (roots, sampling, elicitation) are
-// not forwarded: the proxy advertises none of those capabilities, so the
-// server falls back to its own configuration. Resource subscriptions are not
-// forwarded either.
+// Everything, as it came and in the order it came, in both directions:
+// initialize with the client's real capabilities, tools/list with every
+// field, requests from the server to the client and their answers,
+// notifications, methods toolcap does not know, _meta. Each direction is one
+// reader that forwards a message before it reads the next. A message other
+// than a tools/call result is bounded by [Options.MaxMessageBytes]: one
+// larger is not forwarded, and a request or response over it is answered
+// with a JSON-RPC error for its id, so the session goes on. A line that is
+// not a JSON-RPC message is logged and skipped.
+//
+// # What is capped
+//
+// The answer to each tools/call the client sent. Its text, the text blocks
+// joined by newlines, takes toolcap's one path through a [worker.Worker]:
+// byte cap first, user middleware, ceiling last, with the tool's name as
+// registered by the server as the key of its per_tool limit. Then the
+// blocks share the limit, text by its bytes and other blocks by their
+// encoded size, notes included; structuredContent is capped on its own by
+// the same rule applied to its strings, and dropped (a success then becomes
+// an error with a note, when the tool has an outputSchema) only when no
+// valid form fits. A JSON-RPC error answering a tools/call is brought within
+// the limit too. A capped result carries its figures in
+// _meta["toolcap/truncation"]; a result within its limit is forwarded byte
+// for byte.
+//
+// A result is never held whole: the reader keeps the first limit+4 bytes of
+// its text and counts the rest, keeps the other blocks that fit, and cuts
+// each long string of structuredContent as it is read, so a result of any
+// size costs the same memory. The limits can change while the proxy runs
+// ([Proxy.SetManifest]); a call keeps the limits it was sent under.
 //
 // # Ending
 //
-// [Connect] gives up after [Options.InitTimeout] ([ErrInitTimeout]).
-// [Proxy.Serve] returns nil when the client closed the connection and
-// shuts the server down; it returns an error wrapping [ErrServerExited]
-// when the server went away first, and the connection's error when the
-// client sent something that is not JSON-RPC.
+// [Proxy.Serve] returns nil when the client ended the session, after closing
+// the server. When the server ends first, every request it left unanswered
+// gets a JSON-RPC error, and Serve returns an error wrapping
+// [ErrServerExited] that says how the server ended.
+//
+// See docs/mcp.md for the figures: memory against result size, latency,
+// the transports.
 //
 // [worker.Worker]: https://pkg.go.dev/github.com/toolcap/toolcap/worker#Worker
 package mcpproxy

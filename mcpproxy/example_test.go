@@ -1,56 +1,71 @@
 package mcpproxy_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 )
 
-// A proxy between a client and a server whose tool returns far too much.
-// In a real program the server is a subprocess ([mcp.CommandTransport]) and
-// the client is on stdio ([mcp.StdioTransport]); here both are in memory.
-func ExampleConnect() {
-	ctx := context.Background()
+// conn joins a reader and a writer into a mcpproxy.Conn.
+type conn struct {
+	io.Reader
+	io.WriteCloser
+}
 
-	server := mcp.NewServer(&mcp.Implementation{Name: "chatty"}, nil)
-	server.AddTool(&mcp.Tool{Name: "search_files", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			text := strings.Repeat("/src/some/file.go\n", 20000) // 360000 bytes
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
-		})
-	serverSide, proxyUp := mcp.NewInMemoryTransports()
-	if _, err := server.Connect(ctx, serverSide, nil); err != nil {
-		panic(err)
-	}
-
+// A Proxy between a client and a server that answers one tools/call with
+// a text of 315 bytes: the client receives it cut to the tool's limit,
+// with the figures in _meta.
+func ExampleProxy_Serve() {
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{
-		PerTool: map[string]int{"search_files": 1024},
+		PerTool: map[string]int{"read": 128},
 	}}
-	proxy, err := mcpproxy.Connect(ctx, proxyUp, mcpproxy.Options{Manifest: m})
+	proxy, err := mcpproxy.New(mcpproxy.Options{Manifest: m})
 	if err != nil {
-		panic(err)
+		fmt.Println(err)
+		return
 	}
-	proxyDown, clientSide := mcp.NewInMemoryTransports()
-	go proxy.Serve(ctx, proxyDown)
 
-	client, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(ctx, clientSide, nil)
-	if err != nil {
-		panic(err)
+	// The server: reads one request, answers it.
+	toServer, serverIn := io.Pipe()
+	serverOut, fromServer := io.Pipe()
+	go func() {
+		line, _ := bufio.NewReader(toServer).ReadString('\n')
+		var req struct{ ID int }
+		_ = json.Unmarshal([]byte(line), &req)
+		text, _ := json.Marshal(strings.Repeat("all work and no play\n", 15))
+		fmt.Fprintf(fromServer, `{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":%s}]}}`+"\n", req.ID, text)
+	}()
+
+	// The client: sends the call, reads the answer.
+	clientOut, toProxy := io.Pipe()
+	fromProxy, clientIn := io.Pipe()
+	go func() {
+		_ = proxy.Serve(context.Background(), conn{clientOut, clientIn}, conn{serverOut, serverIn})
+	}()
+	fmt.Fprintln(toProxy, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read"}}`)
+	line, _ := bufio.NewReader(fromProxy).ReadString('\n')
+	toProxy.Close()
+
+	var resp struct {
+		Result struct {
+			Content []struct{ Text string }
+			Meta    map[string]json.RawMessage `json:"_meta"`
+		}
 	}
-	defer client.Close()
-	res, err := client.CallTool(ctx, &mcp.CallToolParams{Name: "search_files"})
-	if err != nil {
-		panic(err)
-	}
-	text := res.Content[0].(*mcp.TextContent).Text
-	fmt.Println(len(text), res.IsError)
-	fmt.Println(text[strings.LastIndex(text, "\n")+1:])
+	_ = json.Unmarshal([]byte(line), &resp)
+	fmt.Println(resp.Result.Content[0].Text)
+	fmt.Println(string(resp.Result.Meta["toolcap/truncation"]))
 	// Output:
-	// 1024 false
-	// [truncated: 359029 bytes dropped, refine your query]
+	// all work and no play
+	// all work and no play
+	// all work and no play
+	// all work and no
+	// [truncated: 237 bytes dropped, refine your query]
+	// {"unit":"bytes","limit":128,"original":315,"kept":78,"dropped":237}
 }

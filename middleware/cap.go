@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/cut"
 )
 
 // Limits returns the limit for a tool's results, by its registered name.
@@ -18,12 +19,18 @@ type Limits func(tool string) int
 // Cutter and the default.
 type Cutter func(content string, limit int) (capped string, dropped int)
 
+// Specs returns how a tool's results are cut, by its registered name.
+// (*manifest.Policies).Spec has this shape.
+type Specs func(tool string) cut.Spec
+
 // Option configures [Cap] and [Ceiling].
 type Option func(*options)
 
 type options struct {
 	logger hclog.Logger
 	cutter Cutter
+	custom bool  // cutter came from WithCutter
+	specs  Specs // nil: every tool is cut with the head rule
 }
 
 // WithLogger sets the logger cuts are reported to. Without it the middleware
@@ -37,10 +44,23 @@ func WithLogger(l hclog.Logger) Option {
 }
 
 // WithCutter replaces [Truncate] as the way content is measured and cut.
+// A Cutter is its own strategy: it takes precedence over [WithSpecs].
 func WithCutter(c Cutter) Option {
 	return func(o *options) {
 		if c != nil {
-			o.cutter = c
+			o.cutter, o.custom = c, true
+		}
+	}
+}
+
+// WithSpecs cuts each tool's results with its spec ([cut.Cut]): head,
+// head_tail or json, as the manifest sets it. Without it every tool is cut
+// with the head rule, [Truncate]. The spec is looked up only for content
+// over its limit, so a result that fits still costs one comparison.
+func WithSpecs(s Specs) Option {
+	return func(o *options) {
+		if s != nil {
+			o.specs = s
 		}
 	}
 }
@@ -73,12 +93,12 @@ func Cap(limits Limits, opts ...Option) chain.Middleware {
 				return res
 			}
 			limit := limits(call.Tool)
-			capped, t, ok := o.cut(*res.Content, limit)
+			capped, t, ok := o.cut(*res.Content, limit, call.Tool)
 			if !ok {
 				return res
 			}
 			if o.logs(o.logger.IsInfo()) {
-				o.logger.Info("tool result truncated", logFields(call, t)...)
+				o.logger.Info(cutMessage(t), logFields(call, t)...)
 			}
 			return res.WithTruncation(capped, t)
 		}
@@ -98,7 +118,7 @@ func Ceiling(limits Limits, opts ...Option) chain.Middleware {
 			if res.Content == nil {
 				return res
 			}
-			capped, t, ok := o.cut(*res.Content, limits(call.Tool))
+			capped, t, ok := o.cut(*res.Content, limits(call.Tool), call.Tool)
 			if !ok {
 				return res
 			}
@@ -125,7 +145,24 @@ func (o *options) logs(enabled bool) bool {
 
 // cut cuts content to limit and returns the cut text and its figures, or
 // ok == false when it fits.
-func (o *options) cut(content string, limit int) (capped string, t chain.Truncation, ok bool) {
+func (o *options) cut(content string, limit int, tool string) (capped string, t chain.Truncation, ok bool) {
+	if o.specs != nil && !o.custom {
+		if len(content) <= limit {
+			return content, chain.Truncation{}, false
+		}
+		capped, st := cut.Cut(content, limit, o.specs(tool))
+		if !st.Changed() {
+			return content, chain.Truncation{}, false
+		}
+		return capped, chain.Truncation{
+			Limit:         limit,
+			OriginalBytes: st.Original,
+			KeptBytes:     st.Kept,
+			DroppedBytes:  st.Dropped,
+			Strategy:      strategyName(st.Strategy),
+			Compacted:     st.Compacted,
+		}, true
+	}
 	capped, dropped := o.cutter(content, limit)
 	if dropped == 0 {
 		return content, chain.Truncation{}, false
@@ -138,8 +175,25 @@ func (o *options) cut(content string, limit int) (capped string, t chain.Truncat
 	}, true
 }
 
+// strategyName is a strategy as chain.Truncation records it: empty for
+// the head rule.
+func strategyName(k cut.Keep) string {
+	if k == cut.KeepHead {
+		return ""
+	}
+	return string(k)
+}
+
+// cutMessage is the log message of a cut.
+func cutMessage(t chain.Truncation) string {
+	if t.Compacted {
+		return "tool result compacted"
+	}
+	return "tool result truncated"
+}
+
 func logFields(call chain.Call, t chain.Truncation) []any {
-	return []any{
+	f := []any{
 		"tool", call.Tool,
 		"call_id", call.ID,
 		"original_bytes", t.OriginalBytes,
@@ -147,4 +201,10 @@ func logFields(call chain.Call, t chain.Truncation) []any {
 		"dropped_bytes", t.DroppedBytes,
 		"limit", t.Limit,
 	}
+	if t.Strategy != "" {
+		// Head is the default and the only strategy of earlier versions:
+		// their log lines stay as they were.
+		f = append(f, "strategy", t.Strategy)
+	}
+	return f
 }

@@ -7,6 +7,10 @@
 // warns when it had to. The worker in package worker installs both around
 // the user's middleware, so most programs never call them directly.
 //
+// Package cut owns the rule: [Truncate] is [cut.Head], and [WithSpecs]
+// makes the cap and the ceiling cut each tool with its strategy (head,
+// head_tail, json) through [cut.Cut]; the worker passes the manifest's.
+//
 // [Recover] turns a panic into an error result, and [Logging] logs each call
 // through an [hclog.Logger].
 //

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/toolcap/toolcap/cut"
 )
 
 // chunk is the size of TruncateReader's first read and of every read that
@@ -127,27 +128,9 @@ func discard(r io.Reader, buf []byte) (int64, error) {
 	}
 }
 
-// cutInPlace is cut on a buffer that holds the first min(total, limit+4)
-// bytes of content, which it overwrites with the result: the result is never
-// longer than limit, and the buffer holds more than limit bytes. It requires
-// total > limit.
+// cutInPlace is the head rule on a buffer that holds the first
+// min(total, limit+4) bytes of content, which it overwrites with the
+// result. It requires total > limit.
 func cutInPlace(head []byte, total, limit int) ([]byte, int) {
-	if limit <= 0 {
-		return head[:0], total
-	}
-	// The boundary search reads head before anything writes to it.
-	s := unsafe.String(unsafe.SliceData(head), len(head))
-	k := cutPoint(total, limit)
-	if k < 0 {
-		// No room for the marker: a bare cut is the only way to stay within
-		// the limit.
-		k = floorCharBoundary(s, limit)
-		return head[:k], total - k
-	}
-	k = floorCharBoundary(s, k)
-	dropped := total - k
-	out := append(head[:k], markerPrefix...)
-	out = strconv.AppendInt(out, int64(dropped), 10)
-	out = append(out, markerSuffix...)
-	return out, dropped
+	return cut.HeadBytes(head, total, limit)
 }

@@ -28,6 +28,7 @@ type Worker struct {
 	handler     chain.Handler // the whole chain, over w.call
 	logger      hclog.Logger
 	concurrency int
+	fallback    Tool // runs calls to names not in tools; nil: they are unknown
 }
 
 // New builds a Worker for tools.
@@ -69,6 +70,7 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 		limits:      o.manifest.Limits(),
 		logger:      logger,
 		concurrency: o.concurrency,
+		fallback:    o.fallback,
 	}
 	for i, t := range tools {
 		if t == nil {
@@ -87,8 +89,14 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	slices.Sort(w.names)
 	w.warnUnknownLimits()
 
+	policies, err := w.limits.Policies()
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
 	limit := w.limits.For
-	cutOpts := []middleware.Option{middleware.WithLogger(logger)}
+	// Each tool's strategy (head, head_tail, json), compiled once; the cap
+	// and the ceiling look it up only for content over the limit.
+	cutOpts := []middleware.Option{middleware.WithLogger(logger), middleware.WithSpecs(policies.Spec)}
 	user, nilAt := checked(o.middleware)
 	w.run = middleware.Recover(logger)(w.runTool)
 	w.handler = chain.Chain(
@@ -126,7 +134,7 @@ func checked(mws []chain.Middleware) (kept []chain.Middleware, nilAt *int) {
 
 // warnUnknownLimits logs each per_tool name that no registered tool has.
 func (w *Worker) warnUnknownLimits() {
-	if w.limits == nil {
+	if w.limits == nil || w.fallback != nil {
 		return
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.limits.PerTool)) {
@@ -151,7 +159,10 @@ func (w *Worker) Tools() []string { return append([]string(nil), w.names...) }
 func (w *Worker) runTool(ctx context.Context, call chain.Call) chain.Result {
 	t, ok := w.tools[call.Tool]
 	if !ok {
-		return w.unknownTool(call)
+		if w.fallback == nil {
+			return w.unknownTool(call)
+		}
+		t = w.fallback
 	}
 	out, err := t.Run(ctx, call.Args)
 	if err != nil {

@@ -5,25 +5,38 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
 )
 
-const capHelp = `Usage: toolcap cap --tool NAME [--manifest FILE]... [-v] < input > output
+const capHelp = `Usage: toolcap cap --tool NAME [--keep STRATEGY] [--manifest FILE]... [-v] < input > output
 
 Reads standard input to its end and writes it to standard output, capped at
-the limit a toolcap worker applies to the results of tool NAME: its per_tool
-entry, or else default_max_bytes, from the built-in default, the --manifest
-files (later wins) and the TOOLCAP_ environment. Input within the limit is
-copied unchanged. Longer input is cut at a UTF-8 character boundary and ends
-with "\n[truncated: N bytes dropped, refine your query]"; the output, marker
+the limit a toolcap worker applies to the results of tool NAME, and cut with
+that tool's strategy: its per_tool entry, or else the defaults, from the
+built-in default, the --manifest files (later wins) and the TOOLCAP_
+environment. Input within the limit is copied unchanged. Longer input is cut
+at UTF-8 character boundaries and carries the marker
+"[truncated: N bytes dropped, refine your query]"; the output, marker
 included, is never longer than the limit. Bytes that are not valid UTF-8 are
 treated as single bytes. Use it in a pipeline or as an agent's post-tool hook.
 
-Memory: cap keeps the first limit+4 bytes of the input in one buffer, which
-becomes the output without a copy; the rest is read once, in 64 KiB reads,
-counted and discarded. Its peak memory is the limit plus about 10 MiB,
-whatever the input size: 74 MiB for a 200 MB input at the maximum limit of
-64 MiB. The output is written when the input ends.
+Strategies (keep in the manifest, or --keep, which overrides the tool's):
+head keeps the start, the marker last; head_tail keeps the start and the
+end, the marker on its own line between them, and rescues keep_lines from
+the middle; json compacts a JSON document or cuts it into a shorter valid
+one, the marker on a line after it, and cuts other input as text.
+
+Memory: with head, cap keeps the first limit+4 bytes of the input in one
+buffer, which becomes the output without a copy; the rest is read once, in
+64 KiB reads, counted and discarded. Its peak memory is the limit plus about
+10 MiB, whatever the input size: 74 MiB for a 200 MB input at the maximum
+limit of 64 MiB. head_tail keeps the first and the last limit+4 bytes (and
+the lines it may rescue), about 2 to 3 times the limit. json holds the whole
+input while it is at most 8 MiB or 4 times the limit long (a structural cut
+needs the whole document); longer input is cut as text. The output is
+written when the input ends.
 
 Exit status: 0 when the input was copied or capped; 1 on a read or write
 error or an interrupt; 2 on a usage or configuration error (a bad value, a broken or missing
@@ -38,6 +51,7 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var (
 		layers  layerFlags
 		tool    = fs.String("tool", "", "the registered `NAME` of the tool whose output this is (required)")
+		keep    = fs.String("keep", "", "cut with `STRATEGY` (head, head_tail or json) instead of the tool's")
 		verbose verbosity
 	)
 	layers.register(fs)
@@ -55,27 +69,58 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return exitUsage
 	}
 
+	var extra []manifest.Option
+	if *keep != "" {
+		k, err := cut.ParseKeep(*keep)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolcap cap: --keep: %v\n", err)
+			return exitUsage
+		}
+		// --keep is the highest layer, for this tool's strategy only: the
+		// tool's tail_share and keep_lines still apply.
+		extra = append(extra, manifest.Overrides("flag --keep", manifest.ToolOutputLimits{
+			PerToolStrategy: map[string]manifest.Strategy{*tool: {Keep: k}},
+		}))
+	}
+
 	logger := newLogger(stderr, verbose.level()).Named("toolcap")
-	res, err := layers.resolve(ctx, env, logger)
+	res, err := layers.resolve(ctx, env, logger, extra...)
 	if err != nil {
 		return configError(stderr, err)
 	}
+	policies, err := res.Manifest.Limits().Policies()
+	if err != nil {
+		return configError(stderr, err)
+	}
+	policy := policies.For(*tool)
 	limit, source := limitFor(res, *tool)
-	logger.Info("limit in force", "tool", *tool, "limit", limit, "source", source)
+	fields := []any{"tool", *tool, "limit", limit, "source", source}
+	if k := policy.Spec.Keep; k != "" && k != cut.KeepHead {
+		fields = append(fields, "strategy", string(k))
+	}
+	logger.Info("limit in force", fields...)
 
-	capped, dropped, err := truncateReader(ctx, stdin, limit)
+	capped, st, err := capReader(ctx, stdin, policy)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcap cap: standard input: %v\n", err)
 		return exitFailed
 	}
-	if dropped > 0 {
-		kept := int64(len(capped) - middleware.MarkerLen(int(dropped)))
-		logger.Info("tool result truncated",
+	if st.Changed() {
+		msg := "tool result truncated"
+		if st.Compacted {
+			msg = "tool result compacted"
+		}
+		fields := []any{
 			"tool", *tool,
-			"original_bytes", kept+dropped,
-			"kept_bytes", kept,
-			"dropped_bytes", dropped,
-			"limit", limit)
+			"original_bytes", st.Original,
+			"kept_bytes", st.Kept,
+			"dropped_bytes", st.Dropped,
+			"limit", limit,
+		}
+		if st.Strategy != "" && st.Strategy != cut.KeepHead {
+			fields = append(fields, "strategy", string(st.Strategy))
+		}
+		logger.Info(msg, fields...)
 	}
 	if _, err := io.WriteString(stdout, capped); err != nil {
 		fmt.Fprintf(stderr, "toolcap cap: standard output: %v\n", err)
@@ -84,24 +129,47 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return exitOK
 }
 
-// truncateReader is [middleware.TruncateReader] that returns when ctx ends
-// (an interrupt), even while a read is blocked. The read then goes on in the
-// background until the process exits.
-func truncateReader(ctx context.Context, r io.Reader, limit int) (string, int64, error) {
+// capReader reads r to its end and cuts it as a worker applying policy
+// would, returning when ctx ends (an interrupt), even while a read is
+// blocked; the read then goes on in the background until the process exits.
+// The head rule reads through [middleware.TruncateReader], which keeps only
+// limit+4 bytes; the other strategies through a [cut.Writer].
+func capReader(ctx context.Context, r io.Reader, policy manifest.Policy) (string, cut.Stats, error) {
 	type result struct {
-		capped  string
-		dropped int64
-		err     error
+		capped string
+		st     cut.Stats
+		err    error
 	}
 	done := make(chan result, 1)
 	go func() {
-		s, d, err := middleware.TruncateReader(r, limit)
-		done <- result{s, d, err}
+		var res result
+		if k := policy.Spec.Keep; k == "" || k == cut.KeepHead {
+			var d int64
+			res.capped, d, res.err = middleware.TruncateReader(r, policy.Limit)
+			n := int64(len(res.capped))
+			if d > 0 {
+				n -= int64(middleware.MarkerLen(int(d)))
+			}
+			res.st = cut.Stats{Original: int(n + d), Kept: int(n), Dropped: int(d), Strategy: cut.KeepHead}
+		} else {
+			w := cut.NewWriter(policy.Limit, policy.Spec)
+			buf := make([]byte, 64<<10)
+			if _, err := io.CopyBuffer(w, onlyReader{r}, buf); err != nil {
+				res.err = fmt.Errorf("read: %w", err)
+			} else {
+				res.capped, res.st = w.Result()
+			}
+		}
+		done <- res
 	}()
 	select {
 	case res := <-done:
-		return res.capped, res.dropped, res.err
+		return res.capped, res.st, res.err
 	case <-ctx.Done():
-		return "", 0, context.Cause(ctx)
+		return "", cut.Stats{}, context.Cause(ctx)
 	}
 }
+
+// onlyReader hides any WriterTo of the reader it holds, so that io.CopyBuffer
+// reads in pieces of its buffer's size.
+type onlyReader struct{ io.Reader }

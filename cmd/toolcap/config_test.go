@@ -54,10 +54,10 @@ Read = 20000
 					"mcp.fs.read": {2048, src(user)},
 				},
 				Tools: []toolLimit{
-					{Tool: "Read", Limit: 4096, From: "per_tool", Source: envRead},
-					{Tool: "Glob", Limit: 8192, From: "default", Source: src(user)},
-					{Tool: "Grep", Limit: 4096, From: "per_tool", Source: src(user)},
-					{Tool: "mcp.fs.read", Limit: 2048, From: "per_tool", Source: src(user)},
+					{Tool: "Read", Limit: 4096, From: "per_tool", Source: envRead, Keep: "head", KeepFrom: "default", KeepSource: "built-in default"},
+					{Tool: "Glob", Limit: 8192, From: "default", Source: src(user), Keep: "head", KeepFrom: "default", KeepSource: "built-in default"},
+					{Tool: "Grep", Limit: 4096, From: "per_tool", Source: src(user), Keep: "head", KeepFrom: "default", KeepSource: "built-in default"},
+					{Tool: "mcp.fs.read", Limit: 2048, From: "per_tool", Source: src(user), Keep: "head", KeepFrom: "default", KeepSource: "built-in default"},
 				},
 				Warnings: []string{},
 			},
@@ -69,7 +69,7 @@ Read = 20000
 				Layers:   []string{"built-in default", src(project), src(user), "environment"},
 				Default:  setting{8192, src(user)},
 				PerTool:  map[string]setting{"Read": {32768, src(user)}, "Grep": {4096, src(user)}, "mcp.fs.read": {2048, src(user)}},
-				Tools:    []toolLimit{{Tool: "Read", Limit: 32768, From: "per_tool", Source: src(user)}},
+				Tools:    []toolLimit{{Tool: "Read", Limit: 32768, From: "per_tool", Source: src(user), Keep: "head", KeepFrom: "default", KeepSource: "built-in default"}},
 				Warnings: []string{},
 			},
 		},
@@ -81,7 +81,7 @@ Read = 20000
 				Layers:   []string{"built-in default", "environment"},
 				Default:  setting{1000, "env TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES"},
 				PerTool:  map[string]setting{},
-				Tools:    []toolLimit{{Tool: "Read", Limit: 1000, From: "default", Source: "env TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES"}},
+				Tools:    []toolLimit{{Tool: "Read", Limit: 1000, From: "default", Source: "env TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES", Keep: "head", KeepFrom: "default", KeepSource: "built-in default"}},
 				Warnings: []string{},
 			},
 		},
@@ -134,8 +134,9 @@ func TestConfigJSONKeys(t *testing.T) {
 		"layers":            []any{"built-in default", "environment"},
 		"default_max_bytes": map[string]any{"limit": 16384.0, "source": "built-in default"},
 		"per_tool":          map[string]any{},
-		"tools":             []any{map[string]any{"tool": "Read", "limit": 16384.0, "from": "default", "source": "built-in default"}},
-		"warnings":          []any{},
+		"tools": []any{map[string]any{"tool": "Read", "limit": 16384.0, "from": "default", "source": "built-in default",
+			"keep": "head", "keep_from": "default", "keep_source": "built-in default"}},
+		"warnings": []any{},
 	}
 	if diff := cmp.Diff(want, m); diff != "" {
 		t.Errorf("config --json mismatch (-want +got):\n%s", diff)
@@ -169,6 +170,10 @@ Limits in force (bytes), and the layer that set each:
 Limit a worker applies to each tool asked about:
   Read  4096  per_tool.Read, set by env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read
   Glob  8192  default_max_bytes (no per_tool entry), set by file "` + user + `"
+
+Strategy a worker applies to each tool asked about:
+  Read  head  built-in default
+  Glob  head  built-in default
 `
 	if diff := cmp.Diff(want, got.stdout); diff != "" {
 		t.Errorf("config mismatch (-want +got):\n%s", diff)

@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-const mib = 1 << 20
+const oneMiB = 1 << 20
 
 // hookCase is one PostToolUse payload of 1 MiB or so, for the hook tests and
 // the type check against the Claude Agent SDK.
@@ -84,22 +84,22 @@ func hookCases() []hookCase {
 	return []hookCase{
 		{
 			name: "Bash stdout and a short stderr", tool: "Bash", tsType: "BashOutput",
-			response: map[string]any{"stdout": lines("ok", mib/10), "stderr": "FAIL: TestX", "interrupted": false, "isImage": false, "noOutputExpected": false},
+			response: map[string]any{"stdout": lines("ok", oneMiB/10), "stderr": "FAIL: TestX", "interrupted": false, "isImage": false, "noOutputExpected": false},
 			text:     str("stdout", "stderr"), same: []string{"interrupted", "isImage", "noOutputExpected"},
 		},
 		{
 			name: "Bash both streams long", tool: "Bash", tsType: "BashOutput",
-			response: map[string]any{"stdout": lines("out", mib/11), "stderr": lines("err", mib/11), "interrupted": true},
+			response: map[string]any{"stdout": lines("out", oneMiB/11), "stderr": lines("err", oneMiB/11), "interrupted": true},
 			text:     str("stdout", "stderr"), same: []string{"interrupted"},
 		},
 		{
 			name: "Read text", tool: "Read", tsType: "FileReadOutput",
-			response: map[string]any{"type": "text", "file": map[string]any{"filePath": "/p/big.go", "content": lines("// line", mib/15), "numLines": mib / 15, "startLine": 1, "totalLines": mib / 15}},
+			response: map[string]any{"type": "text", "file": map[string]any{"filePath": "/p/big.go", "content": lines("// line", oneMiB/15), "numLines": oneMiB / 15, "startLine": 1, "totalLines": oneMiB / 15}},
 			text:     str("file.content"), same: []string{"type"},
 		},
 		{
 			name: "Grep content", tool: "Grep", tsType: "GrepOutput",
-			response: map[string]any{"mode": "content", "numFiles": 2, "filenames": []any{"a.go", "b.go"}, "content": lines("a.go:1:TODO", mib/19), "numLines": mib / 19},
+			response: map[string]any{"mode": "content", "numFiles": 2, "filenames": []any{"a.go", "b.go"}, "content": lines("a.go:1:TODO", oneMiB/19), "numLines": oneMiB / 19},
 			text:     str("content", "filenames"), same: []string{"mode", "numLines"},
 		},
 		{
@@ -114,13 +114,13 @@ func hookCases() []hookCase {
 		},
 		{
 			name: "WebFetch", tool: "WebFetch", tsType: "WebFetchOutput",
-			response: map[string]any{"bytes": mib, "code": 200, "codeText": "OK", "result": lines("<p>page", mib/14), "durationMs": 300, "url": "https://example.com/"},
+			response: map[string]any{"bytes": oneMiB, "code": 200, "codeText": "OK", "result": lines("<p>page", oneMiB/14), "durationMs": 300, "url": "https://example.com/"},
 			text:     str("result"), same: []string{"bytes", "code", "codeText", "durationMs", "url"},
 		},
 		{
 			name: "MCP content blocks", tool: "mcp__fs__read_file", tsType: "McpOutput",
 			response: []any{
-				map[string]any{"type": "text", "text": lines("row", mib/10)},
+				map[string]any{"type": "text", "text": lines("row", oneMiB/10)},
 				map[string]any{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
 				map[string]any{"type": "text", "text": "note: done"},
 			},
@@ -128,7 +128,7 @@ func hookCases() []hookCase {
 		},
 		{
 			name: "MCP text", tool: "mcp__github__search_code", tsType: "McpOutput",
-			response: lines("match", mib/12),
+			response: lines("match", oneMiB/12),
 			text:     func(t *testing.T, out map[string]any) []string { return []string{out["$"].(string)} },
 		},
 		{
@@ -257,7 +257,7 @@ func TestHookFields(t *testing.T) {
 			if n := strings.Count(content, "\n") + 1; file["numLines"] != float64(n) {
 				t.Errorf("Read: numLines = %v, want the %d lines of the cut content", file["numLines"], n)
 			}
-			if file["filePath"] != "/p/big.go" || file["totalLines"] != float64(mib/15) {
+			if file["filePath"] != "/p/big.go" || file["totalLines"] != float64(oneMiB/15) {
 				t.Errorf("Read: filePath %v, totalLines %v changed", file["filePath"], file["totalLines"])
 			}
 		case "Bash":
@@ -270,7 +270,7 @@ func TestHookFields(t *testing.T) {
 }
 
 func TestHookLeavesAlone(t *testing.T) {
-	big := strings.Repeat("A", mib)
+	big := strings.Repeat("A", oneMiB)
 	tests := []struct {
 		name     string
 		tool     string
@@ -279,7 +279,7 @@ func TestHookLeavesAlone(t *testing.T) {
 		{"small Bash", "Bash", map[string]any{"stdout": "hello\n", "stderr": "", "interrupted": false}},
 		{"small MCP", "mcp__fs__list", []any{map[string]any{"type": "text", "text": "a\nb"}}},
 		{"Bash image", "Bash", map[string]any{"stdout": big, "stderr": "", "interrupted": false, "isImage": true}},
-		{"Read image", "Read", map[string]any{"type": "image", "file": map[string]any{"base64": big, "type": "image/png", "originalSize": mib}}},
+		{"Read image", "Read", map[string]any{"type": "image", "file": map[string]any{"base64": big, "type": "image/png", "originalSize": oneMiB}}},
 		{"MCP image only", "mcp__shot__take", []any{map[string]any{"type": "image", "data": big, "mimeType": "image/png"}}},
 		{"no tool_response", "Bash", nil},
 	}
@@ -398,8 +398,8 @@ func BenchmarkHookProcess(b *testing.B) {
 		tool string
 		resp any
 	}{
-		{"Bash-1MiB", "Bash", map[string]any{"stdout": strings.Repeat("0123456789abcde\n", mib/16), "stderr": "", "interrupted": false}},
-		{"mcp-1MiB", "mcp__fs__read", []any{map[string]any{"type": "text", "text": strings.Repeat("0123456789abcde\n", mib/16)}}},
+		{"Bash-1MiB", "Bash", map[string]any{"stdout": strings.Repeat("0123456789abcde\n", oneMiB/16), "stderr": "", "interrupted": false}},
+		{"mcp-1MiB", "mcp__fs__read", []any{map[string]any{"type": "text", "text": strings.Repeat("0123456789abcde\n", oneMiB/16)}}},
 		{"Bash-small", "Bash", map[string]any{"stdout": "ok\n", "stderr": "", "interrupted": false}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

@@ -3,7 +3,7 @@
 // Usage:
 //
 //	toolcap demo [--manifest FILE]... [-v] [DIR]
-//	toolcap cap --tool NAME [--manifest FILE]... [-v] < output
+//	toolcap cap --tool NAME [--keep STRATEGY] [--manifest FILE]... [-v] < output
 //	toolcap config [--manifest FILE]... [--tool NAME]... [--json]
 //	toolcap mcp [--manifest FILE]... [-v] -- SERVER_COMMAND [ARGS...]
 //	toolcap hook claude-code [--manifest FILE]... [-v] < payload
@@ -287,12 +287,15 @@ func (l *layerFlags) register(fs *flag.FlagSet) {
 // resolve loads the layers: the built-in default, each manifest file in
 // order, then the TOOLCAP_ variables of env. Warnings go to logger; reading
 // a file stops when ctx is done.
-func (l *layerFlags) resolve(ctx context.Context, env []string, logger hclog.Logger) (*manifest.Resolution, error) {
-	opts := make([]manifest.Option, 0, len(l.manifests)+2)
+// Layers in extra (flags) come last, above the environment.
+func (l *layerFlags) resolve(ctx context.Context, env []string, logger hclog.Logger, extra ...manifest.Option) (*manifest.Resolution, error) {
+	opts := make([]manifest.Option, 0, len(l.manifests)+2+len(extra))
 	for _, f := range l.manifests {
 		opts = append(opts, manifest.File(f))
 	}
-	opts = append(opts, manifest.Environ(env), manifest.WithLogger(logger))
+	opts = append(opts, manifest.Environ(env))
+	opts = append(opts, extra...)
+	opts = append(opts, manifest.WithLogger(logger))
 	return manifest.ResolveContext(ctx, opts...)
 }
 

@@ -175,7 +175,7 @@ func TestFlagErrorsNameTheCommand(t *testing.T) {
 		{"mistyped flag", []string{"cap", "-tol", "Read"}, "toolcap cap: flag provided but not defined: -tol"},
 		{"missing value", []string{"cap", "--tool"}, "toolcap cap: flag needs an argument: -tool"},
 		{"bad boolean", []string{"config", "--json=maybe"}, `toolcap config: invalid boolean value "maybe" for -json: parse error`},
-		{"bad value", []string{"mcp", "--init-timeout", "soon", "--", "server"}, `toolcap mcp: invalid value "soon" for flag -init-timeout: parse error`},
+		{"bad value", []string{"mcp", "--max-message", "soon", "--", "server"}, `toolcap mcp: invalid value "soon" for flag -max-message: parse error`},
 		{"value for -v", []string{"demo", "-v=2"}, `toolcap demo: invalid boolean value "2" for -v: takes no value; repeat it for more detail`},
 	}
 	for _, c := range commands {

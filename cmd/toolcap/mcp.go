@@ -3,25 +3,36 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os/exec"
+	"strings"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcap/toolcap/mcpproxy"
 	"github.com/toolcap/toolcap/middleware"
 )
 
-const mcpHelp = `Usage: toolcap mcp [--manifest FILE]... [-v] [--init-timeout D] -- SERVER_COMMAND [ARGS...]
+const mcpHelp = `Usage: toolcap mcp [flags] -- SERVER_COMMAND [ARGS...]
+       toolcap mcp [flags] --url URL [--header 'Name: value']...
+       toolcap mcp [flags] --listen ADDR [--token TOKEN] (-- SERVER_COMMAND... | --url URL)
 
-Runs SERVER_COMMAND as an MCP server over stdio and serves MCP on standard
-input and output itself, forwarding everything, except that every tools/call
-result is capped to its tool's limit (per_tool keys are the server's tool
-names) before it reaches the client: its content blocks together, notes
-included, and its structuredContent on its own. Logs go to standard error
-only.
+Relays MCP between a client and a server, forwarding every message as it
+came and in the order it came, except that each tools/call result is capped
+to its tool's limit (per_tool keys are the server's tool names) while it is
+read, whatever its size: its content blocks together, notes included, and
+its structuredContent on its own. A capped result carries the figures in
+_meta["toolcap/truncation"].
+
+The server is SERVER_COMMAND, run over stdio in a process group of its own,
+or the streamable HTTP endpoint URL. The client speaks on standard input and
+output, or, with --listen, over streamable HTTP at http://ADDR/mcp (one
+server process per session when the server is a command). Logs go to
+standard error only. The --manifest files are watched, and SIGHUP re-reads
+them: new limits apply to the next tools/call; an invalid edit keeps the old
+limits and is logged.
 
 Put it in front of a server in any MCP client's configuration:
 
@@ -29,76 +40,153 @@ Put it in front of a server in any MCP client's configuration:
   "args": ["mcp", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/path"]
 
 Exit status: 0 when the client closed the connection, 1 when the server
-failed, exited or did not answer in time, or the client sent a malformed
-message, 2 for a usage or configuration error. See docs/mcp.md.
+failed, exited or could not be reached, 2 for a usage or configuration
+error. See docs/mcp.md.
 `
 
-// mcpTerminate is how long the server is given to exit after its stdin is
-// closed, and again after SIGTERM, before it is killed.
-const mcpTerminate = 2 * time.Second
+// mcpGrace is how long the server is given to exit after its stdin is
+// closed, and again after SIGTERM, before its process group is killed.
+const mcpGrace = 2 * time.Second
 
-// runMCP is "toolcap mcp": a capping proxy in front of an MCP server.
+// mcpFlags are the flags of "toolcap mcp".
+type mcpFlags struct {
+	layers  layerFlags
+	v       verbosity
+	maxMsg  int
+	url     string
+	headers stringsFlag
+	listen  string
+	token   string
+	command []string
+}
+
+func (f *mcpFlags) register(fs *flag.FlagSet) {
+	f.layers.register(fs)
+	fs.Var(&f.v, "v", "log each cut (-v) and each call (-v -v) to stderr")
+	fs.IntVar(&f.maxMsg, "max-message", mcpproxy.DefaultMaxMessageBytes, "the largest `BYTES` a message other than a tools/call result may have to be forwarded")
+	fs.StringVar(&f.url, "url", "", "the server's streamable HTTP endpoint `URL`, instead of a command")
+	fs.Var(&f.headers, "header", "an HTTP header `'Name: value'` for every request to --url; repeat it")
+	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP at http://`ADDR`/mcp instead of stdio (host:port; the host defaults to 127.0.0.1)")
+	fs.StringVar(&f.token, "token", "", "with --listen: the bearer `TOKEN` every request must carry (required off loopback)")
+}
+
+// check validates the flags, and returns the usage error.
+func (f *mcpFlags) check() error {
+	switch {
+	case len(f.command) == 0 && f.url == "":
+		return errors.New("no server: give a command after -- or --url; usage: toolcap mcp [flags] -- SERVER_COMMAND [ARGS...]")
+	case len(f.command) > 0 && f.url != "":
+		return errors.New("give either a server command or --url, not both")
+	case len(f.headers) > 0 && f.url == "":
+		return errors.New("--header needs --url")
+	case f.token != "" && f.listen == "":
+		return errors.New("--token needs --listen")
+	case f.maxMsg <= 0:
+		return fmt.Errorf("--max-message %d: must be positive", f.maxMsg)
+	}
+	for _, h := range f.headers {
+		if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" {
+			return fmt.Errorf("--header %q: want 'Name: value'", h)
+		}
+	}
+	if f.listen != "" {
+		addr, err := listenAddr(f.listen)
+		if err != nil {
+			return err
+		}
+		f.listen = addr
+		host, _, _ := net.SplitHostPort(addr)
+		if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && f.token == "" {
+			return fmt.Errorf("--listen %s is not a loopback address: it needs --token", addr)
+		}
+	}
+	return nil
+}
+
+// listenAddr completes a --listen address: a bare port or ":port" listens
+// on 127.0.0.1.
+func listenAddr(s string) (string, error) {
+	if !strings.Contains(s, ":") {
+		s = ":" + s
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || port == "" {
+		return "", fmt.Errorf("--listen %q: want host:port or a port", s)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// runMCP is "toolcap mcp": a capping relay in front of an MCP server.
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
 	fs := newFlags("mcp")
-	var layers layerFlags
-	layers.register(fs)
-	var v verbosity
-	fs.Var(&v, "v", "log each cut (-v) and each call (-v -v) to stderr")
-	initTimeout := fs.Duration("init-timeout", mcpproxy.DefaultInitTimeout, "how long the server may take to answer initialize and list its features")
-
+	var f mcpFlags
+	f.register(fs)
 	// Flags stop at the first operand: what follows is the server's command
 	// line, flags included.
 	if err := fs.Parse(args); err != nil {
 		return parseFailed(fs, mcpHelp, err, stdout, stderr)
 	}
-	command := fs.Args()
-	if len(command) == 0 {
-		fmt.Fprintf(stderr, "toolcap mcp: no server command; usage: toolcap mcp [flags] -- SERVER_COMMAND [ARGS...]\n")
-		return exitUsage
-	}
-	if *initTimeout <= 0 {
-		fmt.Fprintf(stderr, "toolcap mcp: --init-timeout must be positive\n")
+	f.command = fs.Args()
+	if err := f.check(); err != nil {
+		fmt.Fprintf(stderr, "toolcap mcp: %s\n", err)
 		return exitUsage
 	}
 
-	logger := newLogger(stderr, v.level()).Named("mcp")
-	res, err := layers.resolve(ctx, env, logger)
+	logger := newLogger(stderr, f.v.level()).Named("mcp")
+	res, err := f.layers.resolve(ctx, env, logger)
+	if err != nil {
+		return configError(stderr, err)
+	}
+	opts := mcpproxy.Options{
+		Manifest:        res.Manifest,
+		Logger:          logger,
+		MaxMessageBytes: f.maxMsg,
+	}
+	if f.v >= 2 {
+		opts.Middleware = append(opts.Middleware, middleware.Logging(logger))
+	}
+	proxy, err := mcpproxy.New(opts)
 	if err != nil {
 		return configError(stderr, err)
 	}
 
-	cmd := exec.Command(command[0], command[1:]...)
-	cmd.Env = env
-	cmd.Stderr = stderr // the server's logs join ours; stdout is the protocol
-	cmd.WaitDelay = mcpTerminate
-	upstream := &mcp.CommandTransport{Command: cmd, TerminateDuration: mcpTerminate}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go watchManifests(ctx, &f.layers, env, logger, proxy)
 
-	opts := mcpproxy.Options{
-		Manifest:    res.Manifest,
-		Logger:      logger,
-		InitTimeout: *initTimeout,
+	dial := func(ctx context.Context) (mcpproxy.Conn, error) {
+		if f.url != "" {
+			return mcpproxy.DialHTTP(ctx, f.url, httpHeaders(f.headers), logger)
+		}
+		cmd := exec.Command(f.command[0], f.command[1:]...)
+		cmd.Env = env
+		cmd.Stderr = stderr // the server's logs join ours; stdout is the protocol
+		return mcpproxy.Command(cmd, mcpGrace)
 	}
-	if v >= 2 {
-		opts.Middleware = append(opts.Middleware, middleware.Logging(logger))
+	server := f.url
+	if server == "" {
+		server = f.command[0]
 	}
-	proxy, err := mcpproxy.Connect(ctx, upstream, opts)
+
+	if f.listen != "" {
+		return serveHTTP(ctx, proxy, f.listen, f.token, dial, stderr, logger)
+	}
+
+	upstream, err := dial(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolcap mcp: %s: %s\n", command[0], oneLine(err.Error()))
+		fmt.Fprintf(stderr, "toolcap mcp: %s: %s\n", server, oneLine(err.Error()))
 		return exitFailed
 	}
-	logger.Info("proxying", "server", command[0], "tools", len(proxy.Tools()))
-
-	in, ok := stdin.(io.ReadCloser)
-	if !ok {
-		in = io.NopCloser(stdin)
-	}
-	downstream := &mcp.IOTransport{Reader: in, Writer: nopWriteCloser{stdout}}
-	err = proxy.Serve(ctx, downstream)
+	logger.Debug("relaying", "server", server)
+	err = proxy.Serve(ctx, stdioConn{stdin, stdout}, upstream)
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, mcpproxy.ErrServerExited):
-		fmt.Fprintf(stderr, "toolcap mcp: %s: %s\n", command[0], oneLine(err.Error()))
+		fmt.Fprintf(stderr, "toolcap mcp: %s: %s\n", server, oneLine(err.Error()))
 	case ctx.Err() != nil:
 		fmt.Fprintf(stderr, "toolcap mcp: interrupted; the server was shut down\n")
 	default:
@@ -107,7 +195,11 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return exitFailed
 }
 
-// nopWriteCloser keeps the proxy from closing the process's stdout.
-type nopWriteCloser struct{ io.Writer }
+// stdioConn is the client's side over the process's stdin and stdout,
+// which the proxy never closes.
+type stdioConn struct {
+	io.Reader
+	io.Writer
+}
 
-func (nopWriteCloser) Close() error { return nil }
+func (stdioConn) Close() error { return nil }

@@ -61,9 +61,16 @@ func TestMCPUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{nil, exitUsage, "no server command"},
+		{nil, exitUsage, "no server: give a command after -- or --url"},
 		{[]string{"--bogus", "--", "x"}, exitUsage, "flag provided but not defined"},
-		{[]string{"--init-timeout", "0s", "--", "x"}, exitUsage, "must be positive"},
+		{[]string{"--max-message", "0", "--", "x"}, exitUsage, "--max-message 0: must be positive"},
+		{[]string{"--url", "http://h/mcp", "--", "x"}, exitUsage, "either a server command or --url, not both"},
+		{[]string{"--header", "A: b", "--", "x"}, exitUsage, "--header needs --url"},
+		{[]string{"--url", "http://h/mcp", "--header", "nocolon"}, exitUsage, `--header "nocolon": want 'Name: value'`},
+		{[]string{"--token", "t", "--", "x"}, exitUsage, "--token needs --listen"},
+		{[]string{"--listen", "0.0.0.0:8080", "--", "x"}, exitUsage, "--listen 0.0.0.0:8080 is not a loopback address: it needs --token"},
+		{[]string{"--listen", "nope:port:x", "--", "x"}, exitUsage, "want host:port or a port"},
+		{[]string{"--url", "ftp://h/mcp"}, exitFailed, `"ftp://h/mcp" is not an http:// or https:// URL`},
 		{[]string{"--manifest", "/no/such/file.toml", "--", "x"}, exitUsage, "no/such/file.toml"},
 	} {
 		code, _, stderr := mcpRun(t, strings.NewReader(""), nil, tc.args...)
@@ -72,25 +79,8 @@ func TestMCPUsage(t *testing.T) {
 		}
 	}
 	code, stdout, _ := mcpRun(t, strings.NewReader(""), nil, "-h")
-	if code != exitOK || !strings.Contains(stdout, "SERVER_COMMAND") || !strings.Contains(stdout, "-init-timeout") {
+	if code != exitOK || !strings.Contains(stdout, "SERVER_COMMAND") || !strings.Contains(stdout, "-listen") {
 		t.Errorf("-h = %d, %q", code, stdout)
-	}
-}
-
-func TestMCPServerNeverAnswers(t *testing.T) {
-	if _, err := exec.LookPath("sleep"); err != nil {
-		t.Skip("no sleep command")
-	}
-	start := time.Now()
-	code, stdout, stderr := mcpRun(t, strings.NewReader(""), nil, "--init-timeout", "300ms", "--", "sleep", "60")
-	if code != exitFailed || !strings.Contains(stderr, "did not answer initialize in time") {
-		t.Errorf("exit %d, stderr %q; want %d and a timeout message", code, stderr, exitFailed)
-	}
-	if stdout != "" {
-		t.Errorf("stdout = %q, want nothing: it belongs to the protocol", stdout)
-	}
-	if d := time.Since(start); d > 15*time.Second {
-		t.Errorf("took %s to give up", d)
 	}
 }
 
@@ -207,8 +197,10 @@ func TestMCPServerExitsMidSession(t *testing.T) {
 
 func TestMCPMalformedMessage(t *testing.T) {
 	args, env := helperCommand(t)
+	// Skipped with a warning, as the TypeScript SDK does; the session goes
+	// on until the client closes it.
 	code, stdout, stderr := mcpRun(t, strings.NewReader("this is not JSON-RPC\n"), env, args...)
-	if code != exitFailed || !strings.Contains(stderr, "toolcap mcp: reading from the client") {
+	if code != exitOK || !strings.Contains(stderr, `skipped a line from the client that is not a JSON-RPC message, 20 bytes: "this is not JSON-RPC"`) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	if stdout != "" {
@@ -397,6 +389,9 @@ func TestMCPEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cs.Close()
+		if _, err := cs.ListTools(context.Background(), nil); err != nil { // the per_tool names are checked against it
+			t.Fatal(err)
+		}
 		tree := callTool(t, cs, "directory_tree", map[string]any{"path": filepath.Join(goroot, "src", "net")})
 		text, n := textBytes(tree)
 		if n > 4096 || n < 4000 || !mcpMarker.MatchString(text) {

@@ -137,7 +137,7 @@ func SplitText(content []mcp.Content, text *string) []mcp.Content {
 //
 // When nothing has to change, content itself is returned.
 func CapBlocks(content []mcp.Content, limit int) (out []mcp.Content, dropped int) {
-	out, st := capContent(content, limit, "")
+	out, st := capContent(content, limit, "", nil)
 	return out, st.dropped
 }
 
@@ -298,18 +298,27 @@ func splitMarker(text string) (head string, dropped int, ok bool) {
 
 // capStats says what capContent did.
 type capStats struct {
-	dropped   int  // blocks replaced by the note (the rest of the text counts as one)
-	cut       int  // embedded text resources and resource links whose text was cut
-	textRecut bool // the text blocks were cut again
+	dropped      int  // blocks replaced by the note (the rest of the text counts as one)
+	droppedBytes int  // their sizes added up
+	cut          int  // embedded text resources and resource links whose text was cut
+	textRecut    bool // the text blocks were cut again
+}
+
+// Dropped is a block that is dropped before the blocks are fitted: one the
+// proxy could not keep while it read a result too large to hold (see
+// [Input.Overflow]). Kind names it in the note, Size is its size as sent.
+type Dropped struct {
+	Kind string
+	Size int
 }
 
 // capContent brings content within limit as [CapBlocks] describes, with
 // tail, when not empty, a note to end the content with (the structured
 // note of [Shape]): it counts against limit too, and room for it is taken
 // first.
-func capContent(content []mcp.Content, limit int, tail string) ([]mcp.Content, capStats) {
+func capContent(content []mcp.Content, limit int, tail string, pre []Dropped) ([]mcp.Content, capStats) {
 	limit = max(limit, 0)
-	if tail == "" && ContentSize(content) <= limit {
+	if tail == "" && len(pre) == 0 && ContentSize(content) <= limit {
 		return content, capStats{}
 	}
 
@@ -320,6 +329,11 @@ func capContent(content []mcp.Content, limit int, tail string) ([]mcp.Content, c
 	// note first, then the drop note; past that, their short forms are used.
 	var count, total, oneNote int
 	hasText := false
+	for _, d := range pre {
+		count++
+		total += d.Size
+		oneNote = max(oneNote, len(DroppedNote(d.Kind, d.Size, limit)))
+	}
 	for _, c := range content {
 		if _, ok := c.(*mcp.TextContent); ok {
 			hasText = true
@@ -352,8 +366,11 @@ func capContent(content []mcp.Content, limit int, tail string) ([]mcp.Content, c
 	dropRoom = min(dropRoom, limit-tailRoom)
 
 	out, drops, st := allocate(content, limit-tailRoom)
-	if len(drops) > 0 {
+	if len(drops) > 0 || len(pre) > 0 {
 		out, drops, st = allocate(content, limit-tailRoom-dropRoom)
+	}
+	for _, d := range pre {
+		drops = append(drops, dropped{d.Kind, d.Size})
 	}
 	if len(drops) > 0 {
 		var note string
@@ -384,8 +401,12 @@ func capContent(content []mcp.Content, limit int, tail string) ([]mcp.Content, c
 			}
 			kept = append(kept, c)
 		}
+		if !placed && note != "" {
+			kept = append(kept, &mcp.TextContent{Text: note})
+		}
 		out = kept
 		st.dropped = len(drops)
+		st.droppedBytes = size
 	}
 	if tail != "" {
 		if t, _ := middleware.Truncate(tail, tailRoom); t != "" {
@@ -527,7 +548,8 @@ func CapStructured(v any, limit int) (capped any, cut bool, ok bool) {
 func capValue(v any, budget *int) any {
 	switch x := v.(type) {
 	case string:
-		s, _ := middleware.Truncate(x, max(*budget, 0))
+		// recut: a string the reader already cut keeps an exact count.
+		s := recut(x, max(*budget, 0))
 		*budget -= len(s)
 		return s
 	case map[string]any:
@@ -572,14 +594,16 @@ func measure(v any) (strs, rest int) {
 }
 
 // Shaped is the outcome of [Shape]: the result for the client and what was
-// done to it, for logs and tests.
+// done to it, for logs, figures and tests.
 type Shaped struct {
 	Result *mcp.CallToolResult
 	// TextChanged reports that the text blocks differ from the server's.
 	TextChanged bool
 	// BlocksDropped counts the blocks replaced by the note (text dropped
-	// whole, when even the marker did not fit, counts as one).
+	// whole, when even the marker did not fit, counts as one), and
+	// DroppedBytes their sizes added up.
 	BlocksDropped int
+	DroppedBytes  int
 	// BlocksCut counts embedded text resources and resource links whose
 	// text was cut.
 	BlocksCut int
@@ -590,33 +614,61 @@ type Shaped struct {
 	StructuredDropped bool
 }
 
-// Shape builds the result sent to the client from the server's result orig
-// and what the chain made of its text: text (the chain's content) and
-// isError. limit is the tool's limit and schema its resolved output schema,
-// or nil. orig is not modified.
+// Changed reports whether the result differs from the server's.
+func (sh Shaped) Changed() bool {
+	return sh.TextChanged || sh.BlocksDropped > 0 || sh.BlocksCut > 0 || sh.StructuredCut || sh.StructuredDropped
+}
+
+// Input is what [Shape] shapes: the server's result and what the chain
+// made of its text.
+type Input struct {
+	// Result is the server's result; it is not modified. Its
+	// StructuredContent is the decoded value, or nil.
+	Result *mcp.CallToolResult
+	// Text and IsError are the chain's content and error flag.
+	Text    *string
+	IsError bool
+	// Limit is the tool's limit, Schema its resolved output schema or nil.
+	Limit  int
+	Schema *jsonschema.Resolved
+	// Overflow lists blocks that are dropped whatever the limit: those a
+	// reader could not keep while it read a result too large to hold.
+	Overflow []Dropped
+	// StructuredTooLarge reports a structuredContent too large to read,
+	// which is dropped as one that does not fit.
+	StructuredTooLarge bool
+}
+
+// Shape builds the result sent to the client from in.
 //
 // The text goes back into the text blocks ([SplitText]); then all the
-// blocks, notes included, are brought within limit together ([CapBlocks]),
-// so that [ContentSize] of the result's content never exceeds limit.
-// structuredContent follows [CapStructured], and is bounded by limit on its
-// own. When structuredContent has to be dropped from a result of a tool
-// that declares an output schema, a successful result would break the
-// schema's contract, so it becomes an error result and a note saying why
-// ends its content: the capped blocks still carry what the model can use.
-func Shape(orig *mcp.CallToolResult, text *string, isError bool, limit int, schema *jsonschema.Resolved) Shaped {
+// blocks, notes included, are brought within the limit together
+// ([CapBlocks]), so that [ContentSize] of the result's content never
+// exceeds it. structuredContent follows [CapStructured], and is bounded by
+// the limit on its own. When structuredContent has to be dropped from a
+// result of a tool that declares an output schema, a successful result would
+// break the schema's contract, so it becomes an error result and a note
+// saying why ends its content: the capped blocks still carry what the model
+// can use.
+func Shape(in Input) Shaped {
+	orig, text, limit, schema := in.Result, in.Text, in.Limit, in.Schema
 	res := *orig
 	sh := Shaped{Result: &res}
-	res.IsError = isError
+	res.IsError = in.IsError
 	res.Content = SplitText(orig.Content, text)
 	joined, _ := JoinText(orig.Content)
 	sh.TextChanged = text == nil || *text != joined
 
 	tail := ""
-	if orig.StructuredContent != nil {
-		v, cut, ok := CapStructured(orig.StructuredContent, limit)
-		if ok && cut && schema != nil {
-			if err := schema.Validate(v); err != nil {
-				ok = false
+	if orig.StructuredContent != nil || in.StructuredTooLarge {
+		ok, cut := false, false
+		var v any
+		if orig.StructuredContent != nil {
+			v, cut, ok = CapStructured(orig.StructuredContent, limit)
+			if ok && cut && schema != nil {
+				if err := schema.Validate(v); err != nil {
+					ok = false
+				}
 			}
 		}
 		switch {
@@ -633,14 +685,24 @@ func Shape(orig *mcp.CallToolResult, text *string, isError bool, limit int, sche
 		}
 	}
 	var st capStats
-	res.Content, st = capContent(res.Content, limit, tail)
-	sh.BlocksDropped, sh.BlocksCut = st.dropped, st.cut
+	res.Content, st = capContent(res.Content, limit, tail, in.Overflow)
+	sh.BlocksDropped, sh.DroppedBytes, sh.BlocksCut = st.dropped, st.droppedBytes, st.cut
 	sh.TextChanged = sh.TextChanged || st.textRecut
 	if res.Content == nil {
 		res.Content = []mcp.Content{}
 	}
 	return sh
 }
+
+// TrimMarker returns text without the truncation marker it ends with, and
+// false when it ends with none.
+func TrimMarker(text string) (string, bool) {
+	head, _, ok := splitMarker(text)
+	return head, ok
+}
+
+// NotePrefix starts every note shape adds to a result.
+const NotePrefix = "[toolcap: "
 
 // StructuredNote is the text added to a result whose structuredContent was
 // dropped although its tool declares an output schema.

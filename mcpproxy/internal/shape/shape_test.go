@@ -304,7 +304,7 @@ func TestShape(t *testing.T) {
 	capped, _ := middleware.Truncate(long, 500)
 	schema := resolved(t, `{"type":"object","properties":{"content":{"type":"string"}},"required":["content"]}`)
 
-	sh := shape.Shape(orig, &capped, false, 500, schema)
+	sh := shape.Shape(shape.Input{Result: orig, Text: &capped, Limit: 500, Schema: schema})
 	if sh.Result.IsError || !sh.TextChanged || !sh.StructuredCut || sh.StructuredDropped {
 		t.Errorf("shaped = %+v", sh)
 	}
@@ -318,7 +318,7 @@ func TestShape(t *testing.T) {
 	// A schema the cut breaks: the structured result is dropped and the
 	// success becomes an error with a note.
 	strict := resolved(t, `{"type":"object","properties":{"content":{"type":"string","pattern":"^y+$"}}}`)
-	sh = shape.Shape(orig, &capped, false, 500, strict)
+	sh = shape.Shape(shape.Input{Result: orig, Text: &capped, Limit: 500, Schema: strict})
 	if !sh.StructuredDropped || sh.Result.StructuredContent != nil || !sh.Result.IsError {
 		t.Errorf("shaped = %+v", sh)
 	}
@@ -339,7 +339,7 @@ func TestShape(t *testing.T) {
 	for i := range arr {
 		arr[i] = 1234567.0
 	}
-	sh = shape.Shape(&mcp.CallToolResult{StructuredContent: arr}, nil, false, 500, nil)
+	sh = shape.Shape(shape.Input{Result: &mcp.CallToolResult{StructuredContent: arr}, Text: nil, Limit: 500, Schema: nil})
 	if !sh.StructuredDropped || sh.Result.IsError || sh.Result.Content == nil {
 		t.Errorf("shaped = %+v", sh)
 	}
@@ -373,7 +373,7 @@ func TestShapeNotesWithinLimit(t *testing.T) {
 			orig := &mcp.CallToolResult{Content: tt.content, StructuredContent: map[string]any{"content": long}}
 			joined, _ := shape.JoinText(tt.content)
 			capped, _ := middleware.Truncate(joined, tt.limit) // what the chain makes of it
-			sh := shape.Shape(orig, &capped, false, tt.limit, strict)
+			sh := shape.Shape(shape.Input{Result: orig, Text: &capped, Limit: tt.limit, Schema: strict})
 			if !sh.StructuredDropped || !sh.Result.IsError {
 				t.Fatalf("shaped = %+v, want the structured result dropped and an error", sh)
 			}

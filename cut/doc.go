@@ -1,0 +1,66 @@
+// Package cut is toolcap's one rule of cutting: every cut of a tool result
+// (the worker's cap and ceiling, toolcap cap, the MCP proxy's text blocks
+// and structuredContent) goes through it, so there is one marker, one count
+// and one character-boundary search.
+//
+// A cut keeps at most limit bytes, marker included, and says how much it
+// dropped with [Marker]: "\n[truncated: N bytes dropped, refine your
+// query]", N being exactly the bytes of the input the output does not show.
+// Content within the limit is never changed. A cut never splits a UTF-8
+// character of valid input, never panics for any input or int limit, and is
+// idempotent: cutting its output again with the same [Spec] returns it
+// unchanged.
+//
+// # Strategies
+//
+// [Cut] applies a [Spec], whose [Keep] names the strategy:
+//
+//   - [KeepHead] (the zero Spec): the longest prefix that fits beside the
+//     marker. [Head] is that rule on its own, byte for byte what
+//     middleware.Truncate has always done.
+//
+//   - [KeepHeadTail]: the start and the end share the room left after the
+//     marker (TailShare of it to the tail, half by default), and the marker
+//     stands on a line of its own between them:
+//
+//     head + "\n[truncated: N bytes dropped, refine your query]\n" + rescued lines + tail
+//
+//     The head ends before a newline when one lies in the last 10% of its
+//     budget, the tail starts after one when one lies in the first 10% of
+//     its budget; the marker's two newlines stand in for those two, which
+//     count as dropped. Of the line ends within reach, the pair that keeps
+//     the most bytes wins, so line-structured text fills the limit whenever
+//     its line lengths allow; a side with no newline within reach is cut
+//     hard at a character boundary and takes all the room the other left.
+//     KeepLines rescues whole lines of the dropped middle that match one of
+//     its patterns, in order and verbatim, after the marker: at most
+//     [MaxRescuedLines] lines and a quarter of the limit, their room taken
+//     from head and tail. Rescued lines are chosen from the middle a cut
+//     without them would drop. N counts every byte neither in the head, the
+//     tail nor a rescued line.
+//
+//   - [KeepJSON]: a JSON document whose compacted form fits is compacted
+//     (nothing dropped, no marker, [Stats].Compacted set); otherwise it is
+//     cut structurally into a shorter valid document, as [JSONValue]
+//     describes, and the marker follows it on its own line, so that the text
+//     before the last "\n[truncated: " always parses. Here N is the length of
+//     the input less the length of the document part. Content that is not
+//     JSON, longer than [JSONMaxInput], or with no valid form that fits is
+//     cut by the spec's Fallback text strategy.
+//
+// # Streams
+//
+// [Writer] cuts content that arrives in pieces, with memory bounded by the
+// limit (for KeepJSON, by [JSONMaxInput]), and gives exactly what Cut gives
+// for the whole: toolcap cap uses it to cut a pipe of any length, and the
+// proxy to cut a result it reads in pieces.
+//
+// # Figures
+//
+// Every cut returns [Stats]: the original length, the bytes kept and
+// dropped (Kept + Dropped = Original), the strategy that made the output,
+// whether a document was only compacted, the lines rescued and, for a
+// structural cut, the [Level]s on the cut's path ("kept 41 of 400").
+//
+// Package cut imports only the standard library.
+package cut

@@ -1,0 +1,63 @@
+package cut_test
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"testing"
+
+	"github.com/toolcap/toolcap/cut"
+)
+
+var fuzzKeep = []*regexp.Regexp{regexp.MustCompile(`(?i)\b(error|fail|panic)\b`)}
+
+// FuzzHeadTail checks every property of a head_tail cut: never over the
+// limit, never a split character, N exact, idempotent, the output a head of
+// the input, the marker line, rescued lines of the input and a tail of it,
+// and a Writer fed in random pieces gives the same.
+func FuzzHeadTail(f *testing.F) {
+	f.Add("ok 1\nok 2\nerror: x\nok 3\nFAIL: TestX", 60, uint8(50), true, uint64(1))
+	f.Add("ééééééééééééééééééééééééééééééééééééééééééééé\n\n\n\xff\xfe", 64, uint8(10), false, uint64(2))
+	f.Fuzz(func(t *testing.T, in string, limit int, share uint8, lines bool, seed uint64) {
+		limit %= 4096
+		spec := cut.Spec{Keep: cut.KeepHeadTail, TailShare: float64(share%99+1) / 100}
+		if lines {
+			spec.KeepLines = fuzzKeep
+		}
+		out, st := cut.Cut(in, limit, spec)
+		if msg := check(in, limit, spec, out, st); msg != "" {
+			t.Fatalf("limit %d: %s\noutput %q", limit, msg, out)
+		}
+		w := cut.NewWriter(limit, spec)
+		writeChunks(t, w, in, rand.New(rand.NewPCG(seed, 0)), 1+int(seed%64))
+		if got, _ := w.Result(); got != out {
+			t.Fatalf("Writer %q, Cut %q", got, out)
+		}
+	})
+}
+
+// FuzzJSON checks the json strategy: the document part is always
+// json.Valid, the marker's N is the input's length less the document's,
+// the limit holds, idempotent; and JSONValue's output is valid and within
+// the limit whenever it says ok.
+func FuzzJSON(f *testing.F) {
+	f.Add(`{"a":[1,2,3,{"b":"ccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"}],"d":null}`, 80, uint64(1))
+	f.Add(`["\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9", "\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\"]`, 70, uint64(2))
+	f.Fuzz(func(t *testing.T, in string, limit int, seed uint64) {
+		limit %= 4096
+		spec := cut.Spec{Keep: cut.KeepJSON}
+		out, st := cut.Cut(in, limit, spec)
+		if msg := check(in, limit, spec, out, st); msg != "" {
+			t.Fatalf("limit %d: %s\noutput %q", limit, msg, out)
+		}
+		if v, vst, ok := cut.JSONValue([]byte(in), limit); ok {
+			if len(v) > limit || !jsonValid(v) || vst.Kept+vst.Dropped != len(in) {
+				t.Fatalf("JSONValue: %d bytes at limit %d, valid %v, figures %+v", len(v), limit, jsonValid(v), vst)
+			}
+		}
+		w := cut.NewWriter(limit, spec)
+		writeChunks(t, w, in, rand.New(rand.NewPCG(seed, 0)), 1+int(seed%64))
+		if got, _ := w.Result(); got != out {
+			t.Fatalf("Writer %q, Cut %q", got, out)
+		}
+	})
+}

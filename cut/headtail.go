@@ -1,0 +1,341 @@
+package cut
+
+import (
+	"math"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// A head_tail cut of content of n bytes needs only a window at each end and
+// the matching lines between, so that the same code serves a string held
+// whole and a stream held in bounded memory (see [Writer]). The windows are
+// limit+window bytes: enough for any cut point, the byte before the tail
+// (to see a line start) and a character boundary on either side.
+const window = utf8.UTFMax
+
+// view is what a head_tail cut reads of a content of n bytes.
+type view struct {
+	n    int
+	head string // the first min(n, limit+window) bytes
+	tail string // the last min(n, limit+window) bytes
+	// lines are the matching lines that end past head, in order, as
+	// recordLines chooses them.
+	lines []line
+}
+
+// line is the line content[a:b], newline included.
+type line struct {
+	a, b int
+	text string
+}
+
+// at returns the byte at offset i of the content; i lies in one of the
+// windows.
+func (v *view) at(i int) byte {
+	if i < len(v.head) {
+		return v.head[i]
+	}
+	return v.tail[i-(v.n-len(v.tail))]
+}
+
+// headOf returns content[:k], k <= len(v.head).
+func (v *view) headOf(k int) string { return v.head[:k] }
+
+// tailFrom returns content[t:], t >= n-len(v.tail).
+func (v *view) tailFrom(t int) string { return v.tail[t-(v.n-len(v.tail)):] }
+
+// windowLen is the length of each window for limit.
+func windowLen(limit int) int {
+	if limit > math.MaxInt-window {
+		return math.MaxInt
+	}
+	return max(limit, 0) + window
+}
+
+// rescueRoom is the most bytes the rescued lines of one cut may take: a
+// quarter of the limit, so that head and tail always keep most of it, and a
+// bound a stream can apply before it knows its length.
+func rescueRoom(limit int) int { return limit / 4 }
+
+// matches reports whether a line (without its newline) matches one of res.
+func matches(res []*regexp.Regexp, text string) bool {
+	for _, re := range res {
+		if re.MatchString(text) {
+			return true
+		}
+	}
+	return false
+}
+
+// lineRecorder applies the rule that decides which matching lines past the
+// head window a cut may need, in the order the lines end, so that a stream
+// keeps the same lines as a string held whole. A line is recorded when it
+// matches and is at most rescueRoom long; recording stops for good at the
+// 66th line (a cut takes at most MaxRescuedLines, and one recorded line may
+// start inside the head), or at the first line that surely lies in the
+// dropped middle (it ends at least a tail window before the end) and would
+// take the lines of that kind past rescueRoom: a cut can take no line from
+// there on. Lines whose end lies within the last tail window are pending:
+// they may turn out to be part of the tail.
+type lineRecorder struct {
+	res      []*regexp.Regexp
+	room     int // rescueRoom(limit)
+	tailWin  int // limit+window
+	lines    []line
+	sure     int // lines[:sure] lie surely in the middle
+	sureLen  int
+	closed   bool
+	stopping bool
+}
+
+// add records a complete line [a, b), if it matches; text includes the
+// newline.
+func (r *lineRecorder) add(a, b int, text string) {
+	if r.closed || b-a > r.room || !matches(r.res, text[:len(text)-1]) {
+		return
+	}
+	if len(r.lines) == MaxRescuedLines+1 {
+		r.closed = true
+		return
+	}
+	r.lines = append(r.lines, line{a, b, text})
+}
+
+// advance promotes the pending lines that end at least a tail window
+// before end, the content's length so far.
+func (r *lineRecorder) advance(end int) {
+	for r.sure < len(r.lines) && r.lines[r.sure].b <= end-r.tailWin {
+		l := r.lines[r.sure]
+		if r.sureLen+l.b-l.a > r.room {
+			r.lines = r.lines[:r.sure]
+			r.closed = true
+			return
+		}
+		r.sureLen += l.b - l.a
+		r.sure++
+	}
+}
+
+// HeadTail is [Cut] with the HeadTail strategy: it keeps the start and the
+// end of content, share of the room after the marker going to the end.
+func headTailString(content string, limit int, spec Spec) (string, Stats) {
+	v := view{n: len(content)}
+	w := min(len(content), windowLen(limit))
+	v.head = content[:w]
+	v.tail = content[len(content)-w:]
+	if len(spec.KeepLines) > 0 {
+		r := lineRecorder{res: spec.KeepLines, room: rescueRoom(limit), tailWin: windowLen(limit)}
+		// Lines that end within the head window are read from it when the
+		// cut is made; the others are recorded here, in order, until the
+		// rule says no later line can be rescued.
+		a := 0
+		for a < len(content) && !r.closed {
+			i := indexNewline(content[a:])
+			if i < 0 {
+				break
+			}
+			b := a + i + 1
+			if b > w && b-a <= r.room {
+				r.add(a, b, content[a:b])
+				// The whole length is known: promote at once, so that the
+				// scan stops as soon as no later line can be rescued.
+				r.advance(len(content))
+			}
+			a = b
+		}
+		r.advance(len(content))
+		v.lines = r.lines
+	}
+	return v.cut(limit, spec)
+}
+
+// cut makes the head_tail cut of the content v describes; n > limit.
+//
+// The output is head + Marker(N) + "\n" + rescued lines + tail. The head ends
+// at a line end (before the newline, which the marker's leading newline
+// stands in for) when one lies in the last 10% of its budget; the tail
+// starts at a line start (after the newline, which the marker's trailing
+// newline stands in for) when one lies in the first 10% of the room the head
+// left it. N counts every byte of content not in the head, the tail or a
+// rescued line, newlines included.
+func (v *view) cut(limit int, spec Spec) (string, Stats) {
+	n := v.n
+	share := spec.tailShare()
+	for d := digits(max(0, n-limit)); d <= digits(n); d++ {
+		// room is what head, tail and rescued lines share when N has d
+		// digits; the +1 is the newline after the marker.
+		room := limit - markerFixed - d - 1
+		if room < 2 {
+			continue
+		}
+		h, t := v.split(room, share, n, 0)
+		var rescued []string
+		sum := 0
+		if len(spec.KeepLines) > 0 {
+			rescued, sum = v.rescue(h, t, limit, room, spec.KeepLines)
+			if sum > 0 {
+				h, t = v.split(room-sum, share, h, t)
+			}
+		}
+		kept := h + (n - t) + sum
+		dropped := n - kept
+		if digits(dropped) > d {
+			continue
+		}
+		b := make([]byte, 0, kept+MarkerLen(dropped)+1)
+		b = append(b, v.headOf(h)...)
+		b = appendMarker(b, dropped)
+		b = append(b, '\n')
+		for _, l := range rescued {
+			b = append(b, l...)
+		}
+		b = append(b, v.tailFrom(t)...)
+		return bytesString(b), Stats{Original: n, Kept: kept, Dropped: dropped, Strategy: KeepHeadTail, Rescued: len(rescued)}
+	}
+	// No room for a marker on its own line: the head rule's cut.
+	out, dropped := headOfView(v, limit)
+	return out, Stats{Original: n, Kept: n - dropped, Dropped: dropped, Strategy: KeepHeadTail}
+}
+
+// headOfView is Head on the content v describes.
+func headOfView(v *view, limit int) (string, int) {
+	b := []byte(v.head)
+	out, dropped := HeadBytes(b, v.n, limit)
+	return bytesString(out), dropped
+}
+
+// split places the head's end h and the tail's start t for room bytes
+// between them, share of it for the tail, with h <= maxHead and
+// t >= minTail.
+//
+// Candidates for h are the newlines in the last 10% of the head's budget
+// (the head stops before the newline); for each, the tail gets the room
+// the head left, and starts after the first newline at or after its budget's
+// start, when that lies in the first 10% of it. Of the pairs where both ends
+// fall on lines, the one that keeps the most bytes wins (the later head on a
+// tie), so a line-structured cut fills the limit whenever the line lengths
+// allow. Without such a pair, an end that found no newline is a hard cut at
+// a character boundary that takes all the room the other end left.
+func (v *view) split(room int, share float64, maxHead, minTail int) (h, t int) {
+	n := v.n
+	tb := int(float64(room) * share)
+	tb = min(max(tb, 1), room-1)
+	hb := room - tb
+	hb = min(hb, maxHead)
+	wh := hb / 10
+
+	bestH, bestT, best := -1, -1, -1
+	lastNL := -1 // the last head candidate, for a hard tail
+	// From the latest head end down, so that the first pair that fills the
+	// room exactly ends the search, and a tie keeps the later head.
+	lo0, hi0 := max(hb-wh, 0), min(hb, len(v.head)-1)
+	for end := hi0 + 1; end > lo0; {
+		i := strings.LastIndexByte(v.head[lo0:end], '\n')
+		if i < 0 {
+			break
+		}
+		p := lo0 + i
+		end = p
+		if lastNL < 0 {
+			lastNL = p
+		}
+		tailRoom := room - p
+		lo := max(n-tailRoom, minTail)
+		hi := n - tailRoom + tailRoom/10
+		if t := v.lineStart(lo); t <= hi && t < n {
+			if kept := p + n - t; kept > best {
+				bestH, bestT, best = p, t, kept
+				if kept == room {
+					break
+				}
+			}
+		}
+	}
+	if best >= 0 {
+		return bestH, bestT
+	}
+	if lastNL >= 0 {
+		// The head ends on a line; the tail, with no line start near its
+		// budget, takes all the room left.
+		return lastNL, v.hardTail(max(n-(room-lastNL), minTail))
+	}
+	// The head found no line end: see whether the tail alone can start on a
+	// line, and give the head the rest.
+	tailRoom := tb
+	lo := max(n-tailRoom, minTail)
+	hi := n - tailRoom + tailRoom/10
+	if t = v.lineStart(lo); t <= hi && t < n {
+		return v.hardHead(min(room-(n-t), maxHead)), t
+	}
+	h = v.hardHead(hb)
+	return h, v.hardTail(max(n-(room-h), minTail))
+}
+
+// lineStart returns the first t >= lo that starts a line (content[t-1] is
+// a newline), or n; lo-1 lies in the tail window.
+func (v *view) lineStart(lo int) int {
+	off := v.n - len(v.tail)
+	i := strings.IndexByte(v.tail[lo-1-off:], '\n')
+	if i < 0 {
+		return v.n
+	}
+	return lo + i
+}
+
+// hardHead is the largest character boundary <= k.
+func (v *view) hardHead(k int) int {
+	return floorCharBoundary(v.head, max(0, k))
+}
+
+// hardTail is the smallest character boundary >= k in the tail window.
+func (v *view) hardTail(k int) int {
+	off := v.n - len(v.tail)
+	return off + ceilCharBoundary(v.tail, k-off)
+}
+
+// rescue returns the lines of content[h:t] that keep_lines rescue, in
+// order: matching lines at most rescueRoom(limit) long, taken in order until
+// one does not fit in rescueRoom(limit) (or in the room, less two bytes for
+// a head and a tail), at most MaxRescuedLines of them.
+func (v *view) rescue(h, t, limit, room int, res []*regexp.Regexp) ([]string, int) {
+	most := min(rescueRoom(limit), room-2)
+	var out []string
+	sum := 0
+	take := func(a, b int, text string) bool {
+		if a < h || b > t || b-a > rescueRoom(limit) {
+			return true
+		}
+		if sum+b-a > most || len(out) == MaxRescuedLines {
+			return false
+		}
+		out = append(out, text)
+		sum += b - a
+		return true
+	}
+	// Lines that end within the head window, read from it.
+	a := 0
+	for a < len(v.head) {
+		i := indexNewline(v.head[a:])
+		if i < 0 {
+			break
+		}
+		b := a + i + 1
+		if b > t {
+			return out, sum
+		}
+		if b-a <= rescueRoom(limit) && matches(res, v.head[a:b-1]) && !take(a, b, v.head[a:b]) {
+			return out, sum
+		}
+		a = b
+	}
+	for _, l := range v.lines {
+		if l.b > t {
+			break
+		}
+		if !take(l.a, l.b, l.text) {
+			break
+		}
+	}
+	return out, sum
+}

@@ -1,0 +1,457 @@
+package cut
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// A Level is one container on the path from a JSON document's root to the
+// point where a structural cut fell.
+type Level struct {
+	// Pointer is the container's JSON Pointer (RFC 6901): "" for the root,
+	// "/entities" for the array under the root's "entities" member,
+	// "/entities/3" for its fourth element.
+	Pointer string
+	// Array reports an array; otherwise it is an object.
+	Array bool
+	// Kept is how many of its elements (or members) the output holds,
+	// whole or cut; Total is how many the input holds. "kept Kept of Total".
+	Kept, Total int
+}
+
+// JSONMaxInput is the longest input the JSON strategy cuts as a document
+// for a limit: 8 MiB, or 4 times the limit when that is more. A structural
+// cut needs the whole document, which a stream must buffer (see [Writer]);
+// longer input is cut with the text strategy, by [Cut] as by a Writer, so
+// that both give the same output.
+func JSONMaxInput(limit int) int {
+	if limit > math.MaxInt/4 {
+		return math.MaxInt
+	}
+	return max(8<<20, 4*limit)
+}
+
+func jsonMaxInput(limit int) int { return JSONMaxInput(limit) }
+
+// JSONValue cuts the JSON document raw to a valid JSON document of at most
+// limit bytes, with no marker: for a value whose container must stay JSON,
+// such as an MCP result's structuredContent or a text block that holds a
+// document, where the caller reports the cut elsewhere (st.Levels gives
+// "kept K of M" for each container on the cut's path).
+//
+// raw that is not valid JSON gives ok == false. raw within limit is
+// returned as it is (the same slice). Otherwise, when raw compacted (the
+// whitespace between tokens removed) fits, that is returned with
+// st.Compacted and nothing dropped. Otherwise the cut is structural,
+// greedy in document order:
+//
+//   - an array keeps the longest prefix of whole elements that fits (when
+//     not even its first element fits whole, that element is cut the same
+//     way, so that a one-element array still shows something);
+//   - an object keeps its members in order; the first member that does not
+//     fit whole keeps its key and a cut form of its value, when one fits,
+//     and the members after it are dropped;
+//   - a string that does not fit keeps the longest prefix of its text (as
+//     written, escapes whole, never splitting a UTF-8 character) followed by
+//     the marker inside the string, `\n[truncated: N bytes dropped, refine
+//     your query]`, N counting the string's bytes as written;
+//   - numbers, true, false and null are whole or absent;
+//   - every container open at the cut is closed, and nothing after the cut
+//     is kept.
+//
+// The output keeps the input's key order (it is never decoded into a map),
+// is json.Valid, and its figures are st.Original = len(raw), st.Kept =
+// len(out), st.Dropped = len(raw) - len(out). When no valid document fits
+// (limit below 2, or a root number longer than limit), ok is false.
+//
+// It takes time linear in len(raw) (a validation pass, then one pass that
+// copies at most limit bytes) and allocates the output and the levels.
+func JSONValue(raw []byte, limit int) (out []byte, st Stats, ok bool) {
+	st = Stats{Original: len(raw)}
+	if !json.Valid(raw) {
+		return nil, st, false
+	}
+	if len(raw) <= limit {
+		st.Kept = len(raw)
+		return raw, st, true
+	}
+	r := structural(bytesString(raw), limit)
+	switch {
+	case r.complete:
+		st.Kept, st.Compacted, st.Strategy = len(raw), true, KeepJSON
+		return r.doc, st, true
+	case r.compact <= limit:
+		st.Kept, st.Compacted, st.Strategy = len(raw), true, KeepJSON
+		return compact(bytesString(raw), r.compact), st, true
+	case r.doc == nil:
+		return nil, st, false
+	}
+	st.Kept, st.Dropped, st.Strategy, st.Levels = len(r.doc), len(raw)-len(r.doc), KeepJSON, r.levels
+	return r.doc, st, true
+}
+
+// jsonCut is Cut with the JSON strategy for content over the limit, or ok
+// == false when content is not a JSON document or has no valid form that
+// fits beside the marker.
+func jsonCut(content string, limit int) (string, Stats, bool) {
+	if !json.Valid([]byte(content)) {
+		return "", Stats{}, false
+	}
+	n := len(content)
+	st := Stats{Original: n, Strategy: KeepJSON}
+	for d := digits(n); d >= 1; d-- {
+		budget := limit - markerFixed - d
+		if budget < 2 {
+			// No room for a marker: only compacting can help.
+			if r := structural(content, limit); r.complete {
+				st.Kept, st.Compacted = n, true
+				return bytesString(r.doc), st, true
+			}
+			return "", Stats{}, false
+		}
+		r := structural(content, budget)
+		if r.compact <= limit {
+			st.Kept, st.Compacted = n, true
+			if r.complete {
+				return bytesString(r.doc), st, true
+			}
+			return bytesString(compact(content, r.compact)), st, true
+		}
+		if r.doc == nil {
+			return "", Stats{}, false
+		}
+		dropped := n - len(r.doc)
+		if digits(dropped) < d && d > 1 && digits(max(0, n-limit)) < d {
+			// N is shorter than the marker assumed: a larger budget may
+			// keep a few more bytes.
+			continue
+		}
+		if digits(dropped) > d {
+			// Cannot happen (N <= n); kept for safety of the limit.
+			return "", Stats{}, false
+		}
+		b := appendMarker(r.doc, dropped)
+		st.Kept, st.Dropped, st.Levels = len(r.doc), dropped, r.levels
+		return bytesString(b), st, true
+	}
+	return "", Stats{}, false
+}
+
+// compact returns content, a valid JSON document, without the whitespace
+// between its tokens; size is the length of the result.
+func compact(content string, size int) []byte {
+	out := make([]byte, 0, size)
+	for i := 0; i < len(content); {
+		c := content[i]
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			i++
+		case '"':
+			e := stringEnd(content, i)
+			out = append(out, content[i:e]...)
+			i = e
+		default:
+			out = append(out, c)
+			i++
+		}
+	}
+	return out
+}
+
+// stringEnd returns the index just after the string token that starts at
+// s[i] == '"'; s is valid JSON.
+func stringEnd(s string, i int) int {
+	j := i + 1
+	for {
+		k := strings.IndexAny(s[j:], `"\`)
+		if k < 0 {
+			return len(s)
+		}
+		j += k
+		if s[j] == '"' {
+			return j + 1
+		}
+		j += 2 // an escape: the byte after the backslash is never the end
+	}
+}
+
+// literalEnd returns the index just after the number, true, false or null
+// that starts at s[i].
+func literalEnd(s string, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case ',', ']', '}', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// frame is one open container of a structural cut.
+type frame struct {
+	array   bool
+	count   int    // elements or members complete
+	total   int    // elements or members started
+	seg     string // its key (a raw string token) or index in its parent
+	blocked bool   // its current element is a later array element
+}
+
+// result is what structural returns.
+type result struct {
+	// doc is the cut (or whole, when complete) compacted document, nil
+	// when no valid form fits.
+	doc      []byte
+	complete bool
+	compact  int // the length of the whole document compacted
+	levels   []Level
+}
+
+// structural makes the structural cut of s, a valid JSON document, to at
+// most budget bytes (see JSONValue), in one pass. It copies tokens while
+// they fit, with room kept for the closers of every open container, and
+// remembers the last safe point: a length of the output at which closing
+// the open containers gives a valid document that the rules allow (after a
+// container's opening, after a whole element or member, outside any later
+// array element). The stack at the last safe point is always a prefix of
+// the current stack (a container open there cannot close without making a
+// newer one), so a safe point is two integers. After the cut it goes on
+// scanning, without copying, for the compacted length and the totals of
+// the cut's levels.
+func structural(s string, budget int) result {
+	var (
+		out       = make([]byte, 0, min(len(s), max(budget, 0)))
+		stack     []frame
+		blocked   int // frames whose current element is blocked
+		safeLen   = -1
+		safeDepth int
+		cut       bool
+		cutLen    int
+		levels    []Level
+		open      int // levels whose container has not closed yet
+		compactN  int
+		pre       []byte // the comma and key before a value
+	)
+	// cutAt cuts at output length length with the first depth frames open;
+	// inner says the innermost of them keeps its current element cut.
+	cutAt := func(length, depth int, inner bool) {
+		cut, cutLen = true, length
+		levels, open = make([]Level, depth), depth
+		for i := range depth {
+			levels[i] = Level{Pointer: pointer(stack[:i+1]), Array: stack[i].array, Kept: stack[i].count + 1}
+		}
+		if depth > 0 && !inner {
+			levels[depth-1].Kept = stack[depth-1].count
+		}
+	}
+	cutAtSafe := func() {
+		if safeLen < 0 {
+			cut, cutLen = true, -1 // no valid form fits
+			return
+		}
+		cutAt(safeLen, safeDepth, false)
+	}
+	fits := func(extra, depth int) bool { return len(out)+len(pre)+extra+depth <= budget }
+	// valueDone ends a value: the current element of the innermost frame.
+	valueDone := func() {
+		if len(stack) == 0 {
+			return
+		}
+		f := &stack[len(stack)-1]
+		f.count++
+		if f.blocked {
+			f.blocked = false
+			blocked--
+		}
+		if !cut && blocked == 0 {
+			safeLen, safeDepth = len(out), len(stack)
+		}
+	}
+
+	expectKey := false // the next string is an object's key
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch c {
+		case ' ', '\t', '\n', '\r', ',', ':':
+			i++
+			continue
+		case ']', '}':
+			compactN++
+			if !cut {
+				out = append(out, c)
+			}
+			n := len(stack) - 1
+			if n < open {
+				levels[n].Total = stack[n].total
+				open = n
+			}
+			stack = stack[:n]
+			i++
+			valueDone()
+			expectKey = len(stack) > 0 && !stack[len(stack)-1].array
+			continue
+		}
+		pre = pre[:0]
+		seg := ""
+		if n := len(stack); n > 0 {
+			f := &stack[n-1]
+			if f.total > 0 {
+				pre = append(pre, ',')
+			}
+			if expectKey {
+				// A key and its colon; the value follows.
+				e := stringEnd(s, i)
+				pre = append(pre, s[i:e]...)
+				pre = append(pre, ':')
+				seg = s[i:e]
+				for i = e; s[i] != ':'; i++ {
+				}
+				for i++; s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'; i++ {
+				}
+				c = s[i]
+			} else {
+				seg = strconv.Itoa(f.total)
+				if f.count > 0 {
+					f.blocked = true
+					blocked++
+				}
+			}
+			f.total++
+		}
+		compactN += len(pre)
+		expectKey = false
+		switch c {
+		case '{', '[':
+			compactN++
+			if !cut {
+				if fits(1, len(stack)+1) {
+					out = append(out, pre...)
+					out = append(out, c)
+				} else {
+					cutAtSafe()
+				}
+			}
+			stack = append(stack, frame{array: c == '[', seg: seg})
+			if !cut && blocked == 0 {
+				safeLen, safeDepth = len(out), len(stack)
+			}
+			expectKey = c == '{'
+			i++
+			continue
+		case '"':
+			e := stringEnd(s, i)
+			compactN += e - i
+			if !cut {
+				switch {
+				case fits(e-i, len(stack)):
+					out = append(out, pre...)
+					out = append(out, s[i:e]...)
+				case blocked == 0:
+					room := budget - len(out) - len(pre) - len(stack)
+					if str, ok := cutString(s[i+1:e-1], room); ok {
+						out = append(out, pre...)
+						out = append(out, str...)
+						cutAt(len(out), len(stack), true)
+					} else {
+						cutAtSafe()
+					}
+				default:
+					cutAtSafe()
+				}
+			}
+			i = e
+		default:
+			e := literalEnd(s, i)
+			compactN += e - i
+			if !cut {
+				if fits(e-i, len(stack)) {
+					out = append(out, pre...)
+					out = append(out, s[i:e]...)
+				} else {
+					cutAtSafe()
+				}
+			}
+			i = e
+		}
+		valueDone()
+		expectKey = len(stack) > 0 && !stack[len(stack)-1].array
+	}
+	r := result{compact: compactN}
+	switch {
+	case !cut:
+		r.doc, r.complete = out, true
+	case cutLen >= 0:
+		doc := out[:cutLen]
+		for j := len(levels) - 1; j >= 0; j-- {
+			if levels[j].Array {
+				doc = append(doc, ']')
+			} else {
+				doc = append(doc, '}')
+			}
+		}
+		r.doc, r.levels = doc, levels
+	}
+	return r
+}
+
+// pointer returns the JSON Pointer of the innermost of frames.
+func pointer(frames []frame) string {
+	var b strings.Builder
+	for _, f := range frames[1:] {
+		b.WriteByte('/')
+		seg := f.seg
+		if strings.HasPrefix(seg, `"`) {
+			var key string
+			if json.Unmarshal([]byte(seg), &key) == nil {
+				seg = key
+			}
+		}
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(seg))
+	}
+	return b.String()
+}
+
+// cutString returns the string token whose raw (escaped) text is text, cut
+// to at most room bytes, quotes included: the longest prefix of text that
+// ends neither inside an escape nor inside a UTF-8 character, followed by
+// the marker, its newline written as the escape \n, and the closing quote.
+// ok is false when not even the marker fits.
+func cutString(text string, room int) (string, bool) {
+	// quotes and the marker's newline escape are 3 bytes beside
+	// MarkerLen(N); markerPoint keeps k + MarkerLen(len(text)-k) within
+	// room-3.
+	k := markerPoint(len(text), room-3)
+	if k < 0 {
+		return "", false
+	}
+	k = floorCharBoundary(text, k)
+	// Back off to the start of an escape that k would split; moving k down
+	// keeps the marker within room, as in Head.
+	for j := 0; j < k; {
+		idx := strings.IndexByte(text[j:k], '\\')
+		if idx < 0 {
+			break
+		}
+		e := j + idx
+		size := 2
+		if e+1 < len(text) && text[e+1] == 'u' {
+			size = 6
+		}
+		if e+size > k {
+			k = e
+			break
+		}
+		j = e + size
+	}
+	dropped := len(text) - k
+	b := make([]byte, 0, k+MarkerLen(dropped)+3)
+	b = append(b, '"')
+	b = append(b, text[:k]...)
+	b = append(b, `\n[truncated: `...)
+	b = strconv.AppendInt(b, int64(dropped), 10)
+	b = append(b, markerSuffix...)
+	b = append(b, '"')
+	return bytesString(b), true
+}

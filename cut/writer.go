@@ -1,0 +1,225 @@
+package cut
+
+import (
+	"bytes"
+	"errors"
+	"unsafe"
+)
+
+// Writer cuts content that arrives in pieces, such as a tool's output read
+// from a pipe or a result of hundreds of megabytes, holding memory bounded by
+// the limit whatever the length of the input. Write the content to it, then
+// call Result once: the output and figures are byte for byte what [Cut]
+// returns for the concatenation of everything written.
+//
+// What it holds:
+//
+//   - KeepHead: the first limit+4 bytes; the rest is counted.
+//   - KeepHeadTail: the first and the last limit+4 bytes, and with
+//     KeepLines the matching lines the cut may rescue: the line being read
+//     (up to a quarter of the limit), at most MaxRescuedLines+1 recorded
+//     lines, which take at most a quarter of the limit plus the lines within
+//     the last limit+4 bytes. About 2.5 times the limit at most.
+//   - KeepJSON: the whole input while it is at most [JSONMaxInput](limit)
+//     (8 MiB, or 4 times the limit) long, since a structural cut needs the
+//     whole document, beside what its text strategy (the Fallback) holds;
+//     past that bound the buffer is released and the content is cut as text,
+//     as Cut does for input that long.
+//
+// A Writer is not safe for concurrent use. Its Write never fails before
+// Result; after Result it returns an error.
+type Writer struct {
+	limit int
+	spec  Spec
+	win   int // windowLen(limit)
+	n     int
+
+	head []byte // the first min(n, win) bytes
+	tail bool   // whether the text strategy keeps a tail
+	ring []byte // the last win bytes, once n > win; ring[pos] is the oldest
+	pos  int
+
+	rec      *lineRecorder
+	cur      []byte // the line being read, while it is at most rec.room+1 long
+	curStart int
+	curLong  bool
+
+	json    []byte // the whole input, for KeepJSON, while within the bound
+	jsonOff bool   // the input outgrew the bound
+	done    bool
+}
+
+// NewWriter returns a Writer that cuts to limit with spec.
+func NewWriter(limit int, spec Spec) *Writer {
+	w := &Writer{limit: limit, spec: spec, win: windowLen(limit)}
+	w.tail = spec.text() == KeepHeadTail
+	if w.tail && len(spec.KeepLines) > 0 {
+		w.rec = &lineRecorder{res: spec.KeepLines, room: rescueRoom(limit), tailWin: w.win}
+	}
+	w.jsonOff = spec.keep() != KeepJSON
+	return w
+}
+
+// errDone is what Write returns after Result.
+var errDone = errors.New("cut: write after Result")
+
+// Write adds p to the content. It never keeps p.
+func (w *Writer) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, errDone
+	}
+	w.add(p)
+	return len(p), nil
+}
+
+// WriteString is Write for a string.
+func (w *Writer) WriteString(s string) (int, error) {
+	if w.done {
+		return 0, errDone
+	}
+	// The pieces are only read, so the string's bytes serve as they are.
+	w.add(stringBytes(s))
+	return len(s), nil
+}
+
+func (w *Writer) add(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	off := w.n
+	w.n += len(p)
+	if !w.jsonOff {
+		if w.n <= JSONMaxInput(w.limit) {
+			w.json = append(w.json, p...)
+		} else {
+			w.json, w.jsonOff = nil, true
+		}
+	}
+	if room := w.win - len(w.head); room > 0 {
+		take := min(room, len(p))
+		if w.head == nil {
+			// One allocation of its final size when the input is large
+			// enough to need it; a short first piece gets a short buffer.
+			w.head = make([]byte, 0, min(w.win, max(len(p), 4096)))
+		}
+		w.head = appendBounded(w.head, p[:take], w.win)
+	}
+	if w.tail && w.n > w.win {
+		w.writeRing(p)
+	}
+	if w.rec != nil {
+		w.lines(p, off)
+	}
+}
+
+// appendBounded appends p to b, growing b at most to most bytes.
+func appendBounded(b, p []byte, most int) []byte {
+	if len(b)+len(p) > cap(b) {
+		nb := make([]byte, len(b), min(most, max(2*cap(b), len(b)+len(p))))
+		copy(nb, b)
+		b = nb
+	}
+	return append(b, p...)
+}
+
+// writeRing keeps the last win bytes of the content, p being its latest.
+func (w *Writer) writeRing(p []byte) {
+	if len(p) >= w.win {
+		if w.ring == nil {
+			w.ring = make([]byte, w.win)
+		}
+		copy(w.ring, p[len(p)-w.win:])
+		w.pos = 0
+		return
+	}
+	if w.ring == nil {
+		// The content first outgrows the window with p: everything before
+		// p is in the head, and the ring starts as its last bytes and p,
+		// oldest first.
+		w.ring = make([]byte, w.win)
+		before := w.n - len(p)
+		need := w.win - len(p)
+		copy(w.ring, w.head[before-need:before])
+		copy(w.ring[need:], p)
+		w.pos = 0
+		return
+	}
+	k := copy(w.ring[w.pos:], p)
+	copy(w.ring, p[k:])
+	w.pos = (w.pos + len(p)) % w.win
+}
+
+// lines feeds the line recorder with the lines p completes; off is the
+// offset of p in the content.
+func (w *Writer) lines(p []byte, off int) {
+	r := w.rec
+	for len(p) > 0 && !r.closed {
+		i := bytes.IndexByte(p, '\n')
+		seg := p
+		if i >= 0 {
+			seg = p[:i+1]
+		}
+		if !w.curLong {
+			if len(w.cur)+len(seg) > r.room {
+				w.cur, w.curLong = w.cur[:0], true
+			} else {
+				w.cur = append(w.cur, seg...)
+			}
+		}
+		if i < 0 {
+			break
+		}
+		b := off + i + 1
+		if !w.curLong && b > w.win {
+			r.add(w.curStart, b, string(w.cur))
+		}
+		w.cur, w.curLong, w.curStart = w.cur[:0], false, b
+		p, off = p[i+1:], b
+	}
+	r.advance(w.n)
+}
+
+// Result returns the cut of everything written, as [Cut] would, and ends
+// the Writer.
+func (w *Writer) Result() (string, Stats) {
+	w.done = true
+	if w.n <= w.limit {
+		var s string
+		if w.json != nil {
+			s = string(w.json)
+		} else {
+			s = string(w.head)
+		}
+		return s, Stats{Original: w.n, Kept: w.n}
+	}
+	if w.limit <= 0 {
+		return "", Stats{Original: w.n, Dropped: w.n, Strategy: w.spec.text()}
+	}
+	if w.json != nil {
+		return cutOver(bytesString(w.json), w.limit, w.spec)
+	}
+	if !w.tail {
+		out, dropped := HeadBytes(w.head, w.n, w.limit)
+		return bytesString(out), Stats{Original: w.n, Kept: w.n - dropped, Dropped: dropped, Strategy: KeepHead}
+	}
+	v := view{n: w.n, head: bytesString(w.head)}
+	if w.ring == nil {
+		// Everything is in the head window.
+		v.tail = v.head[len(v.head)-min(w.n, w.win):]
+	} else {
+		t := make([]byte, w.win)
+		k := copy(t, w.ring[w.pos:])
+		copy(t[k:], w.ring[:w.pos])
+		v.tail = bytesString(t)
+	}
+	if w.rec != nil {
+		w.rec.advance(w.n)
+		v.lines = w.rec.lines
+	}
+	return v.cut(w.limit, w.spec)
+}
+
+// stringBytes returns the bytes of s without a copy, for reading only.
+func stringBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}

@@ -1,0 +1,101 @@
+package cut_test
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolcap/toolcap/cut"
+)
+
+// streamSpecs are the specs the streaming tests compare with Cut.
+func streamSpecs() []cut.Spec {
+	keep := []*regexp.Regexp{regexp.MustCompile(`(?i)\b(error|fail|panic)\b`), regexp.MustCompile(`^x`)}
+	return []cut.Spec{
+		{},
+		{Keep: cut.KeepHeadTail},
+		{Keep: cut.KeepHeadTail, TailShare: 0.3},
+		{Keep: cut.KeepHeadTail, KeepLines: keep},
+		{Keep: cut.KeepJSON},
+		{Keep: cut.KeepJSON, Fallback: cut.KeepHeadTail, KeepLines: keep},
+	}
+}
+
+// writeChunks writes s to w in pieces of random lengths up to most.
+func writeChunks(t testing.TB, w *cut.Writer, s string, rng *rand.Rand, most int) {
+	for len(s) > 0 {
+		k := min(len(s), 1+rng.IntN(most))
+		var err error
+		if rng.IntN(2) == 0 {
+			_, err = w.Write([]byte(s[:k]))
+		} else {
+			_, err = w.WriteString(s[:k])
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = s[k:]
+	}
+}
+
+func TestWriterMatchesCut(t *testing.T) {
+	inputs := map[string]string{
+		"log":        testLog(100000)[:120000] + "FAIL: TestX\n",
+		"log errors": strings.Repeat("ok\nerror: a\nx\n", 2000),
+		"one line":   strings.Repeat("é", 5000),
+		"short":      "error: a\nb\n",
+		"json":       `{"a":[` + strings.Repeat(`{"k":"error v"},`, 2000) + `1]}`,
+		"not json":   `{"a":[` + strings.Repeat("error\n", 2000),
+		"binary":     string([]byte{0xff, '\n', 0xe2, 0x82, '\n'}) + strings.Repeat("\xf0\x9f\x98\n", 1000),
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for name, in := range inputs {
+		for si, spec := range streamSpecs() {
+			for _, limit := range []int{0, 60, 200, 1000, 4096} {
+				want, wantSt := cut.Cut(in, limit, spec)
+				for _, most := range []int{1, 7, 100, 5000, len(in)} {
+					if most == 1 && len(in) > 20000 {
+						continue // byte by byte: the short inputs cover it
+					}
+					w := cut.NewWriter(limit, spec)
+					writeChunks(t, w, in, rng, most)
+					got, st := w.Result()
+					if got != want {
+						t.Fatalf("%s, spec %d, limit %d, pieces up to %d: Writer differs from Cut:\n%s", name, si, limit, most, cmp.Diff(want, got))
+					}
+					if diff := cmp.Diff(wantSt, st); diff != "" {
+						t.Fatalf("%s, spec %d, limit %d: figures mismatch (-want +got):\n%s", name, si, limit, diff)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestWriterAfterResult(t *testing.T) {
+	w := cut.NewWriter(100, cut.Spec{})
+	w.Result()
+	if _, err := w.Write([]byte("x")); err == nil {
+		t.Error("Write after Result: no error")
+	}
+}
+
+// TestWriterJSONBound checks that JSON longer than JSONMaxInput is cut as
+// text, by Cut and by a Writer alike.
+func TestWriterJSONBound(t *testing.T) {
+	limit := 1000
+	in := "[" + strings.Repeat(`"abcdefgh",`, cut.JSONMaxInput(limit)/11+1) + "1]"
+	spec := cut.Spec{Keep: cut.KeepJSON}
+	want, st := cut.Cut(in, limit, spec)
+	if st.Strategy != cut.KeepHead {
+		t.Errorf("JSON over JSONMaxInput cut with %q, want head", st.Strategy)
+	}
+	w := cut.NewWriter(limit, spec)
+	writeChunks(t, w, in, rand.New(rand.NewPCG(3, 4)), 1<<16)
+	if got, _ := w.Result(); got != want {
+		t.Error("Writer differs from Cut past JSONMaxInput")
+	}
+}

@@ -1,0 +1,44 @@
+package mcpproxy_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/mcpproxy"
+)
+
+// BenchmarkRelayResult times the proxy's own work on one tools/call round
+// trip, in process over pipes: the request forwarded, the result read,
+// checked and forwarded (uncut: the tool's limit is above it) or capped.
+func BenchmarkRelayResult(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		size  int
+		limit int
+	}{
+		{"small", 64, 0},
+		{"1MB-relay", 1 << 20, 4 << 20},
+		{"1MB-capped", 1 << 20, 0},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var m *manifest.WorkerManifest
+			if tc.limit > 0 {
+				m = &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]int{"t": tc.limit}}}
+			}
+			s := newRawSession(&testing.T{}, mcpproxy.Options{Manifest: m})
+			enc, _ := json.Marshal(bigText(tc.size))
+			b.SetBytes(int64(len(enc)))
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				s.toServer(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"t"}}`, i))
+				readLine(b, s.sr)
+				s.toClient(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":%s}]}}`, i, enc))
+				readLine(b, s.cr)
+			}
+		})
+	}
+}

@@ -1,0 +1,468 @@
+package mcpproxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/mcpproxy/internal/shape"
+	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
+	"github.com/toolcap/toolcap/middleware"
+)
+
+// A pendingCall is a tools/call the client sent and the server has not
+// answered yet.
+type pendingCall struct {
+	id     []byte
+	seq    int64  // order among the session's requests
+	callID string // the chain's call id, for logs
+	tool   string
+	args   json.RawMessage
+	gen    *generation // the limits and chain the call was sent under
+}
+
+// member is one member of a JSON object, as it came.
+type member struct {
+	key string
+	raw []byte // nil: the member's value was over its bound and is dropped
+}
+
+// headText keeps the first max bytes of a text read in pieces, and counts
+// all of it: what a cut by the rule of text needs of a text of any length.
+type headText struct {
+	head  []byte
+	max   int
+	total int64
+}
+
+func (h *headText) write(b []byte) {
+	if room := h.max - len(h.head); room > 0 {
+		h.head = append(h.head, b[:min(room, len(b))]...)
+	}
+	h.total += int64(len(b))
+}
+
+// whole reports whether the head holds the whole text.
+func (h *headText) whole() bool { return int64(len(h.head)) == h.total }
+
+// cut cuts the text to limit by the rule of text ([middleware.Truncate]),
+// from its head alone: the head holds at least limit+utf8.UTFMax bytes of a
+// longer text, all a cut needs. ok is false when the text fits.
+func (h *headText) cut(limit int) (string, chain.Truncation, bool) {
+	if h.total <= int64(limit) {
+		return string(h.head), chain.Truncation{}, false
+	}
+	var capped string
+	var dropped int64
+	if h.whole() {
+		c, d := middleware.Truncate(string(h.head), limit)
+		capped, dropped = c, int64(d)
+	} else {
+		// The rest of the text is gone; what the rule needs of it is its
+		// length.
+		rest := &filler{n: h.total - int64(len(h.head))}
+		c, d, _ := middleware.TruncateReader(io.MultiReader(bytes.NewReader(h.head), rest), limit)
+		capped, dropped = c, d
+	}
+	return capped, chain.Truncation{
+		Limit:         limit,
+		OriginalBytes: int(h.total),
+		KeptBytes:     int(h.total - dropped),
+		DroppedBytes:  int(dropped),
+	}, true
+}
+
+// filler reads as n zero bytes: the length of a text whose bytes are gone.
+type filler struct{ n int64 }
+
+func (f *filler) Read(p []byte) (int, error) {
+	if f.n <= 0 {
+		return 0, io.EOF
+	}
+	k := int(min(int64(len(p)), f.n))
+	clear(p[:k])
+	f.n -= int64(k)
+	return k, nil
+}
+
+// callResult is a tools/call result as read: what the proxy needs of it to
+// cap it, however large it was. Its text blocks are kept up to the retain
+// bound of the joined text and counted whole; other blocks are kept while
+// they fit the retain bound together and otherwise noted as dropped.
+type callResult struct {
+	members []member // in order; content, structuredContent and isError hold nil
+	blocks  []json.RawMessage
+	text    headText // the text blocks joined by shape.TextSeparator
+	texts   int      // text blocks, kept or not
+	hasText bool
+	kept    int // bytes of the non-text blocks kept
+	retain  int
+	over    []shape.Dropped // blocks not kept
+
+	isError bool
+
+	hasStructured bool
+	// structured is structuredContent as it came, but for strings longer
+	// than retain, cut by the rule of text (structuredReduced then says
+	// so); nil when even that is over maxStructured.
+	structured        []byte
+	structuredReduced bool
+	structuredSize    int64
+}
+
+// maxMemberBytes bounds the members of a result other than its content and
+// structuredContent (_meta, fields toolcap does not know).
+const maxMemberBytes = 1 << 20
+
+// maxStructured bounds the structuredContent the proxy reads to cap: one
+// larger is dropped, as one that cannot be brought within the limit is.
+func maxStructured(retain int) int { return max(4*retain, 4<<20) }
+
+func readCallResult(sc *wire.Scanner, retain int) (*callResult, error) {
+	res := &callResult{retain: retain, text: headText{max: retain + utf8.UTFMax}}
+	err := sc.Object(func(key string) error {
+		switch key {
+		case "content":
+			res.members = append(res.members, member{key: key})
+			if c, err := sc.Kind(); err != nil || c != '[' {
+				if err != nil {
+					return err
+				}
+				return &wire.SyntaxError{Offset: sc.Offset(), Msg: "content is not an array"}
+			}
+			return sc.Array(func(int) error { return res.block(sc) })
+		case "isError":
+			res.members = append(res.members, member{key: key})
+			b, err := sc.Bool()
+			res.isError = b
+			return err
+		case "structuredContent":
+			res.members = append(res.members, member{key: key})
+			res.hasStructured = true
+			start := sc.Offset()
+			r := &reducer{sc: sc, retain: retain, max: maxStructured(retain)}
+			err := r.value(0)
+			res.structuredSize = sc.Offset() - start
+			if !r.over {
+				res.structured = r.out.Bytes()
+				res.structuredReduced = r.cut
+			}
+			return err
+		}
+		raw, _, err := sc.Capture(maxMemberBytes)
+		res.members = append(res.members, member{key: key, raw: raw})
+		return err
+	})
+	return res, err
+}
+
+// block reads one content block.
+func (res *callResult) block(sc *wire.Scanner) error {
+	var (
+		typ      string
+		fields   []member
+		text     []byte
+		textAt   = -1
+		isText   bool
+		complete = true
+	)
+	start := sc.Offset()
+	err := sc.Object(func(key string) error {
+		switch {
+		case key == "type":
+			raw, ok, err := sc.Capture(maxMethodBytes)
+			if ok {
+				_ = json.Unmarshal(raw, &typ)
+			}
+			fields = append(fields, member{key, raw})
+			return err
+		case key == "text" && (typ == "" || typ == "text"):
+			if res.texts > 0 {
+				res.text.write([]byte(shape.TextSeparator))
+			}
+			res.texts++
+			res.hasText, isText = true, true
+			from := len(res.text.head)
+			n, err := sc.String(res.text.write)
+			text = res.text.head[from:]
+			if int64(len(text)) < n {
+				complete = false
+			}
+			textAt = len(fields)
+			fields = append(fields, member{key: key})
+			return err
+		}
+		raw, ok, err := sc.Capture(max(res.retain-res.kept, 0))
+		if !ok {
+			complete = false
+		} else {
+			res.kept += len(raw)
+		}
+		fields = append(fields, member{key, raw})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	size := int(sc.Offset() - start)
+	switch {
+	case isText && len(text) == 0 && !complete:
+		// Past the retained part of the joined text: counted, not kept.
+		return nil
+	case !isText && !complete:
+		res.over = append(res.over, shape.Dropped{Kind: blockKind(typ), Size: size})
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	n := 0
+	for i, f := range fields {
+		if f.raw == nil && i != textAt {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		writeKey(&b, f.key)
+		if i == textAt {
+			writeString(&b, text)
+			continue
+		}
+		b.Write(f.raw)
+	}
+	b.WriteByte('}')
+	res.blocks = append(res.blocks, b.Bytes())
+	return nil
+}
+
+// blockKind names a block that was not kept, for the note.
+func blockKind(typ string) string {
+	switch typ {
+	case "image":
+		return "an image block"
+	case "audio":
+		return "an audio block"
+	case "resource":
+		return "an embedded resource"
+	case "resource_link":
+		return "a resource link"
+	}
+	return "a block"
+}
+
+func writeKey(b *bytes.Buffer, key string) {
+	writeString(b, []byte(key))
+	b.WriteByte(':')
+}
+
+// writeString writes s as a JSON string, as encoding/json would.
+func writeString(b *bytes.Buffer, s []byte) {
+	enc, _ := json.Marshal(string(s))
+	b.Write(enc)
+}
+
+// callError is a JSON-RPC error answering a tools/call, as read.
+type callError struct {
+	members []member // in order; message holds nil
+	message headText
+	data    []byte // nil when absent or over the bound
+	dataLen int64
+}
+
+func readCallError(sc *wire.Scanner, retain int) (*callError, error) {
+	e := &callError{message: headText{max: retain + utf8.UTFMax}}
+	err := sc.Object(func(key string) error {
+		switch key {
+		case "message":
+			e.members = append(e.members, member{key: key})
+			_, err := sc.String(e.message.write)
+			return err
+		case "data":
+			e.members = append(e.members, member{key: key})
+			start := sc.Offset()
+			raw, _, err := sc.Capture(retain)
+			e.data, e.dataLen = raw, sc.Offset()-start
+			return err
+		}
+		raw, _, err := sc.Capture(maxMemberBytes)
+		e.members = append(e.members, member{key: key, raw: raw})
+		return err
+	})
+	return e, err
+}
+
+// capError brings the error within limit as [shape.CapError] does: when
+// its message and data together exceed limit, data of at most a quarter of
+// limit is kept and the message cut to the rest, larger data is dropped and
+// the message cut to limit. It returns nil when the error fits, unless
+// rebuild asks for the error to be written out all the same (the reader
+// kept no copy of the message).
+func (e *callError) capError(id []byte, limit int, rebuild bool) []byte {
+	fits := e.message.total+e.dataLen <= int64(limit)
+	if fits && !rebuild {
+		return nil
+	}
+	data := e.data
+	room := limit
+	if !fits {
+		if data != nil && len(data) <= limit/4 {
+			room -= len(data)
+		} else {
+			data = nil
+		}
+	}
+	msg, _, _ := e.message.cut(room)
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(id)
+	b.WriteString(`,"error":{`)
+	n := 0
+	for _, m := range e.members {
+		var v []byte
+		switch m.key {
+		case "message":
+			enc, _ := json.Marshal(msg)
+			v = enc
+		case "data":
+			v = data
+		default:
+			v = m.raw
+		}
+		if v == nil {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		writeKey(&b, m.key)
+		b.Write(v)
+	}
+	b.WriteString("}}")
+	return b.Bytes()
+}
+
+// truncationMeta is the value of _meta["toolcap/truncation"] on a capped
+// result: the figures of its content, in the unit of the limit.
+type truncationMeta struct {
+	Unit     string `json:"unit"`
+	Limit    int    `json:"limit"`
+	Original int    `json:"original"`
+	Kept     int    `json:"kept"`
+	Dropped  int    `json:"dropped"`
+}
+
+// metaKey is the _meta key of the figures.
+const metaKey = "toolcap/truncation"
+
+// withMeta returns the _meta object raw (nil: none) with the figures added.
+func withMeta(raw []byte, t truncationMeta) []byte {
+	fig, _ := json.Marshal(t)
+	var b bytes.Buffer
+	obj := bytes.TrimSpace(raw)
+	if len(obj) < 2 || obj[0] != '{' || obj[len(obj)-1] != '}' {
+		obj = []byte("{}")
+	}
+	inner := bytes.TrimSpace(obj[1 : len(obj)-1])
+	b.WriteByte('{')
+	if len(inner) > 0 {
+		b.Write(inner)
+		b.WriteByte(',')
+	}
+	writeKey(&b, metaKey)
+	b.Write(fig)
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// itoa is strconv.Itoa for the proxy's call ids.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// reducer copies a JSON value as it is read, cutting each string longer
+// than retain by the rule of text (marker included, its count exact), so
+// that a structuredContent of any size is held in at most max bytes when
+// its strings are what makes it large; over is set when even so it is
+// larger, and the rest of the value is read past.
+type reducer struct {
+	sc     *wire.Scanner
+	retain int
+	max    int
+	out    bytes.Buffer
+	over   bool
+	cut    bool
+}
+
+func (r *reducer) write(b []byte) {
+	if r.over {
+		return
+	}
+	if r.out.Len()+len(b) > r.max {
+		r.over = true
+		r.out = bytes.Buffer{}
+		return
+	}
+	r.out.Write(b)
+}
+
+func (r *reducer) value(depth int) error {
+	if depth > wire.MaxDepth {
+		return &wire.SyntaxError{Offset: r.sc.Offset(), Msg: "nesting too deep"}
+	}
+	c, err := r.sc.Kind()
+	if err != nil {
+		return err
+	}
+	switch c {
+	case '{':
+		n := 0
+		r.write([]byte("{"))
+		err := r.sc.Object(func(key string) error {
+			if n > 0 {
+				r.write([]byte(","))
+			}
+			n++
+			var b bytes.Buffer
+			writeKey(&b, key)
+			r.write(b.Bytes())
+			return r.value(depth + 1)
+		})
+		r.write([]byte("}"))
+		return err
+	case '[':
+		n := 0
+		r.write([]byte("["))
+		err := r.sc.Array(func(int) error {
+			if n > 0 {
+				r.write([]byte(","))
+			}
+			n++
+			return r.value(depth + 1)
+		})
+		r.write([]byte("]"))
+		return err
+	case '"':
+		h := headText{max: r.retain + utf8.UTFMax}
+		if _, err := r.sc.String(h.write); err != nil {
+			return err
+		}
+		text := string(h.head)
+		if !h.whole() {
+			text, _, _ = h.cut(r.retain)
+			r.cut = true
+		}
+		var b bytes.Buffer
+		writeString(&b, []byte(text))
+		r.write(b.Bytes())
+		return nil
+	}
+	raw, ok, err := r.sc.Capture(r.max)
+	if !ok {
+		r.over = true
+	}
+	r.write(raw)
+	return err
+}

@@ -1,0 +1,471 @@
+package mcpproxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Header names of MCP's streamable HTTP transport.
+const (
+	sessionHeader  = "Mcp-Session-Id"
+	versionHeader  = "Mcp-Protocol-Version"
+	lastEventIDHdr = "Last-Event-ID"
+)
+
+// DialHTTP returns a connection to the MCP server at the streamable HTTP
+// endpoint url, sending header with every request (an Authorization header,
+// say). Each message the proxy writes is POSTed; what comes back, as JSON or
+// as a stream of server-sent events, is read as it arrives, so that results
+// are capped while they are read here too. After the client's
+// notifications/initialized, a GET stream carries what the server sends on
+// its own (list_changed notifications, requests); it is reopened with
+// Last-Event-ID when it breaks. Close ends the session with a DELETE.
+//
+// The connection does not dial anything until the first message: a server
+// that cannot be reached makes the initialize request fail with a JSON-RPC
+// error the client sees.
+func DialHTTP(ctx context.Context, url string, header http.Header, logger hclog.Logger) (Conn, error) {
+	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+		return nil, fmt.Errorf("mcpproxy: %q is not an http:// or https:// URL", url)
+	}
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	pr, pw := io.Pipe()
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	return &httpClientConn{
+		url:    url,
+		header: header.Clone(),
+		client: &http.Client{},
+		logger: logger,
+		pr:     pr,
+		pw:     pw,
+		ctx:    cctx,
+		cancel: cancel,
+	}, nil
+}
+
+type httpClientConn struct {
+	url    string
+	header http.Header
+	client *http.Client
+	logger hclog.Logger
+
+	pr  *io.PipeReader // what the relay reads: the server's messages
+	pw  *io.PipeWriter
+	wmu sync.Mutex // one message at a time into pw
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu         sync.Mutex
+	prevSent   chan struct{} // closed once the previous message is on its way
+	partial    []byte        // a message the relay is still writing
+	sessionID  string
+	version    string
+	getStarted bool
+	closed     bool
+}
+
+func (c *httpClientConn) Read(p []byte) (int, error) { return c.pr.Read(p) }
+
+// Write takes the relay's frames; each complete message is POSTed.
+func (c *httpClientConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return 0, io.ErrClosedPipe
+	}
+	c.partial = append(c.partial, p...)
+	var msgs [][]byte
+	for {
+		i := bytes.IndexByte(c.partial, '\n')
+		if i < 0 {
+			break
+		}
+		msgs = append(msgs, bytes.Clone(c.partial[:i]))
+		c.partial = c.partial[i+1:]
+	}
+	if len(c.partial) == 0 {
+		c.partial = nil
+	}
+	c.mu.Unlock()
+	for _, m := range msgs {
+		env, err := envelopeOf(m, len(m)+1)
+		if err != nil {
+			continue
+		}
+		// Messages leave in order: each POST starts once the one before it
+		// has its answer's headers (or has waited sendOrder for them), so a
+		// slow result does not hold up what follows, and
+		// notifications/initialized reaches the server before the requests
+		// after it.
+		c.mu.Lock()
+		prev := c.prevSent
+		sent := make(chan struct{})
+		c.prevSent = sent
+		c.mu.Unlock()
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			if prev != nil {
+				select {
+				case <-prev:
+				case <-c.ctx.Done():
+				}
+			}
+			var once sync.Once
+			release := func() { once.Do(func() { close(sent) }) }
+			t := time.AfterFunc(sendOrder, release)
+			defer t.Stop()
+			defer release()
+			c.post(m, env, release)
+		}()
+		if env.isNotification() && env.method == "notifications/initialized" {
+			c.startGET()
+		}
+	}
+	return len(p), nil
+}
+
+func (c *httpClientConn) newRequest(ctx context.Context, method string, body []byte) (*http.Request, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.url, r)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
+	c.mu.Lock()
+	if c.sessionID != "" {
+		req.Header.Set(sessionHeader, c.sessionID)
+	}
+	if c.version != "" {
+		req.Header.Set(versionHeader, c.version)
+	}
+	c.mu.Unlock()
+	return req, nil
+}
+
+// sendOrder bounds how long a message waits for the one before it to be
+// on its way.
+const sendOrder = 100 * time.Millisecond
+
+// post sends one message and relays what comes back; sent is called once
+// the answer's headers are in.
+func (c *httpClientConn) post(msg []byte, env *message, sent func()) {
+	req, err := c.newRequest(c.ctx, http.MethodPost, msg)
+	if err != nil {
+		c.fail(env, err.Error())
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		if c.ctx.Err() == nil {
+			c.fail(env, fmt.Sprintf("the request to %s failed: %v", c.url, err))
+		}
+		return
+	}
+	defer resp.Body.Close()
+	if id := resp.Header.Get(sessionHeader); id != "" {
+		c.mu.Lock()
+		if c.sessionID == "" {
+			c.sessionID = id
+		}
+		c.mu.Unlock()
+	}
+	if !env.isRequest() || env.method != "initialize" {
+		// The initialize result is read first: the protocol version it
+		// gives goes in the header of every later request.
+		sent()
+	}
+	if resp.StatusCode == http.StatusAccepted {
+		return
+	}
+	if resp.StatusCode/100 != 2 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		c.fail(env, fmt.Sprintf("%s answered %s: %s", c.url, resp.Status, strings.TrimSpace(string(body))))
+		return
+	}
+	initialize := env.isRequest() && env.method == "initialize"
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch ct {
+	case "text/event-stream":
+		last, err := c.readEvents(resp.Body, initialize)
+		if err != nil && c.ctx.Err() == nil && last != "" {
+			// The stream broke before its end: resume it where it was.
+			c.resume(last)
+		}
+	default:
+		if initialize {
+			body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			if err == nil {
+				c.sniffVersion(body)
+				c.deliver(bytes.NewReader(body))
+			}
+			return
+		}
+		c.deliver(resp.Body)
+	}
+}
+
+// fail answers a request the server could not be asked, so that the
+// client's request still gets its one answer.
+func (c *httpClientConn) fail(env *message, why string) {
+	c.logger.Warn("a message could not be sent to the MCP server", "error", why)
+	if !env.isRequest() {
+		return
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, _ = c.pw.Write(append(errorResponse(env.id, codeInternal, "toolcap: "+why), '\n'))
+}
+
+// sniffVersion records the protocol version the server chose in its
+// initialize result, for the header of every later request.
+func (c *httpClientConn) sniffVersion(body []byte) {
+	var r struct {
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(body, &r) == nil && r.Result.ProtocolVersion != "" {
+		c.mu.Lock()
+		c.version = r.Result.ProtocolVersion
+		c.mu.Unlock()
+	}
+}
+
+// deliver copies one message to the relay as one line: newlines inside it
+// (pretty-printed JSON) become spaces.
+func (c *httpClientConn) deliver(r io.Reader) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	buf := make([]byte, 64<<10)
+	wrote := false
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			chunk := bytes.ReplaceAll(buf[:n], []byte("\n"), []byte(" "))
+			if _, werr := c.pw.Write(chunk); werr != nil {
+				return
+			}
+			wrote = true
+		}
+		if err != nil {
+			break
+		}
+	}
+	if wrote {
+		_, _ = c.pw.Write([]byte("\n"))
+	}
+}
+
+// readEvents relays the messages of a stream of server-sent events as they
+// arrive, and returns the id of the last event.
+func (c *httpClientConn) readEvents(body io.Reader, initialize bool) (last string, err error) {
+	br := bufio.NewReaderSize(body, 64<<10)
+	var (
+		event   string
+		inData  bool // a message is being written to the relay
+		locked  bool
+		pending []byte // data of an initialize result, held to read the version
+	)
+	endEvent := func() {
+		if inData {
+			_, _ = c.pw.Write([]byte("\n"))
+		}
+		if locked {
+			c.wmu.Unlock()
+			locked = false
+		}
+		if pending != nil {
+			c.sniffVersion(pending)
+			c.wmu.Lock()
+			_, _ = c.pw.Write(append(bytes.ReplaceAll(pending, []byte("\n"), []byte(" ")), '\n'))
+			c.wmu.Unlock()
+			pending = nil
+		}
+		inData, event = false, ""
+	}
+	defer endEvent()
+	for {
+		line, err := br.ReadSlice('\n')
+		full := err == nil
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			if len(line) == 0 {
+				return last, err
+			}
+		}
+		field, value, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch {
+		case len(line) == 0 || (full && len(bytes.TrimRight(line, "\r\n")) == 0):
+			endEvent()
+			continue
+		case string(field) == "event":
+			event = string(value)
+		case string(field) == "id":
+			last = string(value)
+		case string(field) == "data" && (event == "" || event == "message"):
+			if initialize {
+				pending = append(pending, value...)
+			} else {
+				if !locked {
+					c.wmu.Lock()
+					locked = true
+				} else if inData {
+					_, _ = c.pw.Write([]byte(" ")) // a second data line
+				}
+				inData = true
+				if _, werr := c.pw.Write(value); werr != nil {
+					return last, werr
+				}
+			}
+			// The rest of a line longer than the buffer.
+			for !full {
+				line, err = br.ReadSlice('\n')
+				full = err == nil
+				if err != nil && !errors.Is(err, bufio.ErrBufferFull) && len(line) == 0 {
+					return last, err
+				}
+				chunk := bytes.TrimRight(line, "\r\n")
+				if initialize {
+					pending = append(pending, chunk...)
+				} else if _, werr := c.pw.Write(chunk); werr != nil {
+					return last, werr
+				}
+			}
+			continue
+		}
+		// The rest of a long line of any other field is not needed.
+		for !full {
+			_, err = br.ReadSlice('\n')
+			full = err == nil
+			if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+				return last, err
+			}
+		}
+	}
+}
+
+// resume reopens a broken stream with a GET and Last-Event-ID.
+func (c *httpClientConn) resume(last string) {
+	for attempt := 0; attempt < 3 && c.ctx.Err() == nil; attempt++ {
+		req, err := c.newRequest(c.ctx, http.MethodGet, nil)
+		if err != nil {
+			return
+		}
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set(lastEventIDHdr, last)
+		resp, err := c.client.Do(req)
+		if err != nil {
+			time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+			continue
+		}
+		if resp.StatusCode/100 != 2 {
+			resp.Body.Close()
+			return
+		}
+		l, err := c.readEvents(resp.Body, false)
+		resp.Body.Close()
+		if l != "" {
+			last = l
+		}
+		if err == nil || errors.Is(err, io.EOF) {
+			return
+		}
+	}
+}
+
+// startGET opens the stream of what the server sends on its own, once.
+func (c *httpClientConn) startGET() {
+	c.mu.Lock()
+	if c.getStarted {
+		c.mu.Unlock()
+		return
+	}
+	c.getStarted = true
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		// Wait for the POST of notifications/initialized to be on its way,
+		// so that the session exists when the GET arrives.
+		time.Sleep(10 * time.Millisecond)
+		last := ""
+		for failures := 0; failures < 5 && c.ctx.Err() == nil; {
+			req, err := c.newRequest(c.ctx, http.MethodGet, nil)
+			if err != nil {
+				return
+			}
+			req.Header.Set("Accept", "text/event-stream")
+			if last != "" {
+				req.Header.Set(lastEventIDHdr, last)
+			}
+			resp, err := c.client.Do(req)
+			if err != nil {
+				failures++
+				time.Sleep(time.Duration(failures) * 200 * time.Millisecond)
+				continue
+			}
+			if resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode/100 != 2 {
+				// The server offers no such stream.
+				resp.Body.Close()
+				return
+			}
+			l, _ := c.readEvents(resp.Body, false)
+			resp.Body.Close()
+			if l != "" {
+				last = l
+			}
+			failures = 0
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+}
+
+// Close ends the session (a DELETE, when the server gave one) and stops the
+// streams.
+func (c *httpClientConn) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	id := c.sessionID
+	c.mu.Unlock()
+	if id != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if req, err := c.newRequest(ctx, http.MethodDelete, nil); err == nil {
+			if resp, err := c.client.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		cancel()
+	}
+	c.cancel()
+	_ = c.pw.Close()
+	c.wg.Wait()
+	return nil
+}

@@ -1,0 +1,743 @@
+// Package wire reads newline-delimited JSON-RPC messages, the framing of
+// MCP's stdio transport, one token at a time, so that a message of any size
+// can be examined and reduced while it is read and none of it has to be
+// held whole.
+//
+// A [Scanner] reads from a [bufio.Reader] and never reads past the message
+// it is on, so the next message stays in the reader. What it consumes can be
+// copied into a bounded buffer as it goes ([Scanner.Tee]): a message that
+// needs no change is forwarded from that copy, byte for byte.
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// MaxDepth bounds the nesting of arrays and objects the scanner follows.
+const MaxDepth = 512
+
+// A SyntaxError reports input that is not JSON, and where (the offset from
+// the start of the message).
+type SyntaxError struct {
+	Offset int64
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at byte %d of the message: %s", e.Offset, e.Msg)
+}
+
+// A Scanner reads JSON tokens from a bufio.Reader.
+type Scanner struct {
+	br  *bufio.Reader
+	off int64 // bytes consumed since Reset
+
+	tee     []byte // copy of what was consumed, while teeing
+	teeMax  int
+	teeing  bool
+	teeOver bool // the copy was abandoned: the message is larger than teeMax
+
+	scratch []byte // decoded escapes, see String
+
+	capture []byte // copy of the value being captured, see Capture
+	capMax  int
+	capping bool
+	capOver bool
+}
+
+// NewScanner returns a Scanner reading from br.
+func NewScanner(br *bufio.Reader) *Scanner { return &Scanner{br: br} }
+
+// Reset starts a new message: the offset goes back to 0 and teeing stops.
+func (s *Scanner) Reset() {
+	s.off = 0
+	s.teeing, s.teeOver = false, false
+	s.tee = s.tee[:0]
+}
+
+// Offset returns how many bytes of the message have been consumed.
+func (s *Scanner) Offset() int64 { return s.off }
+
+// Tee starts copying what is consumed, up to max bytes: see [Scanner.Teed].
+func (s *Scanner) Tee(max int) {
+	s.teeing, s.teeOver, s.teeMax = true, false, max
+	s.tee = s.tee[:0]
+}
+
+// StopTee stops copying and releases the copy: [Scanner.Teed] then
+// reports it abandoned.
+func (s *Scanner) StopTee() {
+	if s.teeing {
+		s.teeOver = true
+	}
+	s.teeing = false
+	s.tee = nil
+}
+
+// Teed returns the bytes consumed since [Scanner.Tee], and false when there
+// were more than its max (the copy was then abandoned as soon as it went
+// over). The slice is valid until the next Tee or Reset.
+func (s *Scanner) Teed() ([]byte, bool) {
+	if s.teeOver {
+		return nil, false
+	}
+	return s.tee, true
+}
+
+// consume discards n buffered bytes, copying them where asked.
+func (s *Scanner) consume(n int) {
+	if n == 0 {
+		return
+	}
+	if s.teeing || s.capping {
+		b, _ := s.br.Peek(n)
+		s.copyOut(b)
+	}
+	_, _ = s.br.Discard(n)
+	s.off += int64(n)
+}
+
+func (s *Scanner) copyOut(b []byte) {
+	if s.teeing {
+		if len(s.tee)+len(b) > s.teeMax {
+			s.teeing, s.teeOver = false, true
+			s.tee = nil
+		} else {
+			s.tee = append(s.tee, b...)
+		}
+	}
+	if s.capping {
+		if len(s.capture)+len(b) > s.capMax {
+			s.capping, s.capOver = false, true
+			s.capture = nil
+		} else {
+			s.capture = append(s.capture, b...)
+		}
+	}
+}
+
+// window returns the buffered bytes, reading more when none are: at least
+// one byte, or an error.
+func (s *Scanner) window() ([]byte, error) {
+	if n := s.br.Buffered(); n > 0 {
+		b, _ := s.br.Peek(n)
+		return b, nil
+	}
+	b, err := s.br.Peek(1)
+	if len(b) == 0 {
+		if err == nil {
+			err = io.ErrNoProgress
+		}
+		return nil, err
+	}
+	b, _ = s.br.Peek(s.br.Buffered())
+	return b, nil
+}
+
+func (s *Scanner) unexpectedEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+func (s *Scanner) syntax(format string, args ...any) error {
+	return &SyntaxError{Offset: s.off, Msg: fmt.Sprintf(format, args...)}
+}
+
+// SkipSpace consumes JSON whitespace other than newlines, which end a
+// message. It returns the error of the reader, io.EOF included.
+func (s *Scanner) SkipSpace() error {
+	for {
+		b, err := s.window()
+		if err != nil {
+			return err
+		}
+		i := 0
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r') {
+			i++
+		}
+		s.consume(i)
+		if i < len(b) {
+			return nil
+		}
+	}
+}
+
+// Peek returns the next byte without consuming it, after JSON whitespace
+// other than newlines.
+func (s *Scanner) Peek() (byte, error) {
+	if err := s.SkipSpace(); err != nil {
+		return 0, err
+	}
+	b, err := s.window()
+	if err != nil {
+		return 0, err
+	}
+	return b[0], nil
+}
+
+// peekValue returns the next byte after whitespace, inside a message. A
+// newline there is an error: it ends the message (MCP's stdio framing
+// forbids newlines inside one), and the next message starts after it.
+func (s *Scanner) peekValue() (byte, error) {
+	if err := s.SkipSpace(); err != nil {
+		return 0, s.unexpectedEOF(err)
+	}
+	b, err := s.window()
+	if err != nil {
+		return 0, s.unexpectedEOF(err)
+	}
+	if b[0] == '\n' {
+		return 0, s.syntax("the line ends inside the message")
+	}
+	return b[0], nil
+}
+
+// peekN returns the next n bytes, or fewer when the line or the input ends
+// first: it never waits for bytes past the end of the line, which belong to
+// the next message.
+func (s *Scanner) peekN(n int) []byte {
+	if s.br.Buffered() < n {
+		b, _ := s.br.Peek(s.br.Buffered())
+		if bytes.IndexByte(b, '\n') >= 0 {
+			return b
+		}
+	}
+	b, _ := s.br.Peek(n)
+	return b
+}
+
+// expect consumes c, after whitespace.
+func (s *Scanner) expect(c byte) error {
+	got, err := s.peekValue()
+	if err != nil {
+		return err
+	}
+	if got != c {
+		return s.syntax("want %q, got %q", c, got)
+	}
+	s.consume(1)
+	return nil
+}
+
+// SkipLine consumes the rest of the line, newline included, and returns up
+// to max of its first bytes (for a log line) and how many bytes it had. A
+// line cut short by the end of the input is not an error.
+func (s *Scanner) SkipLine(max int) (head []byte, n int64, err error) {
+	for {
+		b, err := s.window()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return head, n, nil
+			}
+			return head, n, err
+		}
+		i := bytes.IndexByte(b, '\n')
+		end := len(b)
+		if i >= 0 {
+			end = i
+		}
+		if room := max - len(head); room > 0 {
+			head = append(head, b[:min(room, end)]...)
+		}
+		n += int64(end)
+		if i >= 0 {
+			s.consume(i + 1)
+			return head, n, nil
+		}
+		s.consume(len(b))
+	}
+}
+
+// EndMessage consumes what follows the top-level value of a message: spaces
+// and the newline that ends it (or the end of the input). Anything else is
+// a syntax error.
+func (s *Scanner) EndMessage() error {
+	if err := s.SkipSpace(); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return err
+	}
+	b, err := s.window()
+	if err != nil {
+		return err
+	}
+	if b[0] != '\n' {
+		return s.syntax("want the end of the line after the message, got %q", b[0])
+	}
+	s.consume(1)
+	return nil
+}
+
+// Object reads an object, calling field for each member with the member's
+// key; field must consume the member's value (with one of the Scanner's
+// value methods). Keys longer than 4096 bytes are an error.
+func (s *Scanner) Object(field func(key string) error) error {
+	if err := s.expect('{'); err != nil {
+		return err
+	}
+	c, err := s.peekValue()
+	if err != nil {
+		return err
+	}
+	if c == '}' {
+		s.consume(1)
+		return nil
+	}
+	var key []byte
+	for {
+		key = key[:0]
+		key, err = s.appendString(key, 4096)
+		if err != nil {
+			return err
+		}
+		if err := s.expect(':'); err != nil {
+			return err
+		}
+		if err := field(string(key)); err != nil {
+			return err
+		}
+		c, err := s.peekValue()
+		if err != nil {
+			return err
+		}
+		s.consume(1)
+		switch c {
+		case ',':
+		case '}':
+			return nil
+		default:
+			return s.syntax("want ',' or '}' in an object, got %q", c)
+		}
+	}
+}
+
+// Array reads an array, calling elem for each element, which elem must
+// consume.
+func (s *Scanner) Array(elem func(i int) error) error {
+	if err := s.expect('['); err != nil {
+		return err
+	}
+	c, err := s.peekValue()
+	if err != nil {
+		return err
+	}
+	if c == ']' {
+		s.consume(1)
+		return nil
+	}
+	for i := 0; ; i++ {
+		if err := elem(i); err != nil {
+			return err
+		}
+		c, err := s.peekValue()
+		if err != nil {
+			return err
+		}
+		s.consume(1)
+		switch c {
+		case ',':
+		case ']':
+			return nil
+		default:
+			return s.syntax("want ',' or ']' in an array, got %q", c)
+		}
+	}
+}
+
+// Kind returns the first byte of the next value: '{', '[', '"', 't', 'f',
+// 'n' or a digit or '-'.
+func (s *Scanner) Kind() (byte, error) { return s.peekValue() }
+
+// String reads a string value and writes its decoded bytes to w in pieces
+// (w may be nil), and returns how many bytes it decoded to. Invalid UTF-8 is
+// passed on as it is; an escaped lone surrogate decodes to U+FFFD, as
+// encoding/json decodes it.
+//
+// Runs of plain bytes are handed to w from the reader's buffer; escapes are
+// decoded into a small scratch buffer, so that a text with an escape every
+// few bytes (a log: a \n per line) costs a pass over it, not a call per
+// escape.
+func (s *Scanner) String(w func([]byte)) (int64, error) {
+	if err := s.expect('"'); err != nil {
+		return 0, err
+	}
+	var n int64
+	out := s.scratch[:0]
+	flush := func() {
+		if len(out) > 0 {
+			if w != nil {
+				w(out)
+			}
+			n += int64(len(out))
+			out = out[:0]
+		}
+	}
+	defer func() { s.scratch = out[:0] }()
+	for {
+		b, err := s.window()
+		if err != nil {
+			flush()
+			return n, s.unexpectedEOF(err)
+		}
+		i := 0
+		straddle := false
+	scan:
+		for i < len(b) {
+			j := i
+			for j < len(b) && plain[b[j]] {
+				j++
+			}
+			if j-i >= directRun {
+				// A long run goes to w straight from the buffer.
+				flush()
+				if w != nil {
+					w(b[i:j])
+				}
+				n += int64(j - i)
+			} else {
+				out = append(out, b[i:j]...)
+			}
+			i = j
+			if i == len(b) {
+				break
+			}
+			switch c := b[i]; {
+			case c == '"':
+				s.consume(i + 1)
+				flush()
+				return n, nil
+			case c < 0x20:
+				s.consume(i)
+				flush()
+				return n, s.syntax("control character %#x in a string", c)
+			}
+			// An escape, decoded here when the buffer holds all of it.
+			if i+1 >= len(b) {
+				straddle = true
+				break scan
+			}
+			if d := simpleEscape[b[i+1]]; d != 0 {
+				out = append(out, d)
+				i += 2
+				continue
+			}
+			if b[i+1] != 'u' || i+12 > len(b) {
+				straddle = true
+				break scan
+			}
+			r, size, ok := decodeU(b[i:])
+			if !ok {
+				straddle = true // reported by the slow path
+				break scan
+			}
+			out = utf8.AppendRune(out, r)
+			i += size
+			if len(out) >= directRun {
+				flush()
+			}
+		}
+		s.consume(i)
+		if len(out) >= directRun {
+			flush()
+		}
+		if straddle {
+			r, size, err := s.escape()
+			if err != nil {
+				flush()
+				return n, err
+			}
+			s.consume(size)
+			out = utf8.AppendRune(out, r)
+		}
+	}
+}
+
+// directRun is the length from which a run of plain bytes is passed on
+// without a copy.
+const directRun = 4096
+
+// plain marks the bytes that stand for themselves in a JSON string.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// simpleEscape maps the byte after a backslash to what it stands for, or 0.
+var simpleEscape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// decodeU decodes a \u escape (and the second half of a surrogate pair)
+// at the start of b, which holds at least 12 bytes.
+func decodeU(b []byte) (rune, int, bool) {
+	r, ok := hex4(b[2:6])
+	if !ok {
+		return 0, 0, false
+	}
+	if !utf16IsSurrogate(r) {
+		return r, 6, true
+	}
+	if r >= 0xDC00 || b[6] != '\\' || b[7] != 'u' {
+		return utf8.RuneError, 6, true
+	}
+	if r2, ok := hex4(b[8:12]); ok && r2 >= 0xDC00 && r2 < 0xE000 {
+		return ((r-0xD800)<<10 | (r2 - 0xDC00)) + 0x10000, 12, true
+	}
+	return utf8.RuneError, 6, true
+}
+
+// escape decodes the escape at the start of the buffer without consuming
+// it, and returns the rune and the escape's length.
+func (s *Scanner) escape() (rune, int, error) {
+	b := s.peekN(2)
+	if len(b) < 2 {
+		return 0, 0, s.syntax("the message ends inside an escape")
+	}
+	switch b[1] {
+	case '"', '\\', '/':
+		return rune(b[1]), 2, nil
+	case 'b':
+		return '\b', 2, nil
+	case 'f':
+		return '\f', 2, nil
+	case 'n':
+		return '\n', 2, nil
+	case 'r':
+		return '\r', 2, nil
+	case 't':
+		return '\t', 2, nil
+	case 'u':
+	default:
+		return 0, 0, s.syntax("invalid escape \\%c", b[1])
+	}
+	b = s.peekN(6)
+	if len(b) < 6 {
+		return 0, 0, s.syntax("the message ends inside an escape")
+	}
+	r, ok := hex4(b[2:6])
+	if !ok {
+		return 0, 0, s.syntax("invalid \\u escape %q", b[:6])
+	}
+	if !utf16IsSurrogate(r) {
+		return r, 6, nil
+	}
+	// A surrogate pair takes two escapes; a lone one is U+FFFD.
+	if r >= 0xDC00 {
+		return utf8.RuneError, 6, nil
+	}
+	if b = s.peekN(8); len(b) < 8 || b[6] != '\\' || b[7] != 'u' {
+		return utf8.RuneError, 6, nil
+	}
+	if b = s.peekN(12); len(b) == 12 {
+		if r2, ok := hex4(b[8:12]); ok && r2 >= 0xDC00 && r2 < 0xE000 {
+			return ((r-0xD800)<<10 | (r2 - 0xDC00)) + 0x10000, 12, nil
+		}
+	}
+	return utf8.RuneError, 6, nil
+}
+
+func utf16IsSurrogate(r rune) bool { return r >= 0xD800 && r < 0xE000 }
+
+func hex4(b []byte) (rune, bool) {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// appendString reads a string and appends its decoded bytes to dst, which
+// must stay within max bytes.
+func (s *Scanner) appendString(dst []byte, max int) ([]byte, error) {
+	over := false
+	_, err := s.String(func(b []byte) {
+		if len(dst)+len(b) > max {
+			over = true
+			return
+		}
+		dst = append(dst, b...)
+	})
+	if err == nil && over {
+		err = s.syntax("string longer than %d bytes where a short one is expected", max)
+	}
+	return dst, err
+}
+
+// ShortString reads a string that must not decode to more than max bytes.
+func (s *Scanner) ShortString(max int) (string, error) {
+	b, err := s.appendString(nil, max)
+	return string(b), err
+}
+
+// Bool reads true or false.
+func (s *Scanner) Bool() (bool, error) {
+	c, err := s.peekValue()
+	if err != nil {
+		return false, err
+	}
+	switch c {
+	case 't':
+		return true, s.literal("true")
+	case 'f':
+		return false, s.literal("false")
+	}
+	return false, s.syntax("want true or false, got %q", c)
+}
+
+func (s *Scanner) literal(lit string) error {
+	b := s.peekN(len(lit))
+	if len(b) < len(lit) {
+		return s.syntax("the message ends inside %q", lit)
+	}
+	if string(b) != lit {
+		return s.syntax("invalid literal %q", b)
+	}
+	s.consume(len(lit))
+	return nil
+}
+
+func (s *Scanner) number() error {
+	// Numbers are passed on as they are, never computed with, but they are
+	// checked against JSON's grammar.
+	var num []byte
+	for {
+		b, err := s.window()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		i := 0
+		for i < len(b) && numberByte(b[i]) {
+			i++
+		}
+		if len(num)+i > maxNumber {
+			return s.syntax("a number longer than %d bytes", maxNumber)
+		}
+		num = append(num, b[:i]...)
+		s.consume(i)
+		if i < len(b) || err != nil {
+			break
+		}
+	}
+	if !validNumber(num) {
+		return s.syntax("invalid number %q", num)
+	}
+	return nil
+}
+
+// maxNumber bounds the length of a number.
+const maxNumber = 1024
+
+func numberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// validNumber reports whether b is a JSON number.
+func validNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// Skip consumes one value of any kind.
+func (s *Scanner) Skip() error { return s.skip(0) }
+
+func (s *Scanner) skip(depth int) error {
+	if depth > MaxDepth {
+		return s.syntax("nesting deeper than %d", MaxDepth)
+	}
+	c, err := s.peekValue()
+	if err != nil {
+		return err
+	}
+	switch {
+	case c == '{':
+		return s.Object(func(string) error { return s.skip(depth + 1) })
+	case c == '[':
+		return s.Array(func(int) error { return s.skip(depth + 1) })
+	case c == '"':
+		_, err := s.String(nil)
+		return err
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return s.number()
+	}
+	return s.syntax("unexpected %q", c)
+}
+
+// Capture consumes one value and returns its bytes as they were, or ok ==
+// false when they were more than max (the value is consumed all the same,
+// and the partial copy released as soon as it went over).
+func (s *Scanner) Capture(max int) (raw []byte, ok bool, err error) {
+	if _, err := s.peekValue(); err != nil {
+		return nil, false, err
+	}
+	if s.capping {
+		return nil, false, errors.New("wire: nested Capture")
+	}
+	s.capping, s.capOver, s.capMax, s.capture = true, false, max, nil
+	err = s.skip(0)
+	raw, ok = s.capture, !s.capOver
+	s.capping, s.capture = false, nil
+	if !ok {
+		raw = nil
+	}
+	return raw, ok, err
+}

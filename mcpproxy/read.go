@@ -1,0 +1,251 @@
+package mcpproxy
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
+)
+
+// bufferSize is the size of each side's read buffer. A message that fits in
+// it (with its newline) is examined where it lies and forwarded from there;
+// a larger one is read through the buffer, and copied aside only up to
+// Options.MaxMessageBytes.
+const bufferSize = 4 << 20
+
+// message is one JSON-RPC message as the proxy sees it while relaying it.
+type message struct {
+	// raw is the message as it came, without its newline, valid until the
+	// next read from the same side; nil when it was larger than the bound
+	// (see tooLarge).
+	raw []byte
+	// size is the message's length in bytes.
+	size int64
+	// tooLarge reports that the message was over Options.MaxMessageBytes, so
+	// that only what the reader kept of it (id, method, a reduced tools/call
+	// result) is known.
+	tooLarge bool
+
+	id        []byte // the id as it came, nil when absent
+	method    string
+	hasMethod bool
+	hasResult bool
+	hasError  bool
+
+	// Set while reading a response the reader was told to reduce (a
+	// tools/call result or error).
+	call   *pendingCall
+	result *callResult
+	rpcErr *callError
+}
+
+func (m *message) isRequest() bool      { return m.hasMethod && m.id != nil }
+func (m *message) isNotification() bool { return m.hasMethod && m.id == nil }
+func (m *message) isResponse() bool {
+	return !m.hasMethod && m.id != nil && (m.hasResult || m.hasError)
+}
+
+// A strayLine is a line that is not a JSON-RPC message: a banner or a debug
+// print on a server's stdout, or a message that is not valid JSON.
+type strayLine struct {
+	head []byte // its first bytes, for the log
+	size int64
+	err  error // why it is not a message; nil for a line that is not JSON at all
+}
+
+func (e *strayLine) Error() string { return e.describe("") }
+
+// describe says what the line was, and where it came from.
+func (e *strayLine) describe(from string) string {
+	what := "a line" + from + " that is not a JSON-RPC message"
+	if e.err != nil {
+		what = fmt.Sprintf("an invalid JSON-RPC message%s (%v)", from, e.err)
+	}
+	return fmt.Sprintf("skipped %s, %d bytes: %q", what, e.size, e.head)
+}
+
+// strayHead is how much of a stray line is logged.
+const strayHead = 200
+
+// reader reads the messages of one side.
+type reader struct {
+	br  *bufio.Reader
+	sc  *wire.Scanner
+	max int // Options.MaxMessageBytes
+}
+
+func newReader(r io.Reader, max, size int) *reader {
+	br := bufio.NewReaderSize(r, size)
+	return &reader{br: br, sc: wire.NewScanner(br), max: max}
+}
+
+// reduceFunc is asked, when the reader reaches the result or the error of
+// a response, which pending tools/call it answers (m.id is set when the id
+// came first), and returns it with how much of its text to keep, or nil to
+// read the value past. It is also asked with a nil m.id when the id comes
+// after the result: it then returns a call when some tools/call is pending,
+// so that the result is reduced while it is read, in case it is one, and
+// says whether it certainly is one (every pending request is a tools/call).
+type reduceFunc func(m *message) (call *pendingCall, retain int, certain bool)
+
+// next reads the next message. It returns a *strayLine error for a line
+// that is not a message, and the reader's error (io.EOF at the end) when
+// there are no more.
+func (r *reader) next(reduce reduceFunc) (*message, error) {
+	for {
+		c, err := r.sc.Peek()
+		if err != nil {
+			return nil, err
+		}
+		if c == '\n' { // a blank line
+			_, _ = r.br.Discard(1)
+			continue
+		}
+		if c != '{' && c != '[' {
+			head, n, err := r.sc.SkipLine(strayHead)
+			if err != nil {
+				return nil, err
+			}
+			return nil, &strayLine{head: head, size: n}
+		}
+		break
+	}
+
+	frame, err := r.frame()
+	if err != nil {
+		return nil, err
+	}
+	r.sc.Reset()
+	if frame == nil {
+		r.sc.Tee(r.max)
+	}
+	m := &message{}
+	c, _ := r.sc.Kind()
+	if c == '[' {
+		err = r.sc.Skip() // a batch: examined element by element later
+	} else {
+		err = r.envelope(m, reduce)
+	}
+	if err == nil {
+		err = r.sc.EndMessage()
+	}
+	m.size = r.sc.Offset()
+	if err != nil {
+		var se *wire.SyntaxError
+		if !errors.As(err, &se) {
+			return nil, err
+		}
+		head := frame
+		if frame == nil {
+			head, _ = r.sc.Teed()
+		}
+		head = head[:min(len(head), strayHead)]
+		_, n, rerr := r.sc.SkipLine(0)
+		if rerr != nil {
+			return nil, rerr
+		}
+		r.sc.StopTee()
+		return nil, &strayLine{head: bytes.Clone(head), size: m.size + n, err: err}
+	}
+	if frame != nil {
+		m.raw = frame
+	} else if raw, ok := r.sc.Teed(); ok {
+		m.raw = bytes.TrimRight(raw, " \t\r\n")
+	} else {
+		m.tooLarge = true
+	}
+	if m.size > int64(r.max) {
+		m.raw, m.tooLarge = nil, true
+	}
+	if c == '[' && m.raw != nil {
+		m.raw = bytes.Clone(m.raw)
+	}
+	return m, nil
+}
+
+// frame returns the message at the head of the buffer, without its
+// newline, when the whole of it is buffered; nil when it is larger than the
+// buffer. It reads only what the sender has written: a message followed by
+// nothing yet is returned as soon as its newline is in.
+func (r *reader) frame() ([]byte, error) {
+	scanned := 0
+	for {
+		b, _ := r.br.Peek(r.br.Buffered())
+		if i := bytes.IndexByte(b[scanned:], '\n'); i >= 0 {
+			return b[:scanned+i], nil
+		}
+		scanned = len(b)
+		if len(b) >= r.br.Size() {
+			return nil, nil
+		}
+		if _, err := r.br.Peek(len(b) + 1); err != nil {
+			if errors.Is(err, io.EOF) {
+				// The last message, without a newline.
+				b, _ := r.br.Peek(r.br.Buffered())
+				return b, nil
+			}
+			return nil, err
+		}
+	}
+}
+
+// envelope reads the members of a message's top-level object.
+func (r *reader) envelope(m *message, reduce reduceFunc) error {
+	sc := r.sc
+	return sc.Object(func(key string) error {
+		switch key {
+		case "id":
+			raw, ok, err := sc.Capture(maxIDBytes)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return &wire.SyntaxError{Offset: sc.Offset(), Msg: "an id longer than 1024 bytes"}
+			}
+			if !bytes.Equal(raw, []byte("null")) {
+				m.id = bytes.Clone(raw)
+			}
+			return nil
+		case "method":
+			s, err := sc.ShortString(maxMethodBytes)
+			m.method, m.hasMethod = s, true
+			return err
+		case "result", "error":
+			if key == "result" {
+				m.hasResult = true
+			} else {
+				m.hasError = true
+			}
+			if reduce == nil || m.hasMethod {
+				return sc.Skip()
+			}
+			call, retain, certain := reduce(m)
+			if call == nil {
+				return sc.Skip()
+			}
+			if m.id != nil || certain {
+				// Known to be a tools/call response: what is forwarded is
+				// built from the reduction, so a copy is not needed.
+				sc.StopTee()
+			}
+			m.call = call
+			if key == "result" {
+				res, err := readCallResult(sc, retain)
+				m.result = res
+				return err
+			}
+			e, err := readCallError(sc, retain)
+			m.rpcErr = e
+			return err
+		}
+		return sc.Skip()
+	})
+}
+
+const (
+	maxIDBytes     = 1024
+	maxMethodBytes = 1024
+)

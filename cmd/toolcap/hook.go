@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/toolcap/toolcap/adapters/capvalue"
+	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -25,8 +26,9 @@ TOOLCAP_ environment), prints
   {"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":...}}
 
 whose updatedToolOutput has the tool's own output shape, cut to the limit
-with "\n[truncated: N bytes dropped, refine your query]". Output within the
-limit prints nothing. The text the model reads shares the limit: Bash's stdout
+by the tool's strategy (head, or head_tail and keep_lines, as a worker cuts),
+marker "[truncated: N bytes dropped, refine your query]" included. Output
+within the limit prints nothing. The text the model reads shares the limit: Bash's stdout
 and stderr, Read's file content, Grep's content and file names, Glob's file
 names, WebFetch's result, the text blocks of an MCP tool; other tools' output
 is held to the limit as JSON. Images and other binary data are left alone.
@@ -90,10 +92,16 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "toolcap: %s (tool output left as it is)\n", oneLine(err.Error()))
 		return exitFailed
 	}
+	policies, err := res.Manifest.Limits().Policies()
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcap: %s (tool output left as it is)\n", oneLine(err.Error()))
+		return exitFailed
+	}
+	policy := policies.For(in.ToolName)
 	limit, source := limitFor(res, in.ToolName)
-	logger.Info("limit in force", "tool", in.ToolName, "limit", limit, "source", source)
+	logger.Info("limit in force", "tool", in.ToolName, "limit", limit, "source", source, "strategy", string(policy.Spec.Keep))
 
-	out, dropped, err := capToolResponse(in.ToolName, in.ToolResponse, limit)
+	out, dropped, err := capToolResponse(in.ToolName, in.ToolResponse, budget{limit: limit, spec: policy.Spec})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcap hook claude-code: warning: tool_response of %s: %v; tool output left as it is\n", in.ToolName, err)
 		return exitOK
@@ -169,25 +177,65 @@ func shortErr(err error) string {
 
 // capToolResponse cuts a tool's output to limit, keeping its shape, and
 // returns it with the number of bytes dropped (0: nothing to replace).
-func capToolResponse(tool string, resp json.RawMessage, limit int) (json.RawMessage, int, error) {
+func capToolResponse(tool string, resp json.RawMessage, b budget) (json.RawMessage, int, error) {
 	if len(bytes.TrimSpace(resp)) == 0 || bytes.Equal(bytes.TrimSpace(resp), []byte("null")) {
 		return nil, 0, nil
 	}
 	switch tool {
 	case "Bash":
-		return capObject(resp, limit, capBash)
+		return capObject(resp, b, capBash)
 	case "Read":
-		return capObject(resp, limit, capRead)
+		return capObject(resp, b, capRead)
 	case "Grep":
-		return capObject(resp, limit, capGrep)
+		return capObject(resp, b, capGrep)
 	case "Glob":
-		return capObject(resp, limit, capGlob)
+		return capObject(resp, b, capGlob)
 	case "WebFetch":
-		return capObject(resp, limit, func(o object, limit int) (int, error) {
-			return o.cutString("result", limit)
+		return capObject(resp, b, func(o object, b budget) (int, error) {
+			return o.cutString("result", b)
 		})
 	}
-	return capGeneric(resp, limit)
+	return capGeneric(resp, b)
+}
+
+// budget is a tool's limit and how its text is cut: the strategy its
+// manifest names (head, head_tail, json), applied by package cut as the
+// worker applies it.
+type budget struct {
+	limit int
+	spec  cut.Spec
+}
+
+// text cuts s to limit bytes by the tool's strategy and returns it with the
+// number of bytes it no longer shows (for a JSON text the json strategy only
+// compacted, the whitespace it removed), so that 0 means unchanged.
+func (b budget) text(s string, limit int) (string, int) {
+	out, st := cut.Cut(s, limit, b.spec)
+	if st.Dropped == 0 && out != s {
+		return out, len(s) - len(out)
+	}
+	return out, st.Dropped
+}
+
+// shared cuts ss to share limit bytes: the shares are capvalue.Strings's
+// (short strings whole, long ones equal), each cut by the tool's strategy.
+func (b budget) shared(ss []string, limit int) ([]string, int) {
+	shares, dropped := capvalue.Strings(ss, limit)
+	if dropped == 0 {
+		return ss, 0
+	}
+	out := make([]string, len(ss))
+	dropped = 0
+	for i, s := range ss {
+		if len(shares[i]) >= len(s) {
+			out[i] = s
+			continue
+		}
+		var d int
+		out[i], d = b.text(s, len(shares[i]))
+		dropped += d
+	}
+	return out, dropped
 }
 
 // object is a JSON object whose members are decoded only when a cut needs
@@ -196,15 +244,15 @@ type object map[string]json.RawMessage
 
 // capObject decodes resp as an object and applies cut, or the generic rule
 // when resp is not an object.
-func capObject(resp json.RawMessage, limit int, cut func(object, int) (int, error)) (json.RawMessage, int, error) {
-	if len(resp) <= limit {
+func capObject(resp json.RawMessage, b budget, cut func(object, budget) (int, error)) (json.RawMessage, int, error) {
+	if len(resp) <= b.limit {
 		return nil, 0, nil // the text in it is shorter than its JSON
 	}
 	var o object
 	if err := json.Unmarshal(resp, &o); err != nil || o == nil {
-		return capGeneric(resp, limit)
+		return capGeneric(resp, b)
 	}
-	dropped, err := cut(o, limit)
+	dropped, err := cut(o, b)
 	if err != nil || dropped == 0 {
 		return nil, 0, err
 	}
@@ -250,12 +298,12 @@ func (o object) is(key, want string) bool {
 	return err == nil && s == want
 }
 
-func (o object) cutString(key string, limit int) (int, error) {
+func (o object) cutString(key string, b budget) (int, error) {
 	s, err := o.str(key)
 	if err != nil {
 		return 0, err
 	}
-	capped, dropped := middleware.Truncate(s, limit)
+	capped, dropped := b.text(s, b.limit)
 	if dropped == 0 {
 		return 0, nil
 	}
@@ -264,7 +312,7 @@ func (o object) cutString(key string, limit int) (int, error) {
 
 // capBash cuts a BashOutput: stdout and stderr share the limit. Output that
 // is image data (isImage) is left alone.
-func capBash(o object, limit int) (int, error) {
+func capBash(o object, b budget) (int, error) {
 	if string(o["isImage"]) == "true" {
 		return 0, nil
 	}
@@ -276,7 +324,7 @@ func capBash(o object, limit int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	cut, dropped := capvalue.Strings([]string{out, errOut}, limit)
+	cut, dropped := b.shared([]string{out, errOut}, b.limit)
 	if dropped == 0 {
 		return 0, nil
 	}
@@ -289,7 +337,7 @@ func capBash(o object, limit int) (int, error) {
 // capRead cuts a FileReadOutput of type "text" (file.content) or "notebook"
 // (file.cells, held to the limit as JSON). Images, PDFs and page images are
 // left alone: cutting their base64 would break them.
-func capRead(o object, limit int) (int, error) {
+func capRead(o object, b budget) (int, error) {
 	var file object
 	if err := json.Unmarshal(o["file"], &file); err != nil || file == nil {
 		return 0, nil
@@ -301,7 +349,7 @@ func capRead(o object, limit int) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		capped, d := middleware.Truncate(content, limit)
+		capped, d := b.text(content, b.limit)
 		if d == 0 {
 			return 0, nil
 		}
@@ -317,7 +365,7 @@ func capRead(o object, limit int) (int, error) {
 		if err := decode(file["cells"], &cells); err != nil {
 			return 0, nil
 		}
-		capped, d := capvalue.Cap(cells, limit)
+		capped, d := capvalue.Cap(cells, b.limit)
 		if d == 0 {
 			return 0, nil
 		}
@@ -335,7 +383,7 @@ func capRead(o object, limit int) (int, error) {
 }
 
 // capGrep cuts a GrepOutput: content and the file names share the limit.
-func capGrep(o object, limit int) (int, error) {
+func capGrep(o object, b budget) (int, error) {
 	content, err := o.str("content")
 	if err != nil {
 		return 0, err
@@ -346,10 +394,10 @@ func capGrep(o object, limit int) (int, error) {
 	}
 	joined := strings.Join(names, "\n")
 	// The shares Strings gives are the lengths of what it returns.
-	cut, _ := capvalue.Strings([]string{content, joined}, limit)
+	cut, _ := capvalue.Strings([]string{content, joined}, b.limit)
 	var dropped int
 	if len(cut[0]) < len(content) {
-		c, d := middleware.Truncate(content, len(cut[0]))
+		c, d := b.text(content, len(cut[0]))
 		if err := o.set("content", c); err != nil {
 			return 0, err
 		}
@@ -369,16 +417,16 @@ func capGrep(o object, limit int) (int, error) {
 }
 
 // capGlob cuts a GlobOutput's file names, and says they were truncated.
-func capGlob(o object, limit int) (int, error) {
+func capGlob(o object, b budget) (int, error) {
 	names, err := o.strs("filenames")
 	if err != nil {
 		return 0, err
 	}
 	joined := strings.Join(names, "\n")
-	if len(joined) <= limit {
+	if len(joined) <= b.limit {
 		return 0, nil
 	}
-	kept, dropped := cutLines(joined, limit)
+	kept, dropped := cutLines(joined, b.limit)
 	for key, v := range map[string]any{"filenames": kept, "numFiles": len(kept) - 1, "truncated": true} {
 		if err := o.set(key, v); err != nil {
 			return 0, err
@@ -413,7 +461,8 @@ func cutLines(text string, limit int) ([]string, int) {
 // other value by its JSON encoding, strings cut (see capvalue.Cap). An
 // object's structuredContent is held to the limit on its own, as toolcap mcp
 // does.
-func capGeneric(resp json.RawMessage, limit int) (json.RawMessage, int, error) {
+func capGeneric(resp json.RawMessage, b budget) (json.RawMessage, int, error) {
+	limit := b.limit
 	var v any
 	if err := decode(resp, &v); err != nil {
 		return nil, 0, fmt.Errorf("not JSON: %v", shortErr(err))
@@ -422,10 +471,10 @@ func capGeneric(resp json.RawMessage, limit int) (json.RawMessage, int, error) {
 	switch x := v.(type) {
 	case string:
 		var d int
-		v, d = middleware.Truncate(x, limit)
+		v, d = b.text(x, limit)
 		dropped = d
 	case []any:
-		d, ok := capBlocks(x, limit)
+		d, ok := capBlocks(x, b)
 		if !ok {
 			v, d = capvalue.Cap(x, limit)
 		}
@@ -434,7 +483,7 @@ func capGeneric(resp json.RawMessage, limit int) (json.RawMessage, int, error) {
 		blocks, isBlocks := x["content"].([]any)
 		if isBlocks {
 			var d int
-			if d, isBlocks = capBlocks(blocks, limit); isBlocks {
+			if d, isBlocks = capBlocks(blocks, b); isBlocks {
 				dropped += d
 				if sc, ok := x["structuredContent"]; ok {
 					x["structuredContent"], d = capvalue.Cap(sc, limit)
@@ -456,7 +505,7 @@ func capGeneric(resp json.RawMessage, limit int) (json.RawMessage, int, error) {
 // capBlocks cuts the text of the text blocks of content in place, sharing
 // limit, and reports ok == false when content is not an array of blocks
 // (objects with a string "type").
-func capBlocks(content []any, limit int) (dropped int, ok bool) {
+func capBlocks(content []any, b budget) (dropped int, ok bool) {
 	var texts []string
 	var at []map[string]any
 	for _, c := range content {
@@ -476,9 +525,9 @@ func capBlocks(content []any, limit int) (dropped int, ok bool) {
 	if len(texts) == 0 {
 		return 0, true // images and other blocks only: nothing to cut
 	}
-	cut, dropped := capvalue.Strings(texts, limit)
-	for i, b := range at {
-		b["text"] = cut[i]
+	cut, dropped := b.shared(texts, b.limit)
+	for i, blk := range at {
+		blk["text"] = cut[i]
 	}
 	return dropped, true
 }

@@ -463,3 +463,34 @@ func TestHookDocExample(t *testing.T) {
 		t.Errorf("the doc's example mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// The hook cuts text by the tool's strategy, as the worker does: a Bash
+// manifest entry with keep = "head_tail" keeps the end of a build log, where
+// its failure is, and rescues the keep_lines in between.
+func TestHookStrategy(t *testing.T) {
+	var log strings.Builder
+	for i := range 50000 {
+		fmt.Fprintf(&log, "ok   step %05d\n", i)
+		if i == 25000 {
+			log.WriteString("ERROR: disk full\n")
+		}
+	}
+	log.WriteString("FAIL: build failed\n")
+	dir := t.TempDir()
+	m := writeFile(t, dir, "toolcap.toml", `[worker.tool_output.per_tool]
+Bash = { max_bytes = 4096, keep = "head_tail", keep_lines = ['ERROR'] }
+`)
+	resp := map[string]any{"stdout": log.String(), "stderr": "", "interrupted": false}
+	got := runWith(t, nil, bytes.NewReader(payload(t, "Bash", resp)), "hook", "--manifest", m, "claude-code")
+	var r struct {
+		HookSpecificOutput struct{ UpdatedToolOutput struct{ Stdout string } }
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &r); err != nil {
+		t.Fatalf("exit %d, stderr %q: %v", got.code, got.stderr, err)
+	}
+	out := r.HookSpecificOutput.UpdatedToolOutput.Stdout
+	if len(out) > 4096 || !strings.HasPrefix(out, "ok   step 00000\n") || !strings.HasSuffix(out, "FAIL: build failed\n") ||
+		!strings.Contains(out, "\nERROR: disk full\n") || !strings.Contains(out, " bytes dropped, refine your query]\n") {
+		t.Errorf("stdout (%d bytes) does not keep head, rescued line and tail within 4096:\n%.200s\n…\n%s", len(out), out, out[max(0, len(out)-200):])
+	}
+}

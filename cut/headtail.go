@@ -147,7 +147,7 @@ func headTailString(content string, limit int, spec Spec) (string, Stats) {
 		r.advance(len(content))
 		v.lines = r.lines
 	}
-	return v.cut(limit, spec)
+	return v.cut(limit, spec, nil)
 }
 
 // cut makes the head_tail cut of the content v describes; n > limit.
@@ -159,7 +159,12 @@ func headTailString(content string, limit int, spec Spec) (string, Stats) {
 // newline stands in for) when one lies in the first 10% of the room the head
 // left it. N counts every byte of content not in the head, the tail or a
 // rescued line, newlines included.
-func (v *view) cut(limit int, spec Spec) (string, Stats) {
+//
+// When buf is not nil, it holds v.head (its first len(v.head) bytes, with a
+// capacity of at least limit) and may be overwritten: the output is built in
+// it, after the head it already holds, so that a stream cut allocates no
+// second buffer of the limit's size.
+func (v *view) cut(limit int, spec Spec, buf []byte) (string, Stats) {
 	n := v.n
 	share := spec.tailShare()
 	for d := digits(max(0, n-limit)); d <= digits(n); d++ {
@@ -183,8 +188,18 @@ func (v *view) cut(limit int, spec Spec) (string, Stats) {
 		if digits(dropped) > d {
 			continue
 		}
-		b := make([]byte, 0, kept+MarkerLen(dropped)+1)
-		b = append(b, v.headOf(h)...)
+		var b []byte
+		if buf != nil && cap(buf) >= kept+MarkerLen(dropped)+1 {
+			// Rescued lines may lie in the head window, which the
+			// marker is about to overwrite: copy them out first.
+			for i, l := range rescued {
+				rescued[i] = strings.Clone(l)
+			}
+			b = buf[:h]
+		} else {
+			b = make([]byte, 0, kept+MarkerLen(dropped)+1)
+			b = append(b, v.headOf(h)...)
+		}
 		b = appendMarker(b, dropped)
 		b = append(b, '\n')
 		for _, l := range rescued {

@@ -117,8 +117,8 @@ func (r *lineRecorder) advance(end int) {
 	}
 }
 
-// HeadTail is [Cut] with the HeadTail strategy: it keeps the start and the
-// end of content, share of the room after the marker going to the end.
+// headTailString is [Cut] with the head_tail strategy for content over
+// the limit, held whole.
 func headTailString(content string, limit int, spec Spec) (string, Stats) {
 	v := view{n: len(content)}
 	w := min(len(content), windowLen(limit))
@@ -208,9 +208,10 @@ func (v *view) cut(limit int, spec Spec, buf []byte) (string, Stats) {
 		b = append(b, v.tailFrom(t)...)
 		return bytesString(b), Stats{Original: n, Kept: kept, Dropped: dropped, Strategy: KeepHeadTail, Rescued: len(rescued)}
 	}
-	// No room for a marker on its own line: the head rule's cut.
+	// No room for a marker on its own line: the head rule's cut, and the
+	// figures say so.
 	out, dropped := headOfView(v, limit)
-	return out, Stats{Original: n, Kept: n - dropped, Dropped: dropped, Strategy: KeepHeadTail}
+	return out, Stats{Original: n, Kept: n - dropped, Dropped: dropped, Strategy: KeepHead}
 }
 
 // headOfView is Head on the content v describes.

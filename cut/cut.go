@@ -68,7 +68,7 @@ func cutOver(content string, limit int, spec Spec) (string, Stats) {
 	case KeepHeadTail:
 		return headTailString(content, limit, spec)
 	case KeepJSON:
-		if len(content) <= jsonMaxInput(limit) {
+		if len(content) <= JSONMaxInput(limit) {
 			if out, st, ok := jsonCut(content, limit); ok {
 				return out, st
 			}

@@ -30,15 +30,6 @@ type line struct {
 	text string
 }
 
-// at returns the byte at offset i of the content; i lies in one of the
-// windows.
-func (v *view) at(i int) byte {
-	if i < len(v.head) {
-		return v.head[i]
-	}
-	return v.tail[i-(v.n-len(v.tail))]
-}
-
 // headOf returns content[:k], k <= len(v.head).
 func (v *view) headOf(k int) string { return v.head[:k] }
 
@@ -79,14 +70,13 @@ func matches(res []*regexp.Regexp, text string) bool {
 // there on. Lines whose end lies within the last tail window are pending:
 // they may turn out to be part of the tail.
 type lineRecorder struct {
-	res      []*regexp.Regexp
-	room     int // rescueRoom(limit)
-	tailWin  int // limit+window
-	lines    []line
-	sure     int // lines[:sure] lie surely in the middle
-	sureLen  int
-	closed   bool
-	stopping bool
+	res     []*regexp.Regexp
+	room    int // rescueRoom(limit)
+	tailWin int // limit+window
+	lines   []line
+	sure    int // lines[:sure] lie surely in the middle
+	sureLen int
+	closed  bool
 }
 
 // add records a complete line [a, b), if it matches; text includes the

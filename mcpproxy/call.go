@@ -23,6 +23,9 @@ type pendingCall struct {
 	args   json.RawMessage
 	gen    *generation // the limits and chain the call was sent under
 	policy manifest.Policy
+	// jsonText: the tool's text is cut as JSON although its strategy is
+	// the default (it has an output schema).
+	jsonText bool
 }
 
 // member is one member of a JSON object, as it came.

@@ -210,6 +210,14 @@ func (p *Proxy) warnUnknown(names []string) {
 	}
 }
 
+// hasOutputSchema reports whether the server's tool list gives tool an
+// output schema.
+func (p *Proxy) hasOutputSchema(tool string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.schemas[tool]) > 0
+}
+
 // schema returns the resolved output schema of tool, or nil.
 func (p *Proxy) schema(tool string) *jsonschema.Resolved {
 	p.mu.Lock()

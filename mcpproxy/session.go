@@ -163,7 +163,7 @@ func (s *session) noteRequest(m *message) {
 		}
 		_ = json.Unmarshal(m.raw, &req)
 		gen := s.p.gen.Load()
-		s.calls[id] = &pendingCall{
+		c := &pendingCall{
 			id:     m.id,
 			seq:    s.seq,
 			callID: "mcp-" + itoa(s.p.seq.Add(1)),
@@ -172,6 +172,15 @@ func (s *session) noteRequest(m *message) {
 			gen:    gen,
 			policy: gen.policies.For(req.Params.Name),
 		}
+		if c.policy.Spec.Keep == "" && s.p.hasOutputSchema(c.tool) {
+			// A tool with an output schema returns structuredContent, and
+			// its text block is most often the same value as JSON: cut it
+			// as JSON, so that it stays valid as the structured value does
+			// (text that is not JSON is cut by the head rule all the same).
+			c.policy.Spec.Keep = cut.KeepJSON
+			c.jsonText = true
+		}
+		s.calls[id] = c
 		return
 	case "tools/list":
 		var req struct {
@@ -436,18 +445,15 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 // A text the reader kept whole goes to the chain whole: its byte cap cuts
 // it by the tool's strategy. A text too long to keep was cut while it was
 // read, by the same strategy (a cut.Writer for each call it might answer),
-// or by the head rule from the kept head past maxWriters. And a JSON
-// document beside a structuredContent is cut as JSON when the tool's
-// strategy is the default, so that the text block stays valid JSON as the
-// structured value does.
+// or by the head rule from the kept head past maxWriters. A tool with an
+// output schema and no strategy of its own has its text cut as JSON (see
+// noteRequest), here too when the text was kept whole.
 func (s *session) precut(call *pendingCall, res *callResult) (string, chain.Truncation, bool) {
 	limit := call.gen.worker.Limit(call.tool)
 	if res.text.whole() {
 		text := string(res.text.head)
-		spec := call.policy.Spec
-		if len(text) > limit && res.hasStructured && res.texts == 1 &&
-			(spec.Keep == "" || spec.Keep == cut.KeepHead) && json.Valid(res.text.head) {
-			out, st := cut.Cut(text, limit, cut.Spec{Keep: cut.KeepJSON})
+		if call.jsonText && len(text) > limit {
+			out, st := cut.Cut(text, limit, call.policy.Spec)
 			if st.Changed() {
 				return out, truncationOf(st, limit), true
 			}

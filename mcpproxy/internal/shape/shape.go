@@ -6,6 +6,7 @@ package shape
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -259,6 +261,13 @@ func recut(text string, budget int) string {
 		return s
 	}
 	total := len(head) + dropped
+	if len(head) > 0 && (head[0] == '{' || head[0] == '[') && json.Valid([]byte(head)) {
+		// A document the json strategy cut: cut again as JSON, so that
+		// it stays valid.
+		if doc, _, ok := cut.JSONValue([]byte(head), budget-middleware.MarkerLen(total)); ok {
+			return string(doc) + middleware.Marker(total-len(doc))
+		}
+	}
 	k := budget - middleware.MarkerLen(total)
 	if k < 0 {
 		// No room for a marker: a bare cut, as Truncate makes.

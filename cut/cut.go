@@ -12,7 +12,7 @@ type Stats struct {
 	// Kept is how much of the input the output shows: Original - Dropped.
 	// For a JSON document that was compacted, whitespace between tokens
 	// counts as shown; for a structural cut, Kept is the length of the
-	// output's document part (see [JSON]).
+	// output's document part (see [JSONValue]).
 	Kept int
 	// Dropped is the number the marker reports: the bytes of the input the
 	// output does not show. 0 when the input was returned unchanged or only
@@ -68,7 +68,7 @@ func cutOver(content string, limit int, spec Spec) (string, Stats) {
 	case KeepHeadTail:
 		return headTailString(content, limit, spec)
 	case KeepJSON:
-		if len(content) <= jsonMaxInput(limit) {
+		if len(content) <= JSONMaxInput(limit) {
 			if out, st, ok := jsonCut(content, limit); ok {
 				return out, st
 			}

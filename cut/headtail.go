@@ -30,15 +30,6 @@ type line struct {
 	text string
 }
 
-// at returns the byte at offset i of the content; i lies in one of the
-// windows.
-func (v *view) at(i int) byte {
-	if i < len(v.head) {
-		return v.head[i]
-	}
-	return v.tail[i-(v.n-len(v.tail))]
-}
-
 // headOf returns content[:k], k <= len(v.head).
 func (v *view) headOf(k int) string { return v.head[:k] }
 
@@ -79,14 +70,13 @@ func matches(res []*regexp.Regexp, text string) bool {
 // there on. Lines whose end lies within the last tail window are pending:
 // they may turn out to be part of the tail.
 type lineRecorder struct {
-	res      []*regexp.Regexp
-	room     int // rescueRoom(limit)
-	tailWin  int // limit+window
-	lines    []line
-	sure     int // lines[:sure] lie surely in the middle
-	sureLen  int
-	closed   bool
-	stopping bool
+	res     []*regexp.Regexp
+	room    int // rescueRoom(limit)
+	tailWin int // limit+window
+	lines   []line
+	sure    int // lines[:sure] lie surely in the middle
+	sureLen int
+	closed  bool
 }
 
 // add records a complete line [a, b), if it matches; text includes the
@@ -117,8 +107,8 @@ func (r *lineRecorder) advance(end int) {
 	}
 }
 
-// HeadTail is [Cut] with the HeadTail strategy: it keeps the start and the
-// end of content, share of the room after the marker going to the end.
+// headTailString is [Cut] with the head_tail strategy for content over
+// the limit, held whole.
 func headTailString(content string, limit int, spec Spec) (string, Stats) {
 	v := view{n: len(content)}
 	w := min(len(content), windowLen(limit))
@@ -147,7 +137,7 @@ func headTailString(content string, limit int, spec Spec) (string, Stats) {
 		r.advance(len(content))
 		v.lines = r.lines
 	}
-	return v.cut(limit, spec)
+	return v.cut(limit, spec, nil)
 }
 
 // cut makes the head_tail cut of the content v describes; n > limit.
@@ -159,7 +149,12 @@ func headTailString(content string, limit int, spec Spec) (string, Stats) {
 // newline stands in for) when one lies in the first 10% of the room the head
 // left it. N counts every byte of content not in the head, the tail or a
 // rescued line, newlines included.
-func (v *view) cut(limit int, spec Spec) (string, Stats) {
+//
+// When buf is not nil, it holds v.head (its first len(v.head) bytes, with a
+// capacity of at least limit) and may be overwritten: the output is built in
+// it, after the head it already holds, so that a stream cut allocates no
+// second buffer of the limit's size.
+func (v *view) cut(limit int, spec Spec, buf []byte) (string, Stats) {
 	n := v.n
 	share := spec.tailShare()
 	for d := digits(max(0, n-limit)); d <= digits(n); d++ {
@@ -183,8 +178,18 @@ func (v *view) cut(limit int, spec Spec) (string, Stats) {
 		if digits(dropped) > d {
 			continue
 		}
-		b := make([]byte, 0, kept+MarkerLen(dropped)+1)
-		b = append(b, v.headOf(h)...)
+		var b []byte
+		if buf != nil && cap(buf) >= kept+MarkerLen(dropped)+1 {
+			// Rescued lines may lie in the head window, which the
+			// marker is about to overwrite: copy them out first.
+			for i, l := range rescued {
+				rescued[i] = strings.Clone(l)
+			}
+			b = buf[:h]
+		} else {
+			b = make([]byte, 0, kept+MarkerLen(dropped)+1)
+			b = append(b, v.headOf(h)...)
+		}
 		b = appendMarker(b, dropped)
 		b = append(b, '\n')
 		for _, l := range rescued {
@@ -193,9 +198,10 @@ func (v *view) cut(limit int, spec Spec) (string, Stats) {
 		b = append(b, v.tailFrom(t)...)
 		return bytesString(b), Stats{Original: n, Kept: kept, Dropped: dropped, Strategy: KeepHeadTail, Rescued: len(rescued)}
 	}
-	// No room for a marker on its own line: the head rule's cut.
+	// No room for a marker on its own line: the head rule's cut, and the
+	// figures say so.
 	out, dropped := headOfView(v, limit)
-	return out, Stats{Original: n, Kept: n - dropped, Dropped: dropped, Strategy: KeepHeadTail}
+	return out, Stats{Original: n, Kept: n - dropped, Dropped: dropped, Strategy: KeepHead}
 }
 
 // headOfView is Head on the content v describes.

@@ -33,8 +33,6 @@ func JSONMaxInput(limit int) int {
 	return max(8<<20, 4*limit)
 }
 
-func jsonMaxInput(limit int) int { return JSONMaxInput(limit) }
-
 // JSONValue cuts the JSON document raw to a valid JSON document of at most
 // limit bytes, with no marker: for a value whose container must stay JSON,
 // such as an MCP result's structuredContent or a text block that holds a

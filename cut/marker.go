@@ -15,7 +15,7 @@ const (
 
 // Marker returns the text a cut adds when it drops n bytes:
 // "\n[truncated: n bytes dropped, refine your query]". Every strategy uses
-// it; [HeadTail] follows it with a newline, so that it stands on a line of
+// it; [KeepHeadTail] follows it with a newline, so that it stands on a line of
 // its own.
 func Marker(n int) string {
 	return markerPrefix + strconv.Itoa(n) + markerSuffix

@@ -9,7 +9,7 @@ import (
 // Keep names a strategy: which bytes of an over-long result a cut keeps.
 type Keep string
 
-// The strategies. The zero Keep is [Head].
+// The strategies. The zero Keep is [KeepHead].
 const (
 	// Head keeps the start: the longest prefix that fits with the marker
 	// after it.
@@ -22,9 +22,6 @@ const (
 	// the spec's Fallback.
 	KeepJSON Keep = "json"
 )
-
-// Keeps lists every strategy, in the order documentation gives them.
-var Keeps = []Keep{KeepHead, KeepHeadTail, KeepJSON}
 
 // Bounds of a [Spec].
 const (
@@ -43,7 +40,7 @@ const (
 )
 
 // Spec says how to cut: the strategy and its parameters. The zero Spec is
-// [Head]. A Spec is a value; the regexps it holds are safe for concurrent
+// [KeepHead]. A Spec is a value; the regexps it holds are safe for concurrent
 // use, so one Spec serves every cut of a tool.
 type Spec struct {
 	// Keep is the strategy; "" means Head.
@@ -66,7 +63,7 @@ type Spec struct {
 // ParseKeep returns the strategy named s, or an error naming s and the
 // strategies there are.
 func ParseKeep(s string) (Keep, error) {
-	for _, k := range Keeps {
+	for _, k := range [...]Keep{KeepHead, KeepHeadTail, KeepJSON} {
 		if s == string(k) {
 			return k, nil
 		}

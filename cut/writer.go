@@ -3,6 +3,7 @@ package cut
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"unsafe"
 )
 
@@ -112,10 +113,16 @@ func (w *Writer) add(p []byte) {
 	}
 }
 
-// appendBounded appends p to b, growing b at most to most bytes.
+// appendBounded appends p to b, growing b at most to most bytes. Past 1 MiB
+// it grows straight to most, so that a large limit does not leave a trail
+// of doubled buffers behind (the peak memory of a stream is the point).
 func appendBounded(b, p []byte, most int) []byte {
 	if len(b)+len(p) > cap(b) {
-		nb := make([]byte, len(b), min(most, max(2*cap(b), len(b)+len(p))))
+		size := max(2*cap(b), len(b)+len(p))
+		if size > 1<<20 {
+			size = most
+		}
+		nb := make([]byte, len(b), min(most, size))
 		copy(nb, b)
 		b = nb
 	}
@@ -207,16 +214,22 @@ func (w *Writer) Result() (string, Stats) {
 		// Everything is in the head window.
 		v.tail = v.head[len(v.head)-min(w.n, w.win):]
 	} else {
-		t := make([]byte, w.win)
-		k := copy(t, w.ring[w.pos:])
-		copy(t[k:], w.ring[:w.pos])
-		v.tail = bytesString(t)
+		// Rotate the ring in place so that it reads oldest first.
+		slices.Reverse(w.ring[:w.pos])
+		slices.Reverse(w.ring[w.pos:])
+		slices.Reverse(w.ring)
+		w.pos = 0
+		v.tail = bytesString(w.ring)
 	}
 	if w.rec != nil {
 		w.rec.advance(w.n)
 		v.lines = w.rec.lines
 	}
-	return v.cut(w.limit, w.spec)
+	var buf []byte
+	if cap(w.head) >= w.limit {
+		buf = w.head
+	}
+	return v.cut(w.limit, w.spec, buf)
 }
 
 // stringBytes returns the bytes of s without a copy, for reading only.

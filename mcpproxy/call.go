@@ -3,14 +3,14 @@ package mcpproxy
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy/internal/shape"
 	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
-	"github.com/toolcap/toolcap/middleware"
 )
 
 // A pendingCall is a tools/call the client sent and the server has not
@@ -22,6 +22,10 @@ type pendingCall struct {
 	tool   string
 	args   json.RawMessage
 	gen    *generation // the limits and chain the call was sent under
+	policy manifest.Policy
+	// jsonText: the tool's text is cut as JSON although its strategy is
+	// the default (it has an output schema).
+	jsonText bool
 }
 
 // member is one member of a JSON object, as it came.
@@ -48,44 +52,23 @@ func (h *headText) write(b []byte) {
 // whole reports whether the head holds the whole text.
 func (h *headText) whole() bool { return int64(len(h.head)) == h.total }
 
-// cut cuts the text to limit by the rule of text ([middleware.Truncate]),
+// cut cuts the text to limit by the head rule ([cut.Head]),
 // from its head alone: the head holds at least limit+utf8.UTFMax bytes of a
 // longer text, all a cut needs. ok is false when the text fits.
 func (h *headText) cut(limit int) (string, chain.Truncation, bool) {
 	if h.total <= int64(limit) {
 		return string(h.head), chain.Truncation{}, false
 	}
-	var capped string
-	var dropped int64
-	if h.whole() {
-		c, d := middleware.Truncate(string(h.head), limit)
-		capped, dropped = c, int64(d)
-	} else {
-		// The rest of the text is gone; what the rule needs of it is its
-		// length.
-		rest := &filler{n: h.total - int64(len(h.head))}
-		c, d, _ := middleware.TruncateReader(io.MultiReader(bytes.NewReader(h.head), rest), limit)
-		capped, dropped = c, d
-	}
+	// The rest of the text is gone; what the rule needs of it is its
+	// length.
+	head, d := cut.HeadBytes(bytes.Clone(h.head), int(h.total), limit)
+	capped, dropped := string(head), int64(d)
 	return capped, chain.Truncation{
 		Limit:         limit,
 		OriginalBytes: int(h.total),
 		KeptBytes:     int(h.total - dropped),
 		DroppedBytes:  int(dropped),
 	}, true
-}
-
-// filler reads as n zero bytes: the length of a text whose bytes are gone.
-type filler struct{ n int64 }
-
-func (f *filler) Read(p []byte) (int, error) {
-	if f.n <= 0 {
-		return 0, io.EOF
-	}
-	k := int(min(int64(len(p)), f.n))
-	clear(p[:k])
-	f.n -= int64(k)
-	return k, nil
 }
 
 // callResult is a tools/call result as read: what the proxy needs of it to
@@ -96,7 +79,10 @@ type callResult struct {
 	members []member // in order; content, structuredContent and isError hold nil
 	blocks  []json.RawMessage
 	text    headText // the text blocks joined by shape.TextSeparator
-	texts   int      // text blocks, kept or not
+	// writers cut that text as it is read, for each call the result may
+	// answer, by the call's strategy (a tail needs the whole text to pass).
+	writers map[*pendingCall]*cut.Writer
+	texts   int // text blocks, kept or not
 	hasText bool
 	kept    int // bytes of the non-text blocks kept
 	retain  int
@@ -110,6 +96,7 @@ type callResult struct {
 	// so); nil when even that is over maxStructured.
 	structured        []byte
 	structuredReduced bool
+	structuredPrecut  []shape.Precut
 	structuredSize    int64
 }
 
@@ -121,8 +108,19 @@ const maxMemberBytes = 1 << 20
 // larger is dropped, as one that cannot be brought within the limit is.
 func maxStructured(retain int) int { return max(4*retain, 4<<20) }
 
-func readCallResult(sc *wire.Scanner, retain int) (*callResult, error) {
+// maxWriters bounds the cuts a result read before its id is made for: one
+// per pending tools/call it may answer. Past it, a call's text is cut from
+// the kept head (by the head rule) whatever its strategy.
+const maxWriters = 8
+
+func readCallResult(sc *wire.Scanner, retain int, calls []*pendingCall) (*callResult, error) {
 	res := &callResult{retain: retain, text: headText{max: retain + utf8.UTFMax}}
+	for _, c := range calls[:min(len(calls), maxWriters)] {
+		if res.writers == nil {
+			res.writers = map[*pendingCall]*cut.Writer{}
+		}
+		res.writers[c] = cut.NewWriter(c.policy.Limit, c.policy.Spec)
+	}
 	err := sc.Object(func(key string) error {
 		switch key {
 		case "content":
@@ -149,6 +147,7 @@ func readCallResult(sc *wire.Scanner, retain int) (*callResult, error) {
 			if !r.over {
 				res.structured = r.out.Bytes()
 				res.structuredReduced = r.cut
+				res.structuredPrecut = r.precut
 			}
 			return err
 		}
@@ -157,6 +156,14 @@ func readCallResult(sc *wire.Scanner, retain int) (*callResult, error) {
 		return err
 	})
 	return res, err
+}
+
+// writeText adds a piece of the joined text.
+func (res *callResult) writeText(b []byte) {
+	res.text.write(b)
+	for _, w := range res.writers {
+		_, _ = w.Write(b)
+	}
 }
 
 // block reads one content block.
@@ -181,12 +188,12 @@ func (res *callResult) block(sc *wire.Scanner) error {
 			return err
 		case key == "text" && (typ == "" || typ == "text"):
 			if res.texts > 0 {
-				res.text.write([]byte(shape.TextSeparator))
+				res.writeText([]byte(shape.TextSeparator))
 			}
 			res.texts++
 			res.hasText, isText = true, true
 			from := len(res.text.head)
-			n, err := sc.String(res.text.write)
+			n, err := sc.String(res.writeText)
 			text = res.text.head[from:]
 			if int64(len(text)) < n {
 				complete = false
@@ -382,8 +389,8 @@ func withMeta(raw []byte, t truncationMeta) []byte {
 // itoa is strconv.Itoa for the proxy's call ids.
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// reducer copies a JSON value as it is read, cutting each string longer
-// than retain by the rule of text (marker included, its count exact), so
+// reducer copies a JSON value as it is read, keeping of each string longer
+// than retain only its first bytes (the cut that follows counts the rest), so
 // that a structuredContent of any size is held in at most max bytes when
 // its strings are what makes it large; over is set when even so it is
 // larger, and the rest of the value is read past.
@@ -394,6 +401,7 @@ type reducer struct {
 	out    bytes.Buffer
 	over   bool
 	cut    bool
+	precut []shape.Precut
 }
 
 func (r *reducer) write(b []byte) {
@@ -445,18 +453,20 @@ func (r *reducer) value(depth int) error {
 		r.write([]byte("]"))
 		return err
 	case '"':
-		h := headText{max: r.retain + utf8.UTFMax}
-		if _, err := r.sc.String(h.write); err != nil {
+		// A string is kept as written; one longer than retain keeps its
+		// first bytes, and how many it had, for the count of the cut that
+		// follows (see shape.Precut).
+		head, written, whole, err := r.sc.StringRaw(r.retain + 16)
+		if err != nil {
 			return err
 		}
-		text := string(h.head)
-		if !h.whole() {
-			text, _, _ = h.cut(r.retain)
+		if !whole {
+			r.precut = append(r.precut, shape.Precut{Head: head, Extra: int(written) - len(head)})
 			r.cut = true
 		}
-		var b bytes.Buffer
-		writeString(&b, []byte(text))
-		r.write(b.Bytes())
+		r.write([]byte{'"'})
+		r.write(head)
+		r.write([]byte{'"'})
 		return nil
 	}
 	raw, ok, err := r.sc.Capture(r.max)

@@ -27,7 +27,7 @@ const DefaultGrace = 2 * time.Second
 // group remains is killed too. Close returns nil when the server exited with
 // status 0 of its own accord, and otherwise an error that says how it ended
 // ("exit status 3", or that it had to be killed), wrapping [ErrServerExited]
-// when the server had failed before Close was called. When the server exits by
+// when it exited by itself with another status than 0. When the server exits by
 // itself, its output is read to the end, and the rest of its group is
 // stopped after grace.
 //
@@ -102,12 +102,6 @@ func (c *commandConn) Close() error {
 }
 
 func (c *commandConn) stop() error {
-	early := false // it exited before it was asked to
-	select {
-	case <-c.exited:
-		early = true
-	default:
-	}
 	_ = c.in.Close()
 	how := ""
 	select {
@@ -129,11 +123,10 @@ func (c *commandConn) stop() error {
 	if how != "" {
 		return fmt.Errorf("%s (%v)", how, describeExit(err))
 	}
-	if err != nil && early {
-		return fmt.Errorf("%w: %s", ErrServerExited, describeExit(err))
-	}
 	if err != nil {
-		return errors.New(describeExit(err))
+		// It failed, on its own or when asked to exit (which a server
+		// does with status 0).
+		return fmt.Errorf("%w: %s", ErrServerExited, describeExit(err))
 	}
 	return nil
 }

@@ -368,36 +368,50 @@ func (c *httpClientConn) readEvents(body io.Reader, initialize bool) (last strin
 	}
 }
 
+// getStream opens a GET stream (resuming after last, when set) and relays
+// its events until it ends. It returns the id of the last event, and
+// open == false when the server offers no such stream.
+func (c *httpClientConn) getStream(last string) (newLast string, open bool, err error) {
+	req, err := c.newRequest(c.ctx, http.MethodGet, nil)
+	if err != nil {
+		return last, false, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if last != "" {
+		req.Header.Set(lastEventIDHdr, last)
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return last, true, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 { // 405: the server offers no such stream
+		return last, false, nil
+	}
+	l, err := c.readEvents(resp.Body, false)
+	if l != "" {
+		last = l
+	}
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return last, true, err
+}
+
 // resume reopens a broken stream with a GET and Last-Event-ID.
 func (c *httpClientConn) resume(last string) {
 	for attempt := 0; attempt < 3 && c.ctx.Err() == nil; attempt++ {
-		req, err := c.newRequest(c.ctx, http.MethodGet, nil)
-		if err != nil {
+		l, open, err := c.getStream(last)
+		if !open || err == nil {
 			return
 		}
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set(lastEventIDHdr, last)
-		resp, err := c.client.Do(req)
-		if err != nil {
-			time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
-			continue
-		}
-		if resp.StatusCode/100 != 2 {
-			resp.Body.Close()
-			return
-		}
-		l, err := c.readEvents(resp.Body, false)
-		resp.Body.Close()
-		if l != "" {
-			last = l
-		}
-		if err == nil || errors.Is(err, io.EOF) {
-			return
-		}
+		last = l
+		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
 	}
 }
 
-// startGET opens the stream of what the server sends on its own, once.
+// startGET opens the stream of what the server sends on its own, once, and
+// reopens it when it ends, until the connection closes.
 func (c *httpClientConn) startGET() {
 	c.mu.Lock()
 	if c.getStarted {
@@ -414,29 +428,15 @@ func (c *httpClientConn) startGET() {
 		time.Sleep(10 * time.Millisecond)
 		last := ""
 		for failures := 0; failures < 5 && c.ctx.Err() == nil; {
-			req, err := c.newRequest(c.ctx, http.MethodGet, nil)
-			if err != nil {
+			l, open, err := c.getStream(last)
+			if !open {
 				return
 			}
-			req.Header.Set("Accept", "text/event-stream")
-			if last != "" {
-				req.Header.Set(lastEventIDHdr, last)
-			}
-			resp, err := c.client.Do(req)
+			last = l
 			if err != nil {
 				failures++
 				time.Sleep(time.Duration(failures) * 200 * time.Millisecond)
 				continue
-			}
-			if resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode/100 != 2 {
-				// The server offers no such stream.
-				resp.Body.Close()
-				return
-			}
-			l, _ := c.readEvents(resp.Body, false)
-			resp.Body.Close()
-			if l != "" {
-				last = l
 			}
 			failures = 0
 			time.Sleep(100 * time.Millisecond)

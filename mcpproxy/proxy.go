@@ -84,6 +84,7 @@ type Proxy struct {
 type generation struct {
 	manifest *manifest.WorkerManifest
 	worker   *worker.Worker
+	policies *manifest.Policies // each tool's limit and cut strategy
 	// retain is how much of a result's text the reader keeps: the largest
 	// limit, so that any tool's cut can be made from what was kept.
 	retain int
@@ -129,13 +130,17 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 		return fmt.Errorf("mcpproxy: %w", err)
 	}
 	limits := m.Limits()
+	policies, err := limits.Policies()
+	if err != nil {
+		return fmt.Errorf("mcpproxy: %w", err)
+	}
 	retain := limits.For("")
 	if limits != nil {
 		for name := range limits.PerTool {
 			retain = max(retain, limits.For(name))
 		}
 	}
-	p.gen.Store(&generation{manifest: m, worker: w, retain: retain})
+	p.gen.Store(&generation{manifest: m, worker: w, policies: policies, retain: retain})
 	p.mu.Lock()
 	tools := p.tools
 	p.mu.Unlock()
@@ -203,6 +208,14 @@ func (p *Proxy) warnUnknown(names []string) {
 		}
 		p.logger.Warn("per_tool limit for a tool the server does not list; it applies to nothing", args...)
 	}
+}
+
+// hasOutputSchema reports whether the server's tool list gives tool an
+// output schema.
+func (p *Proxy) hasOutputSchema(tool string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.schemas[tool]) > 0
 }
 
 // schema returns the resolved output schema of tool, or nil.

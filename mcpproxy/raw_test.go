@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 )
@@ -211,5 +213,46 @@ func TestRelayBoundsOtherMessages(t *testing.T) {
 	}
 	if got.ID != 9 || got.Error.Code != -32603 || !strings.Contains(got.Error.Message, "over the proxy's bound of 1048576 bytes") {
 		t.Errorf("got %+v", got)
+	}
+}
+
+// A log of any size through the proxy with head_tail: the end of the log,
+// where a failure is, reaches the client; a line matching keep_lines from
+// the middle too; the count is exact.
+func TestRelayHeadTailWhileReading(t *testing.T) {
+	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{
+		PerToolStrategy: map[string]manifest.Strategy{"t": {Keep: cut.KeepHeadTail, KeepLines: []string{`^error: `}}},
+	}}
+	for _, lines := range []int{20_000, 1_000_000} { // in the buffer, and past it
+		t.Run(fmt.Sprint(lines), func(t *testing.T) {
+			var b strings.Builder
+			for i := range lines {
+				fmt.Fprintf(&b, "ok %d\n", i)
+				if i == lines/2 {
+					b.WriteString("error: x\n")
+				}
+			}
+			b.WriteString("FAIL: TestX")
+			text := b.String()
+			s := newRawSession(t, mcpproxy.Options{Manifest: m})
+			s.toServer(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}`)
+			s.atServer()
+			enc, _ := json.Marshal(text)
+			s.toClient(`{"result":{"content":[{"type":"text","text":` + string(enc) + `}]},"jsonrpc":"2.0","id":1}`)
+			var got struct {
+				Result struct{ Content []struct{ Text string } }
+			}
+			if err := json.Unmarshal([]byte(s.atClient()), &got); err != nil {
+				t.Fatal(err)
+			}
+			out := got.Result.Content[0].Text
+			want, st := cut.Cut(text, manifest.DefaultMaxBytes, cut.Spec{Keep: cut.KeepHeadTail, KeepLines: []*regexp.Regexp{regexp.MustCompile(`^error: `)}})
+			if diff := cmp.Diff(want, out); diff != "" {
+				t.Errorf("the proxy's cut differs from cut.Cut's (-want +got):\n%.2000s", diff)
+			}
+			if !strings.HasSuffix(out, "FAIL: TestX") || !strings.Contains(out, "\nerror: x\n") || st.Dropped == 0 {
+				t.Errorf("out ends %q", out[max(0, len(out)-40):])
+			}
+		})
 	}
 }

@@ -37,7 +37,6 @@ type message struct {
 
 	// Set while reading a response the reader was told to reduce (a
 	// tools/call result or error).
-	call   *pendingCall
 	result *callResult
 	rpcErr *callError
 }
@@ -86,10 +85,11 @@ func newReader(r io.Reader, max, size int) *reader {
 // a response, which pending tools/call it answers (m.id is set when the id
 // came first), and returns it with how much of its text to keep, or nil to
 // read the value past. It is also asked with a nil m.id when the id comes
-// after the result: it then returns a call when some tools/call is pending,
-// so that the result is reduced while it is read, in case it is one, and
-// says whether it certainly is one (every pending request is a tools/call).
-type reduceFunc func(m *message) (call *pendingCall, retain int, certain bool)
+// after the result: it then returns the pending tools/calls it may answer,
+// so that the result is reduced while it is read, for each of them, in case
+// it is one, and says whether it certainly is one (every pending request is
+// a tools/call).
+type reduceFunc func(m *message) (calls []*pendingCall, retain int, certain bool)
 
 // next reads the next message. It returns a *strayLine error for a line
 // that is not a message, and the reader's error (io.EOF at the end) when
@@ -222,8 +222,8 @@ func (r *reader) envelope(m *message, reduce reduceFunc) error {
 			if reduce == nil || m.hasMethod {
 				return sc.Skip()
 			}
-			call, retain, certain := reduce(m)
-			if call == nil {
+			calls, retain, certain := reduce(m)
+			if calls == nil {
 				return sc.Skip()
 			}
 			if m.id != nil || certain {
@@ -231,9 +231,8 @@ func (r *reader) envelope(m *message, reduce reduceFunc) error {
 				// built from the reduction, so a copy is not needed.
 				sc.StopTee()
 			}
-			m.call = call
 			if key == "result" {
-				res, err := readCallResult(sc, retain)
+				res, err := readCallResult(sc, retain, calls)
 				m.result = res
 				return err
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/mcpproxy/internal/shape"
 )
 
@@ -34,10 +35,6 @@ type session struct {
 	// The listing in progress, from tools/list pages.
 	listing []string
 	schemas map[string]json.RawMessage
-
-	// anyCall marks a result read before its id, while some tools/call is
-	// pending: it is reduced in case it is one.
-	anyCall pendingCall
 }
 
 // pending is a request of the client's other than tools/call.
@@ -165,14 +162,25 @@ func (s *session) noteRequest(m *message) {
 			} `json:"params"`
 		}
 		_ = json.Unmarshal(m.raw, &req)
-		s.calls[id] = &pendingCall{
+		gen := s.p.gen.Load()
+		c := &pendingCall{
 			id:     m.id,
 			seq:    s.seq,
 			callID: "mcp-" + itoa(s.p.seq.Add(1)),
 			tool:   req.Params.Name,
 			args:   req.Params.Arguments,
-			gen:    s.p.gen.Load(),
+			gen:    gen,
+			policy: gen.policies.For(req.Params.Name),
 		}
+		if c.policy.Spec.Keep == "" && s.p.hasOutputSchema(c.tool) {
+			// A tool with an output schema returns structuredContent, and
+			// its text block is most often the same value as JSON: cut it
+			// as JSON, so that it stays valid as the structured value does
+			// (text that is not JSON is cut by the head rule all the same).
+			c.policy.Spec.Keep = cut.KeepJSON
+			c.jsonText = true
+		}
+		s.calls[id] = c
 		return
 	case "tools/list":
 		var req struct {
@@ -187,7 +195,7 @@ func (s *session) noteRequest(m *message) {
 }
 
 // reduce is the reader's reduceFunc for the server's messages.
-func (s *session) reduce(m *message) (*pendingCall, int, bool) {
+func (s *session) reduce(m *message) ([]*pendingCall, int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m.id != nil {
@@ -195,18 +203,20 @@ func (s *session) reduce(m *message) (*pendingCall, int, bool) {
 		if c == nil {
 			return nil, 0, false
 		}
-		return c, c.gen.retain, true
+		return []*pendingCall{c}, c.gen.retain, true
 	}
 	if len(s.calls) == 0 {
 		return nil, 0, false
 	}
 	retain := 0
+	calls := make([]*pendingCall, 0, len(s.calls))
 	for _, c := range s.calls {
 		retain = max(retain, c.gen.retain)
+		calls = append(calls, c)
 	}
 	// A response answers a pending request: when all of them are
 	// tools/call, so is this one.
-	return &s.anyCall, retain, len(s.others) == 0
+	return calls, retain, len(s.others) == 0
 }
 
 // serverLoop forwards the server's messages to the client, capping the
@@ -363,16 +373,15 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 	var prep chain.Result
 	precut := false
 	if res.hasText {
-		if res.text.whole() {
-			t := string(res.text.head)
-			prep.Content = &t
-		} else {
-			capped, t, _ := res.text.cut(limit)
-			prep = prep.WithTruncation(capped, t)
+		text, t, cutHere := s.precut(call, res)
+		if cutHere {
+			prep = prep.WithTruncation(text, t)
 			precut = true
 			s.p.logger.Info("tool result truncated", "tool", call.tool, "call_id", call.callID,
 				"original_bytes", t.OriginalBytes, "kept_bytes", t.KeptBytes,
-				"dropped_bytes", t.DroppedBytes, "limit", t.Limit)
+				"dropped_bytes", t.DroppedBytes, "limit", t.Limit, "strategy", t.Strategy)
+		} else {
+			prep.Content = &text
 		}
 	}
 	if res.isError {
@@ -396,18 +405,10 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 		}
 		orig.Content = append(orig.Content, c)
 	}
-	tooLarge := false
-	if res.hasStructured {
-		if res.structured == nil {
-			tooLarge = true
-		} else if !bytes.Equal(res.structured, []byte("null")) {
-			var v any
-			if err := json.Unmarshal(res.structured, &v); err != nil {
-				tooLarge = true
-			} else {
-				orig.StructuredContent = v
-			}
-		}
+	tooLarge := res.hasStructured && res.structured == nil
+	var structured []byte
+	if res.hasStructured && !bytes.Equal(res.structured, []byte("null")) {
+		structured = res.structured
 	}
 	var schema = s.p.schema(call.tool)
 	sh := shape.Shape(shape.Input{
@@ -417,8 +418,13 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 		Limit:              limit,
 		Schema:             schema,
 		Overflow:           over,
+		StructuredRaw:      structured,
+		StructuredPrecut:   res.structuredPrecut,
 		StructuredTooLarge: tooLarge,
 	})
+	if t, ok := r.Truncation(); ok && t.Strategy == string(cut.KeepJSON) {
+		splitJSONMarker(sh.Result)
+	}
 	if !sh.Changed() && !precut && !res.structuredReduced && r.IsError() == res.isError && m.raw != nil {
 		return nil, nil
 	}
@@ -431,6 +437,72 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 			"structured_dropped", sh.StructuredDropped)
 	}
 	return encodeResult(m.id, res, sh, figures(res, orig, sh, limit))
+}
+
+// precut returns the text the chain starts from, and whether the reader
+// cut it already, with its figures.
+//
+// A text the reader kept whole goes to the chain whole: its byte cap cuts
+// it by the tool's strategy. A text too long to keep was cut while it was
+// read, by the same strategy (a cut.Writer for each call it might answer),
+// or by the head rule from the kept head past maxWriters. A tool with an
+// output schema and no strategy of its own has its text cut as JSON (see
+// noteRequest), here too when the text was kept whole.
+func (s *session) precut(call *pendingCall, res *callResult) (string, chain.Truncation, bool) {
+	limit := call.gen.worker.Limit(call.tool)
+	if res.text.whole() {
+		text := string(res.text.head)
+		if call.jsonText && len(text) > limit {
+			out, st := cut.Cut(text, limit, call.policy.Spec)
+			if st.Changed() {
+				return out, truncationOf(st, limit), true
+			}
+		}
+		return text, chain.Truncation{}, false
+	}
+	if w := res.writers[call]; w != nil {
+		out, st := w.Result()
+		return out, truncationOf(st, limit), true
+	}
+	out, t, _ := res.text.cut(limit)
+	return out, t, true
+}
+
+// truncationOf turns a cut's figures into the chain's.
+func truncationOf(st cut.Stats, limit int) chain.Truncation {
+	t := chain.Truncation{
+		Limit:         limit,
+		OriginalBytes: st.Original,
+		KeptBytes:     st.Kept,
+		DroppedBytes:  st.Dropped,
+		Compacted:     st.Compacted,
+	}
+	if st.Strategy != "" && st.Strategy != cut.KeepHead {
+		t.Strategy = string(st.Strategy)
+	}
+	return t
+}
+
+// splitJSONMarker puts the marker that follows a JSON document cut by the
+// json strategy in a text block of its own, so that the document's block is
+// valid JSON alone.
+func splitJSONMarker(res *mcp.CallToolResult) {
+	for i, c := range res.Content {
+		t, ok := c.(*mcp.TextContent)
+		if !ok {
+			continue
+		}
+		head, ok := shape.TrimMarker(t.Text)
+		if !ok || !json.Valid([]byte(head)) {
+			continue
+		}
+		doc := *t
+		doc.Text = head
+		marker := &mcp.TextContent{Text: strings.TrimPrefix(t.Text[len(head):], "\n")}
+		res.Content = slices.Insert(slices.Clone(res.Content), i+1, mcp.Content(marker))
+		res.Content[i] = &doc
+		return
+	}
 }
 
 // fitsAsSent reports, without decoding the blocks, that the server's result
@@ -486,7 +558,7 @@ func figures(res *callResult, orig *mcp.CallToolResult, sh shape.Shaped, limit i
 			text := t.Text
 			if head, ok := shape.TrimMarker(text); ok {
 				kept += len(head)
-			} else if !strings.HasPrefix(text, shape.NotePrefix) {
+			} else if !strings.HasPrefix(text, shape.NotePrefix) && !strings.HasPrefix(text, "[truncated: ") {
 				kept += len(text)
 			}
 		}
@@ -541,14 +613,8 @@ func encodeResult(id []byte, res *callResult, sh shape.Shaped, fig truncationMet
 		case "structuredContent":
 			switch {
 			case sh.StructuredDropped:
-			case sh.StructuredCut:
-				v, err := json.Marshal(sh.Result.StructuredContent)
-				if err != nil {
-					return nil, err
-				}
-				put(mem.key, v)
 			default:
-				put(mem.key, res.structured)
+				put(mem.key, sh.StructuredRaw)
 			}
 		case "isError":
 			sawError = true

@@ -33,7 +33,7 @@ buffer, which becomes the output without a copy; the rest is read once, in
 64 KiB reads, counted and discarded. Its peak memory is the limit plus about
 10 MiB, whatever the input size: 74 MiB for a 200 MB input at the maximum
 limit of 64 MiB. head_tail keeps the first and the last limit+4 bytes (and
-the lines it may rescue), about 2 to 3 times the limit. json holds the whole
+the lines it may rescue), about twice the limit: 140 MiB for that input. json holds the whole
 input while it is at most 8 MiB or 4 times the limit long (a structural cut
 needs the whole document); longer input is cut as text. The output is
 written when the input ends.

@@ -409,15 +409,19 @@ func TestCapPeakMemory(t *testing.T) {
 		name         string
 		limit, input int64
 		bound        int64 // the most the peak may exceed the baseline's
+		keep         string
 	}{
 		// 1.1 x limit + 4 MiB; before the fix this was about 6 x limit.
-		{"input 3 x limit", 32 * MiB, 96 * MiB, 32*MiB + 32*MiB/10 + 4*MiB},
+		{"input 3 x limit", 32 * MiB, 96 * MiB, 32*MiB + 32*MiB/10 + 4*MiB, ""},
 		// A short input does not make every page of a large buffer resident.
-		{"input 1 MiB, limit 32 MiB", 32 * MiB, 1 * MiB, 4 * MiB},
+		{"input 1 MiB, limit 32 MiB", 32 * MiB, 1 * MiB, 4 * MiB, ""},
+		// head_tail holds a head and a tail window and builds its output
+		// in the first: 2.2 x limit + 4 MiB (it was 5 x before).
+		{"head_tail, input 3 x limit", 32 * MiB, 96 * MiB, 2*32*MiB + 32*MiB/5 + 4*MiB, "head_tail"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := peakRSS(t, bin, tt.limit, tt.input) - base
+			got := peakRSS(t, bin, tt.limit, tt.input, tt.keep) - base
 			t.Logf("peak RSS %.1f MiB above the baseline's %.1f MiB", float64(got)/MiB, float64(base)/MiB)
 			if got > tt.bound {
 				t.Errorf("peak RSS is %d bytes above the baseline's; want at most %d", got, tt.bound)
@@ -429,9 +433,13 @@ func TestCapPeakMemory(t *testing.T) {
 // peakRSS runs bin's cap at limit over input bytes and returns its peak
 // resident set size, read once it writes its output. input must exceed the
 // 64 KiB a pipe holds, so that cap is still writing then.
-func peakRSS(t *testing.T, bin string, limit, input int64) int64 {
+func peakRSS(t *testing.T, bin string, limit, input int64, keep ...string) int64 {
 	t.Helper()
-	cmd := exec.Command(bin, "cap", "--tool", "Bash")
+	args := []string{"cap", "--tool", "Bash"}
+	if len(keep) > 0 && keep[0] != "" {
+		args = append(args, "--keep", keep[0])
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Env = []string{"TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=" + strconv.FormatInt(limit, 10)}
 	cmd.Stdin = io.LimitReader(repeatReader('x'), input)
 	var stderr bytes.Buffer

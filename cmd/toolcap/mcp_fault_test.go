@@ -875,14 +875,29 @@ func checkStructured(t *testing.T, raw json.RawMessage, original int64) {
 	if bytes.Contains(raw, []byte("toolcap/truncation")) {
 		t.Errorf("structuredContent holds toolcap's figures: %.300s", raw)
 	}
-	var sc struct {
-		Content *string `json:"content"`
+	// structuredContent is cut as JSON (issue 10): its serialization within
+	// the limit, the string's start kept as the server wrote it and the
+	// marker inside it counting the string's bytes as written.
+	if len(raw) > defaultLimit || !json.Valid(raw) {
+		t.Errorf("structuredContent is %d bytes of JSON (valid: %v), want valid within %d", len(raw), json.Valid(raw), defaultLimit)
 	}
-	if err := json.Unmarshal(raw, &sc); err != nil || sc.Content == nil {
-		t.Errorf("structuredContent = %.300s (%v), want {\"content\": the cut text}", raw, err)
-		return
+	var written bytes.Buffer
+	if err := fault.WriteJSON(&written, original); err != nil {
+		t.Fatal(err)
 	}
-	checkCut(t, "structuredContent.content", *sc.Content, original, defaultLimit)
+	const open = `{"content":"`
+	m := regexp.MustCompile(`\\n\[truncated: (\d+) bytes dropped, refine your query\]"\}$`).FindSubmatchIndex(raw)
+	if !bytes.HasPrefix(raw, []byte(open)) || m == nil {
+		t.Fatalf("structuredContent = %.100s … %.100s, want {\"content\": a cut string}", raw, raw[max(0, len(raw)-100):])
+	}
+	kept := raw[len(open):m[0]]
+	if !bytes.HasPrefix(written.Bytes(), kept) {
+		t.Errorf("the kept string is not the start of the server's")
+	}
+	n, _ := strconv.Atoi(string(raw[m[2]:m[3]]))
+	if want := written.Len() - len(kept); n != want {
+		t.Errorf("the marker says %d bytes dropped, want %d (%d written, %d kept)", n, want, written.Len(), len(kept))
+	}
 }
 
 // vmHWMAfterExit is the proxy's peak RSS when it may have exited already:

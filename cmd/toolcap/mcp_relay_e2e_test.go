@@ -17,9 +17,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,9 +136,12 @@ func TestMCPRelayEverything(t *testing.T) {
 	}
 }
 
-// TestMCPRelayMemory logs what a capped structured result of the real memory
-// server looks like through toolcap (the figures issue 10 starts from); it
-// asserts only that the session works.
+// TestMCPRelayMemory checks the structured results of the real memory
+// server through toolcap (issue 10): with 400 entities and 400 relations,
+// read_graph stays a success whose structuredContent, within the limit as
+// JSON, keeps the first whole entities and relations (the TypeScript SDK
+// validates it against the tool's outputSchema) and says "kept K of M" in a
+// note; its text block is valid JSON on its own.
 func TestMCPRelayMemory(t *testing.T) {
 	dir, _ := mcpPeer(t, "server-memory")
 	bin := buildBinary(t)
@@ -144,6 +149,8 @@ func TestMCPRelayMemory(t *testing.T) {
 	out := runNode(t, dir, "memory_client.mjs", bin, memory)
 	var got struct {
 		CreateEntitiesIsError, CreateRelationsIsError bool
+		CreateEntitiesStructuredBytes                 int
+		CreateRelationsStructuredBytes                int
 		IsError                                       bool
 		StructuredContentBytes                        int
 		TextIsJSON                                    bool
@@ -159,7 +166,19 @@ func TestMCPRelayMemory(t *testing.T) {
 	if got.CreateEntitiesIsError || got.CreateRelationsIsError {
 		t.Errorf("creating the graph failed: %s", out)
 	}
-	if got.ContentTextBytes == 0 {
-		t.Errorf("read_graph came back with no text: %s", out)
+	if got.IsError || !got.TextIsJSON || got.ContentTextBytes == 0 || got.ContentTextBytes > 16384 {
+		t.Errorf("read_graph: isError %v, text valid JSON %v, %d text bytes; want a success, valid JSON, within 16384", got.IsError, got.TextIsJSON, got.ContentTextBytes)
+	}
+	if got.StructuredContentBytes <= 0 || got.StructuredContentBytes > 16384 || got.EntitiesKept <= 0 || got.RelationsKept <= 0 {
+		t.Errorf("read_graph structuredContent: %d bytes, %d entities, %d relations; want both kept, within 16384", got.StructuredContentBytes, got.EntitiesKept, got.RelationsKept)
+	}
+	want := fmt.Sprintf("kept %d of 400 items of /entities, %d of 400 items of /relations", got.EntitiesKept, got.RelationsKept)
+	if !strings.Contains(got.Tail, want) {
+		t.Errorf("the note does not say %q: %q", want, got.Tail)
+	}
+	for name, n := range map[string]int{"create_entities": got.CreateEntitiesStructuredBytes, "create_relations": got.CreateRelationsStructuredBytes} {
+		if n > 16384 {
+			t.Errorf("%s: structuredContent is %d bytes as JSON, over 16384", name, n)
+		}
 	}
 }

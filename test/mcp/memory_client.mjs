@@ -48,6 +48,7 @@ const relations = Array.from({ length: N }, (_, i) => ({
   to: `entity-${(i + 1) % N}`,
   relationType: "works_with",
 }));
+await client.listTools(); // as clients do: the output schemas are learned from it
 const created = await client.callTool({ name: "create_entities", arguments: { entities } }, undefined, opts);
 const related = await client.callTool({ name: "create_relations", arguments: { relations } }, undefined, opts);
 const graph = await client.callTool({ name: "read_graph", arguments: {} }, undefined, opts);
@@ -65,6 +66,10 @@ console.log(
   JSON.stringify({
     createEntitiesIsError: created.isError === true,
     createRelationsIsError: related.isError === true,
+    createEntitiesStructuredBytes:
+      created.structuredContent === undefined ? -1 : Buffer.byteLength(JSON.stringify(created.structuredContent)),
+    createRelationsStructuredBytes:
+      related.structuredContent === undefined ? -1 : Buffer.byteLength(JSON.stringify(related.structuredContent)),
     isError: graph.isError === true,
     structuredContentBytes:
       graph.structuredContent === undefined ? -1 : Buffer.byteLength(JSON.stringify(graph.structuredContent)),
@@ -74,6 +79,8 @@ console.log(
     contentTextBytes: texts.reduce((n, t) => n + Buffer.byteLength(t), 0),
     truncation: graph._meta?.["toolcap/truncation"] ?? null,
     tail: text.slice(-120),
+    textBlocks: texts.length,
+    firstBlockTail: (texts[0] ?? "").slice(-160),
   }),
 );
 await client.close();

@@ -6,10 +6,9 @@ package shape
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -18,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -261,6 +261,13 @@ func recut(text string, budget int) string {
 		return s
 	}
 	total := len(head) + dropped
+	if len(head) > 0 && (head[0] == '{' || head[0] == '[') && json.Valid([]byte(head)) {
+		// A document the json strategy cut: cut again as JSON, so that
+		// it stays valid.
+		if doc, _, ok := cut.JSONValue([]byte(head), budget-middleware.MarkerLen(total)); ok {
+			return string(doc) + middleware.Marker(total-len(doc))
+		}
+	}
 	k := budget - middleware.MarkerLen(total)
 	if k < 0 {
 		// No room for a marker: a bare cut, as Truncate makes.
@@ -521,78 +528,6 @@ func cutBlock(c mcp.Content, room int) (mcp.Content, bool) {
 	return nil, false
 }
 
-// CapStructured caps a structuredContent value with the rule of text: its
-// string values, in the order they are serialized (object keys sorted), share
-// one budget of limit bytes and are cut with [middleware.Truncate], so a
-// string cut carries the marker with its exact count. Keys, numbers,
-// booleans, nulls and the JSON punctuation are not counted, as the wrapping
-// of a text block is not.
-//
-// It returns v itself and cut == false when the strings fit. ok is false
-// when v cannot be brought within the limit by cutting strings: when its
-// other parts alone (keys and scalars, measured as serialized) exceed limit,
-// a huge array of numbers for example. The caller then drops it.
-func CapStructured(v any, limit int) (capped any, cut bool, ok bool) {
-	strs, rest := measure(v)
-	if rest > limit {
-		return nil, false, false
-	}
-	if strs <= limit {
-		return v, false, true
-	}
-	budget := limit
-	return capValue(v, &budget), true, true
-}
-
-// capValue returns a copy of v whose strings are cut to share *budget.
-func capValue(v any, budget *int) any {
-	switch x := v.(type) {
-	case string:
-		// recut: a string the reader already cut keeps an exact count.
-		s := recut(x, max(*budget, 0))
-		*budget -= len(s)
-		return s
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			m[k] = capValue(x[k], budget)
-		}
-		return m
-	case []any:
-		a := make([]any, len(x))
-		for i, e := range x {
-			a[i] = capValue(e, budget)
-		}
-		return a
-	}
-	return v
-}
-
-// measure returns the sum of the lengths of v's string values, and the
-// size of what CapStructured cannot cut: the keys and the scalars other
-// than strings, as serialized.
-func measure(v any) (strs, rest int) {
-	switch x := v.(type) {
-	case string:
-		return len(x), 0
-	case map[string]any:
-		for k, e := range x {
-			s, r := measure(e)
-			strs, rest = strs+s, rest+len(k)+r
-		}
-		return strs, rest
-	case []any:
-		for _, e := range x {
-			s, r := measure(e)
-			strs, rest = strs+s, rest+r
-		}
-		return strs, rest
-	case nil:
-		return 0, len("null")
-	}
-	return 0, len(fmt.Sprint(v))
-}
-
 // Shaped is the outcome of [Shape]: the result for the client and what was
 // done to it, for logs, figures and tests.
 type Shaped struct {
@@ -612,6 +547,10 @@ type Shaped struct {
 	// StructuredDropped reports that structuredContent was dropped: it did
 	// not fit, or no longer matched the tool's output schema once cut.
 	StructuredDropped bool
+	// StructuredRaw is the structuredContent for the client, as JSON: the
+	// server's when it fitted, its cut form when StructuredCut; nil when
+	// dropped or absent. (Result.StructuredContent is not used.)
+	StructuredRaw []byte
 }
 
 // Changed reports whether the result differs from the server's.
@@ -623,8 +562,13 @@ func (sh Shaped) Changed() bool {
 // made of its text.
 type Input struct {
 	// Result is the server's result; it is not modified. Its
-	// StructuredContent is the decoded value, or nil.
+	// StructuredContent is not read: see StructuredRaw.
 	Result *mcp.CallToolResult
+	// StructuredRaw is the server's structuredContent as JSON, or nil.
+	StructuredRaw []byte
+	// StructuredPrecut lists the strings of StructuredRaw that a reader
+	// already shortened, in document order (see [Precut]).
+	StructuredPrecut []Precut
 	// Text and IsError are the chain's content and error flag.
 	Text    *string
 	IsError bool
@@ -644,8 +588,9 @@ type Input struct {
 // The text goes back into the text blocks ([SplitText]); then all the
 // blocks, notes included, are brought within the limit together
 // ([CapBlocks]), so that [ContentSize] of the result's content never
-// exceeds it. structuredContent follows [CapStructured], and is bounded by
-// the limit on its own. When structuredContent has to be dropped from a
+// exceeds it. structuredContent follows [CapStructuredJSON]: its serialized
+// JSON is bounded by the limit on its own, and a cut that dropped elements
+// adds a note saying what it kept. When structuredContent has to be dropped from a
 // result of a tool that declares an output schema, a successful result would
 // break the schema's contract, so it becomes an error result and a note
 // saying why ends its content: the capped blocks still carry what the model
@@ -660,16 +605,11 @@ func Shape(in Input) Shaped {
 	sh.TextChanged = text == nil || *text != joined
 
 	tail := ""
-	if orig.StructuredContent != nil || in.StructuredTooLarge {
-		ok, cut := false, false
-		var v any
-		if orig.StructuredContent != nil {
-			v, cut, ok = CapStructured(orig.StructuredContent, limit)
-			if ok && cut && schema != nil {
-				if err := schema.Validate(v); err != nil {
-					ok = false
-				}
-			}
+	if in.StructuredRaw != nil || in.StructuredTooLarge {
+		var sc StructuredCut
+		ok := false
+		if in.StructuredRaw != nil {
+			sc, ok = CapStructuredJSON(in.StructuredRaw, limit, schema, in.StructuredPrecut)
 		}
 		switch {
 		case !ok:
@@ -679,9 +619,12 @@ func Shape(in Input) Shaped {
 				res.IsError = true
 				tail = StructuredNote(limit)
 			}
-		case cut:
-			res.StructuredContent = v
+		case sc.Cut:
+			sh.StructuredRaw = sc.Raw
 			sh.StructuredCut = true
+			tail = sc.Note
+		default:
+			sh.StructuredRaw = sc.Raw
 		}
 	}
 	var st capStats

@@ -1,6 +1,7 @@
 package shape_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -233,53 +234,74 @@ func TestCapBlocksWithinLimit(t *testing.T) {
 	}
 }
 
-func TestCapStructured(t *testing.T) {
+func TestCapStructuredJSON(t *testing.T) {
 	long := strings.Repeat("x", 1000)
-	t.Run("fits", func(t *testing.T) {
-		v := map[string]any{"content": "short", "n": 3.0}
-		got, cut, ok := shape.CapStructured(v, 200)
-		if !ok || cut {
-			t.Fatalf("cut=%v ok=%v", cut, ok)
+	graph := func(n int) string {
+		var e, r []string
+		for i := range n {
+			e = append(e, fmt.Sprintf(`{"name":"e%d","entityType":"t","observations":["a sentence long enough"]}`, i))
+			r = append(r, fmt.Sprintf(`{"from":"e%d","to":"e%d","relationType":"knows"}`, i, i+1))
 		}
-		if got.(map[string]any)["content"] != "short" {
-			t.Error("changed")
-		}
-	})
-	t.Run("same as text", func(t *testing.T) {
-		got, cut, ok := shape.CapStructured(map[string]any{"content": long}, 300)
-		want, _ := middleware.Truncate(long, 300)
-		if !ok || !cut || got.(map[string]any)["content"] != want {
-			t.Errorf("got %v cut=%v ok=%v", got, cut, ok)
-		}
-	})
-	t.Run("shared budget in key order", func(t *testing.T) {
-		v := map[string]any{"b": long, "a": []any{long, 1.0, true, nil}}
-		got, cut, ok := shape.CapStructured(v, 600)
-		if !ok || !cut {
-			t.Fatalf("cut=%v ok=%v", cut, ok)
-		}
-		m := got.(map[string]any)
-		a0 := m["a"].([]any)[0].(string)
-		b := m["b"].(string)
-		if len(a0)+len(b) > 600 {
-			t.Errorf("strings hold %d bytes", len(a0)+len(b))
-		}
-		if len(a0) != 600 || b != "" {
-			t.Errorf("a[0] = %d bytes, b = %d bytes; want the first string in key order to take the budget", len(a0), len(b))
-		}
-		if v["b"] != long {
-			t.Error("input modified")
-		}
-	})
-	t.Run("skeleton too big", func(t *testing.T) {
-		arr := make([]any, 100)
-		for i := range arr {
-			arr[i] = 123456.0
-		}
-		if _, _, ok := shape.CapStructured(map[string]any{"nums": arr}, 200); ok {
-			t.Error("a structure whose numbers alone exceed the limit was kept")
-		}
-	})
+		return `{"entities":[` + strings.Join(e, ",") + `],"relations":[` + strings.Join(r, ",") + `]}`
+	}
+	graphSchema := resolved(t, `{"type":"object","required":["entities","relations"],"properties":{"entities":{"type":"array"},"relations":{"type":"array"}}}`)
+	tests := []struct {
+		name     string
+		in       string
+		limit    int
+		schema   *jsonschema.Resolved
+		want     string // "" for "cut, see check"
+		wantCut  bool
+		wantOK   bool
+		wantNote string
+	}{
+		{name: "fits", in: `{"z":"short","a":3}`, limit: 200, want: `{"z":"short","a":3}`, wantOK: true},
+		{name: "a string cut in place, key order kept", in: `{"z":1,"content":"` + long + `"}`, limit: 300, wantCut: true, wantOK: true},
+		{name: "every member kept, arrays share the rest", in: graph(400), limit: 16384, schema: graphSchema, wantCut: true, wantOK: true,
+			wantNote: "kept "},
+		{name: "numbers alone too big", in: "[" + strings.Repeat("123456789,", 100) + "1]", limit: 1, wantOK: false},
+		{name: "a cut the schema refuses", in: `{"content":"` + strings.Repeat("y", 1000) + `"}`, limit: 300,
+			schema: resolved(t, `{"type":"object","properties":{"content":{"type":"string","pattern":"^y+$"}}}`), wantOK: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc, ok := shape.CapStructuredJSON([]byte(tt.in), tt.limit, tt.schema, nil)
+			if ok != tt.wantOK || sc.Cut != tt.wantCut {
+				t.Fatalf("ok %v cut %v, want %v %v", ok, sc.Cut, tt.wantOK, tt.wantCut)
+			}
+			if !ok {
+				return
+			}
+			if tt.want != "" {
+				if diff := cmp.Diff(tt.want, string(sc.Raw)); diff != "" {
+					t.Errorf("(-want +got):\n%s", diff)
+				}
+			}
+			if len(sc.Raw) > tt.limit || !json.Valid(sc.Raw) {
+				t.Errorf("%d bytes (limit %d), valid %v", len(sc.Raw), tt.limit, json.Valid(sc.Raw))
+			}
+			if !strings.Contains(sc.Note, tt.wantNote) {
+				t.Errorf("note %q, want it to contain %q", sc.Note, tt.wantNote)
+			}
+		})
+	}
+
+	// The graph keeps its first entities and relations, whole, in order.
+	sc, _ := shape.CapStructuredJSON([]byte(graph(400)), 16384, graphSchema, nil)
+	var g struct {
+		Entities  []struct{ Name string }
+		Relations []struct{ From string }
+	}
+	if err := json.Unmarshal(sc.Raw, &g); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Entities) == 0 || len(g.Relations) == 0 || g.Entities[0].Name != "e0" || g.Relations[0].From != "e0" {
+		t.Errorf("kept %d entities, %d relations", len(g.Entities), len(g.Relations))
+	}
+	want := fmt.Sprintf("kept %d of 400 items of /entities, %d of 400 items of /relations", len(g.Entities), len(g.Relations))
+	if !strings.Contains(sc.Note, want) {
+		t.Errorf("note %q, want %q", sc.Note, want)
+	}
 }
 
 func resolved(t *testing.T, schema string) *jsonschema.Resolved {
@@ -298,18 +320,18 @@ func resolved(t *testing.T, schema string) *jsonschema.Resolved {
 func TestShape(t *testing.T) {
 	long := strings.Repeat("y", 2000)
 	orig := &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: long}},
-		StructuredContent: map[string]any{"content": long},
+		Content: []mcp.Content{&mcp.TextContent{Text: long}},
 	}
+	structured := []byte(`{"content":"` + long + `"}`)
 	capped, _ := middleware.Truncate(long, 500)
 	schema := resolved(t, `{"type":"object","properties":{"content":{"type":"string"}},"required":["content"]}`)
 
-	sh := shape.Shape(shape.Input{Result: orig, Text: &capped, Limit: 500, Schema: schema})
+	sh := shape.Shape(shape.Input{Result: orig, StructuredRaw: structured, Text: &capped, Limit: 500, Schema: schema})
 	if sh.Result.IsError || !sh.TextChanged || !sh.StructuredCut || sh.StructuredDropped {
 		t.Errorf("shaped = %+v", sh)
 	}
-	if sh.Result.StructuredContent.(map[string]any)["content"] != capped {
-		t.Error("structured copy differs from the text")
+	if len(sh.StructuredRaw) > 500 || !json.Valid(sh.StructuredRaw) || !bytes.HasPrefix(sh.StructuredRaw, []byte(`{"content":"yyy`)) {
+		t.Errorf("structured = %.80s… (%d bytes)", sh.StructuredRaw, len(sh.StructuredRaw))
 	}
 	if orig.Content[0].(*mcp.TextContent).Text != long {
 		t.Error("orig modified")
@@ -318,8 +340,8 @@ func TestShape(t *testing.T) {
 	// A schema the cut breaks: the structured result is dropped and the
 	// success becomes an error with a note.
 	strict := resolved(t, `{"type":"object","properties":{"content":{"type":"string","pattern":"^y+$"}}}`)
-	sh = shape.Shape(shape.Input{Result: orig, Text: &capped, Limit: 500, Schema: strict})
-	if !sh.StructuredDropped || sh.Result.StructuredContent != nil || !sh.Result.IsError {
+	sh = shape.Shape(shape.Input{Result: orig, StructuredRaw: structured, Text: &capped, Limit: 500, Schema: strict})
+	if !sh.StructuredDropped || sh.StructuredRaw != nil || !sh.Result.IsError {
 		t.Errorf("shaped = %+v", sh)
 	}
 	last := sh.Result.Content[len(sh.Result.Content)-1].(*mcp.TextContent).Text
@@ -335,11 +357,8 @@ func TestShape(t *testing.T) {
 	}
 
 	// Without an output schema, dropping is enough.
-	arr := make([]any, 200)
-	for i := range arr {
-		arr[i] = 1234567.0
-	}
-	sh = shape.Shape(shape.Input{Result: &mcp.CallToolResult{StructuredContent: arr}, Text: nil, Limit: 500, Schema: nil})
+	nums := []byte("[" + strings.Repeat("1234567,", 200) + "1]")
+	sh = shape.Shape(shape.Input{Result: &mcp.CallToolResult{}, StructuredRaw: nums, Text: nil, Limit: 1, Schema: nil})
 	if !sh.StructuredDropped || sh.Result.IsError || sh.Result.Content == nil {
 		t.Errorf("shaped = %+v", sh)
 	}
@@ -370,10 +389,10 @@ func TestShapeNotesWithinLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			orig := &mcp.CallToolResult{Content: tt.content, StructuredContent: map[string]any{"content": long}}
+			orig := &mcp.CallToolResult{Content: tt.content}
 			joined, _ := shape.JoinText(tt.content)
 			capped, _ := middleware.Truncate(joined, tt.limit) // what the chain makes of it
-			sh := shape.Shape(shape.Input{Result: orig, Text: &capped, Limit: tt.limit, Schema: strict})
+			sh := shape.Shape(shape.Input{Result: orig, StructuredRaw: []byte(`{"content":"` + long + `"}`), Text: &capped, Limit: tt.limit, Schema: strict})
 			if !sh.StructuredDropped || !sh.Result.IsError {
 				t.Fatalf("shaped = %+v, want the structured result dropped and an error", sh)
 			}

@@ -44,10 +44,11 @@ type Scanner struct {
 
 	scratch []byte // decoded escapes, see String
 
-	capture []byte // copy of the value being captured, see Capture
-	capMax  int
-	capping bool
-	capOver bool
+	capture  []byte // copy of the value being captured, see Capture
+	capMax   int
+	capping  bool
+	capOver  bool
+	capTrunc bool // keep the first capMax bytes rather than give up
 }
 
 // NewScanner returns a Scanner reading from br.
@@ -112,11 +113,14 @@ func (s *Scanner) copyOut(b []byte) {
 		}
 	}
 	if s.capping {
-		if len(s.capture)+len(b) > s.capMax {
+		switch {
+		case len(s.capture)+len(b) <= s.capMax:
+			s.capture = append(s.capture, b...)
+		case s.capTrunc:
+			s.capture = append(s.capture, b[:s.capMax-len(s.capture)]...)
+		default:
 			s.capping, s.capOver = false, true
 			s.capture = nil
-		} else {
-			s.capture = append(s.capture, b...)
 		}
 	}
 }
@@ -740,4 +744,70 @@ func (s *Scanner) Capture(max int) (raw []byte, ok bool, err error) {
 		raw = nil
 	}
 	return raw, ok, err
+}
+
+// StringRaw reads a string value and returns the first bytes of its
+// content as written (escapes not decoded, quotes excluded), at most max of
+// them and ending where a JSON string may end (never inside an escape, a
+// surrogate pair or a UTF-8 character), and the length of the whole content
+// as written. The head, between quotes, is a valid JSON string: the value
+// itself when whole == true.
+func (s *Scanner) StringRaw(max int) (head []byte, written int64, whole bool, err error) {
+	if _, err := s.peekValue(); err != nil {
+		return nil, 0, false, err
+	}
+	if s.capping {
+		return nil, 0, false, errors.New("wire: nested capture")
+	}
+	start := s.off
+	s.capping, s.capTrunc, s.capMax, s.capture = true, true, max+2, nil
+	_, err = s.String(nil)
+	capture := s.capture
+	s.capping, s.capTrunc, s.capture = false, false, nil
+	if err != nil {
+		return nil, 0, false, err
+	}
+	written = s.off - start - 2
+	if int64(len(capture)) == written+2 {
+		return capture[1 : len(capture)-1], written, true, nil
+	}
+	return stringPrefix(capture[1:]), written, false, nil
+}
+
+// stringPrefix returns the longest prefix of b, the content of a JSON string
+// as written, that ends between two characters.
+func stringPrefix(b []byte) []byte {
+	last := 0
+	for i := 0; i < len(b); {
+		n := 1
+		switch c := b[i]; {
+		case c == '\\':
+			if i+1 >= len(b) {
+				return b[:last]
+			}
+			n = 2
+			if b[i+1] == 'u' {
+				n = 6
+				if i+6 <= len(b) {
+					if r, ok := hex4(b[i+2 : i+6]); ok && r >= 0xD800 && r < 0xDC00 &&
+						i+12 <= len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+						n = 12
+					} else if ok && r >= 0xD800 && r < 0xDC00 && i+12 > len(b) {
+						return b[:last] // the pair may go on past the head
+					}
+				}
+			}
+		case c >= utf8.RuneSelf:
+			if !utf8.FullRune(b[i:]) {
+				return b[:last]
+			}
+			_, n = utf8.DecodeRune(b[i:])
+		}
+		if i+n > len(b) {
+			return b[:last]
+		}
+		i += n
+		last = i
+	}
+	return b[:last]
 }

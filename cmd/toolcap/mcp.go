@@ -26,6 +26,9 @@ read, whatever its size: its content blocks together, notes included, and
 its structuredContent on its own. A capped result carries the figures in
 _meta["toolcap/truncation"].
 
+With --metrics ADDR, http://ADDR/metrics serves Prometheus counters of the
+results per tool: fits, cut or error, bytes original and kept.
+
 The server is SERVER_COMMAND, run over stdio in a process group of its own,
 or the streamable HTTP endpoint URL. The client speaks on standard input and
 output, or, with --listen, over streamable HTTP at http://ADDR/mcp (one
@@ -57,6 +60,7 @@ type mcpFlags struct {
 	headers stringsFlag
 	listen  string
 	token   string
+	metrics string
 	command []string
 }
 
@@ -68,6 +72,7 @@ func (f *mcpFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.headers, "header", "an HTTP header `'Name: value'` for every request to --url; repeat it")
 	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP at http://`ADDR`/mcp instead of stdio (host:port; the host defaults to 127.0.0.1)")
 	fs.StringVar(&f.token, "token", "", "with --listen: the bearer `TOKEN` every request must carry (required off loopback)")
+	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics of the results at http://`ADDR`/metrics (host:port or a port; the host defaults to 127.0.0.1)")
 }
 
 // check validates the flags, and returns the usage error.
@@ -88,6 +93,13 @@ func (f *mcpFlags) check() error {
 		if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" {
 			return fmt.Errorf("--header %q: want 'Name: value'", h)
 		}
+	}
+	if f.metrics != "" {
+		addr, err := listenAddr(f.metrics)
+		if err != nil {
+			return fmt.Errorf("--metrics: %w", err)
+		}
+		f.metrics = addr
 	}
 	if f.listen != "" {
 		addr, err := listenAddr(f.listen)
@@ -148,6 +160,11 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if f.v >= 2 {
 		opts.Middleware = append(opts.Middleware, middleware.Logging(logger))
 	}
+	var metrics *mcpMetrics
+	if f.metrics != "" {
+		metrics = &mcpMetrics{tools: map[string]*toolCounts{}}
+		opts.Middleware = append(opts.Middleware, metrics.middleware)
+	}
 	proxy, err := mcpproxy.New(opts)
 	if err != nil {
 		return configError(stderr, err)
@@ -156,6 +173,12 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go watchManifests(ctx, &f.layers, env, logger, proxy)
+	if metrics != nil {
+		if err := serveMetrics(ctx, metrics, f.metrics, logger); err != nil {
+			fmt.Fprintf(stderr, "toolcap mcp: %s\n", oneLine(err.Error()))
+			return exitFailed
+		}
+	}
 
 	dial := func(ctx context.Context) (mcpproxy.Conn, error) {
 		if f.url != "" {

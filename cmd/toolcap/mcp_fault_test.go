@@ -20,6 +20,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -923,4 +925,37 @@ func alive(pid int) bool {
 	// The state follows the command name in parentheses.
 	i := bytes.LastIndexByte(stat, ')')
 	return i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X')
+}
+
+// TestMCPMetrics: --metrics serves the counters of the results relayed.
+func TestMCPMetrics(t *testing.T) {
+	bin, server := buildBinary(t), buildFaultServer(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	s := startFault(t, bin, server, "--metrics", addr)
+	s.call("big", map[string]any{"bytes": 100000}, nil)
+	s.echo("the metrics")
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`toolcap_tool_results_total{outcome="cut",tool="big"} 1`,
+		`toolcap_tool_results_total{outcome="fits",tool="echo"} 1`,
+		`toolcap_tool_result_original_bytes_total{tool="big"} 100000`,
+		"# TYPE toolcap_tool_result_kept_bytes_total counter",
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, body)
+		}
+	}
+	if code := s.close(); code != exitOK {
+		t.Errorf("exit %d", code)
+	}
 }

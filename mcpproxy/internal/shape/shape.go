@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -257,6 +258,9 @@ func recut(text string, budget int) string {
 	budget = max(budget, 0)
 	head, dropped, ok := splitMarker(text)
 	if !ok {
+		if s, ok := recutHeadTail(text, budget); ok {
+			return s
+		}
 		s, _ := middleware.Truncate(text, budget)
 		return s
 	}
@@ -281,6 +285,42 @@ func recut(text string, budget int) string {
 	}
 	k = floorBoundary(head, k)
 	return head[:k] + middleware.Marker(total-k)
+}
+
+// headTailMarker finds the marker a head_tail cut puts on a line of its own
+// between the head and the tail.
+var headTailMarker = regexp.MustCompile(`\n\[truncated: (\d+) bytes dropped, refine your query\]\n`)
+
+// recutHeadTail cuts a text a head_tail cut made to at most budget bytes,
+// keeping its shape: the head and the tail each give up about half of what
+// has to go, and the one marker between them counts what the first cut
+// dropped and what this one drops. It reports false for a text without
+// such a marker, or a budget too small for the marker and a byte.
+func recutHeadTail(text string, budget int) (string, bool) {
+	m := headTailMarker.FindStringSubmatchIndex(text)
+	if m == nil {
+		return "", false
+	}
+	n, err := strconv.Atoi(text[m[2]:m[3]])
+	if err != nil {
+		return "", false
+	}
+	head, tail := text[:m[0]], text[m[1]:]
+	total := len(head) + len(tail) + n
+	// The marker of the whole drop, on its own line: at most this long.
+	room := budget - len(middleware.Marker(total)) - 1
+	if room < 1 {
+		return "", false
+	}
+	h := floorBoundary(head, min(len(head), (room+1)/2))
+	t := min(len(tail), room-h)
+	// Start the tail on a character boundary, going right.
+	start := len(tail) - t
+	for start < len(tail) && !utf8.RuneStart(tail[start]) {
+		start++
+	}
+	kept := h + len(tail) - start
+	return head[:h] + middleware.Marker(total-kept) + "\n" + tail[start:], true
 }
 
 // splitMarker splits a text ending in a truncation marker into the kept

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/mcpproxy/internal/shape"
 	"github.com/toolcap/toolcap/middleware"
 )
@@ -407,5 +410,36 @@ func TestShapeNotesWithinLimit(t *testing.T) {
 				t.Errorf("the first block is neither cut text nor a note: %.80q", text)
 			}
 		})
+	}
+}
+
+// A head_tail text that has to give up room to another block keeps its
+// shape: one marker between head and tail, its count exact.
+func TestCapBlocksKeepsHeadTail(t *testing.T) {
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, "ok %d\n", i)
+	}
+	b.WriteString("FAIL: TestX")
+	log := b.String()
+	text, st := cut.Cut(log, 3000, cut.Spec{Keep: cut.KeepHeadTail})
+	if st.Dropped == 0 {
+		t.Fatal("not cut")
+	}
+	content := []mcp.Content{&mcp.TextContent{Text: text}, &mcp.ImageContent{MIMEType: "image/png", Data: make([]byte, 500)}}
+	got, _ := shape.CapBlocks(content, 3000)
+	out := got[0].(*mcp.TextContent).Text
+	re := regexp.MustCompile(`\n\[truncated: (\d+) bytes dropped, refine your query\]\n`)
+	ms := re.FindAllStringSubmatchIndex(out, -1)
+	if len(ms) != 1 || !strings.HasPrefix(out, "ok 0\n") || !strings.HasSuffix(out, "FAIL: TestX") {
+		t.Fatalf("got %d markers in %q…%q", len(ms), out[:40], out[len(out)-40:])
+	}
+	n, _ := strconv.Atoi(out[ms[0][2]:ms[0][3]])
+	kept := len(out) - (ms[0][1] - ms[0][0])
+	if n != len(log)-kept {
+		t.Errorf("the marker says %d, want %d (%d kept of %d)", n, len(log)-kept, kept, len(log))
+	}
+	if size := shape.ContentSize(got); size > 3000 {
+		t.Errorf("content holds %d bytes, over 3000", size)
 	}
 }

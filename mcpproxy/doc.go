@@ -28,18 +28,22 @@
 // byte cap first, user middleware, ceiling last, with the tool's name as
 // registered by the server as the key of its per_tool limit. Then the
 // blocks share the limit, text by its bytes and other blocks by their
-// encoded size, notes included; structuredContent is capped on its own by
-// the same rule applied to its strings, and dropped (a success then becomes
-// an error with a note, when the tool has an outputSchema) only when no
-// valid form fits. A JSON-RPC error answering a tools/call is brought within
+// encoded size, notes included. Text is cut by the tool's strategy (head,
+// head_tail or json); a tool with an outputSchema and no strategy of its own
+// has its text cut as JSON. structuredContent is cut on its own as JSON, its
+// serialization within the limit, every member of an object kept and a note
+// saying what was kept; it is dropped (a success then becomes an error with
+// a note, when the tool has an outputSchema) only when no form valid for the
+// schema fits. A JSON-RPC error answering a tools/call is brought within
 // the limit too. A capped result carries its figures in
 // _meta["toolcap/truncation"]; a result within its limit is forwarded byte
 // for byte.
 //
-// A result is never held whole: the reader keeps the first limit+4 bytes of
-// its text and counts the rest, keeps the other blocks that fit, and cuts
-// each long string of structuredContent as it is read, so a result of any
-// size costs the same memory. The limits can change while the proxy runs
+// A result is never held whole: the reader cuts its text as it reads it
+// (keeping what the strategy needs, the first limit+4 bytes for head),
+// keeps the other blocks that fit, and shortens each long string of
+// structuredContent as it is read, so a result of any size costs the same
+// memory. The limits can change while the proxy runs
 // ([Proxy.SetManifest]); a call keeps the limits it was sent under.
 //
 // # Ending

@@ -410,7 +410,7 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 	if res.hasStructured && !bytes.Equal(res.structured, []byte("null")) {
 		structured = res.structured
 	}
-	var schema = s.p.schema(call.tool)
+	schema := s.p.schema(call.tool)
 	sh := shape.Shape(shape.Input{
 		Result:             orig,
 		Text:               r.Content,

@@ -66,6 +66,10 @@ type Truncation struct {
 	// once the whitespace between its tokens was removed: nothing was
 	// dropped, and the content changed.
 	Compacted bool
+	// Batch reports that the limit was the result's share of a batch
+	// budget (batch_max_bytes, see package worker), smaller than the
+	// tool's own limit, rather than the tool's own limit.
+	Batch bool
 }
 
 // cut reports whether t records a change: a cut, or a compaction.

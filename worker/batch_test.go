@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -262,6 +263,104 @@ func TestExecuteToolsBatchBudgetErrorsAndEmpty(t *testing.T) {
 	okCut.Summary = "ok done"
 	want := []resulttest.View{{Summary: "none done"}, errCut, okCut}
 	if diff := cmp.Diff(want, resulttest.All(got)); diff != "" {
+		t.Errorf("ExecuteTools() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// Over random batches (sizes, per-tool limits, budgets, concurrency), the
+// results hold the budget and each tool's limit, a result whose tool's
+// content is under its fair share is returned as the cap left it, and every
+// cut result is its tool's content's head with one marker whose N is
+// exactly the bytes the model does not see.
+func TestExecuteToolsBatchBudgetProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	for run := range 200 {
+		n := 1 + rng.IntN(9)
+		var contents []string
+		per := "[worker.tool_output.per_tool]\n"
+		limits := make([]int, n)
+		for i := range n {
+			contents = append(contents, output(fmt.Sprintf("r%d", i), rng.IntN(40000)))
+			limits[i] = 128 + rng.IntN(30000)
+			per += fmt.Sprintf("t%d = %d\n", i, limits[i])
+		}
+		budget := 128 + rng.IntN(60000)
+		w, calls := batchWorker(t, contents, 16384, budget, per, worker.WithConcurrency(1+rng.IntN(4)))
+		got := w.ExecuteTools(context.Background(), calls)
+
+		total := 0
+		for i, r := range got {
+			c := *r.Content
+			total += len(c)
+			if len(c) > limits[i] {
+				t.Fatalf("run %d: result %d is %d bytes, over its limit %d", run, i, len(c), limits[i])
+			}
+			if min(len(contents[i]), limits[i]) <= budget/n {
+				// Under the first fair share: what the cap alone gives.
+				capOnly := headCut(contents[i], limits[i], false)
+				if diff := cmp.Diff(*capOnly.Content, c); diff != "" {
+					t.Fatalf("run %d: result %d under the fair share was cut by the batch (-want +got):\n%s", run, i, diff)
+				}
+			}
+			tr, cutDone := r.Truncation()
+			if !cutDone {
+				if c != contents[i] {
+					t.Fatalf("run %d: result %d changed without figures", run, i)
+				}
+				continue
+			}
+			want := contents[i][:tr.KeptBytes] + cut.Marker(len(contents[i])-tr.KeptBytes)
+			if tr.KeptBytes+cut.MarkerLen(len(contents[i])-tr.KeptBytes) > tr.Limit {
+				want = contents[i][:tr.KeptBytes] // no room for a marker: a bare cut
+			}
+			if diff := cmp.Diff(want, c); diff != "" {
+				t.Fatalf("run %d: result %d is not its content's head and one exact marker (-want +got):\n%s", run, i, diff)
+			}
+			if tr.DroppedBytes != len(contents[i])-tr.KeptBytes || tr.OriginalBytes != len(contents[i]) {
+				t.Fatalf("run %d: result %d figures %+v do not count its tool's content of %d bytes", run, i, tr, len(contents[i]))
+			}
+		}
+		if total > budget {
+			t.Fatalf("run %d: results total %d bytes, over the budget %d", run, total, budget)
+		}
+		// The budget is used, not wasted: the results fill it, or every
+		// demand is met (a cut may fall up to one byte short of its share).
+		demand := 0
+		for i, c := range contents {
+			demand += min(len(c), limits[i])
+		}
+		if lo := min(budget, demand) - n; total < lo {
+			t.Fatalf("run %d: results total %d bytes, want at least %d (budget %d, demands %d)", run, total, lo, budget, demand)
+		}
+	}
+}
+
+// A user middleware that gives up on next and answers itself leaves the
+// recorders to write after the stage has read the custody; those writes are
+// dropped (this test fails under -race if they are not guarded).
+func TestExecuteToolsBatchBudgetLateRecord(t *testing.T) {
+	release := make(chan struct{})
+	var late sync.WaitGroup
+	impatient := func(next chain.Handler) chain.Handler {
+		return func(ctx context.Context, call chain.Call) chain.Result {
+			late.Add(1)
+			go func() {
+				defer late.Done()
+				<-release
+				next(ctx, call)
+			}()
+			return worker.ToolOutput{Summary: "gave up", Content: ptr(output("x", 30000))}
+		}
+	}
+	w, calls := batchWorker(t, []string{output("a", 30000), output("b", 30000)}, 51200, 20000, "",
+		worker.WithMiddleware(impatient))
+	got := resulttest.All(w.ExecuteTools(context.Background(), calls))
+	close(release)
+	late.Wait()
+	want := headCut(output("x", 30000), 10000, true)
+	want.Summary = "gave up"
+	want.Ceiling, want.Truncation = want.Truncation, nil
+	if diff := cmp.Diff([]resulttest.View{want, want}, got); diff != "" {
 		t.Errorf("ExecuteTools() mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
 	"github.com/toolcap/toolcap/worker"
 )
@@ -61,6 +62,16 @@ func benchCalls(n int) []chain.Call {
 // four pass-through user middleware between the cap and the ceiling.
 func newBenchWorker(tb testing.TB, content *string) *worker.Worker {
 	w, err := worker.New(benchTools(content), worker.WithInterceptors(noop, noop, noop, noop))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return w
+}
+
+// newBatchWorker is newBenchWorker with a batch budget of batch bytes.
+func newBatchWorker(tb testing.TB, content *string, batch int) *worker.Worker {
+	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{BatchMaxBytes: batch}}
+	w, err := worker.New(benchTools(content), worker.WithManifest(m), worker.WithInterceptors(noop, noop, noop, noop))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -130,6 +141,59 @@ func BenchmarkExecuteTools(b *testing.B) {
 					benchBatch(b, impl.exec, ctx, calls)
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkExecuteToolsBatch is the batch stage's cost: the worker without
+// a budget (impl=worker, the subject of BenchmarkExecuteTools), with one so
+// large that it cuts nothing (impl=batch-roomy: the recorders, the custody
+// and the water-filling), and with batch_max_bytes = 65536 (impl=batch-65536:
+// for "over" results, each one cut again to its share from its tool's
+// content).
+func BenchmarkExecuteToolsBatch(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{1, 8, 64} {
+		calls := benchCalls(n)
+		for _, c := range contents {
+			impls := []struct {
+				name string
+				exec executor
+			}{
+				{"worker", newBenchWorker(b, c.content)},
+				{"batch-roomy", newBatchWorker(b, c.content, manifest.MaxMaxBytes)},
+				{"batch-65536", newBatchWorker(b, c.content, 65536)},
+			}
+			for _, impl := range impls {
+				b.Run(fmt.Sprintf("%dcalls/%s/impl=%s", n, c.name, impl.name), func(b *testing.B) {
+					benchBatch(b, impl.exec, ctx, calls)
+				})
+			}
+		}
+	}
+}
+
+// Without a batch budget the batch stage costs nothing: ExecuteTools of one
+// call allocates exactly what it did before batch_max_bytes existed
+// (measured at cb9218f, the commit before it): the results slice and the
+// worker's own copy of the content's pointer for a result the cap passes
+// untouched; two more, the cut text with its figures and the cut's buffer,
+// for one it cuts.
+func TestExecuteToolsNoBudgetAllocs(t *testing.T) {
+	ctx := context.Background()
+	calls := benchCalls(1)
+	for _, tt := range []struct {
+		name    string
+		content *string
+		want    float64
+	}{
+		{"under", &smallContent, 2},
+		{"over", &bigContent, 4},
+	} {
+		w := newBenchWorker(t, tt.content)
+		got := testing.AllocsPerRun(100, func() { sinkResults = w.ExecuteTools(ctx, calls) })
+		if got != tt.want {
+			t.Errorf("%s: ExecuteTools allocates %v times per run, want %v", tt.name, got, tt.want)
 		}
 	}
 }

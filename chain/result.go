@@ -66,6 +66,10 @@ type Truncation struct {
 	// once the whitespace between its tokens was removed: nothing was
 	// dropped, and the content changed.
 	Compacted bool
+	// Batch reports that the limit was the result's share of a batch
+	// budget (batch_max_bytes, see package worker), smaller than the
+	// tool's own limit, rather than the tool's own limit.
+	Batch bool
 }
 
 // cut reports whether t records a change: a cut, or a compaction.
@@ -101,7 +105,9 @@ func (r Result) AsError() Result {
 }
 
 // Truncation returns the figures of the byte cap's cut of the tool's own
-// content, and false when the content fitted its limit unchanged.
+// content, and false when the content fitted its limit unchanged. When a
+// batch budget cut the result again from the tool's content, these are the
+// figures of that cut, with Batch set (see package worker).
 func (r Result) Truncation() (Truncation, bool) {
 	if r.meta == nil || !r.meta.truncation.cut() {
 		return Truncation{}, false
@@ -111,7 +117,9 @@ func (r Result) Truncation() (Truncation, bool) {
 
 // Ceiling returns the figures of the ceiling's cut, made after every user
 // middleware ran because one of them grew the content past the limit again,
-// and false in a well-behaved chain.
+// and false in a well-behaved chain. A batch budget's cut of content a user
+// middleware changed is recorded here too, with Batch set (see package
+// worker).
 func (r Result) Ceiling() (Truncation, bool) {
 	if r.meta == nil || !r.meta.ceiling.cut() {
 		return Truncation{}, false

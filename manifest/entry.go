@@ -15,7 +15,7 @@ import (
 )
 
 // toolOutputKeys are the keys of [worker.tool_output].
-var toolOutputKeys = []string{"default_max_bytes", "default_keep", "default_tail_share", "default_keep_lines", "default_fallback", "per_tool"}
+var toolOutputKeys = []string{"default_max_bytes", "batch_max_bytes", "default_keep", "default_tail_share", "default_keep_lines", "default_fallback", "per_tool"}
 
 // entryKeys are the keys of a per_tool entry's long form. max_tokens will
 // sit beside max_bytes.
@@ -209,6 +209,7 @@ func assemble(raw map[string]any) *ToolOutputLimits {
 	w, _ := raw["worker"].(map[string]any)
 	t, _ := w["tool_output"].(map[string]any)
 	l.DefaultMaxBytes, _ = t["default_max_bytes"].(int)
+	l.BatchMaxBytes, _ = t["batch_max_bytes"].(int)
 	l.Default = strategyOf(t, "default_")
 	per, _ := t["per_tool"].(map[string]any)
 	for _, tool := range slices.Sorted(maps.Keys(per)) {

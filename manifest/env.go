@@ -21,12 +21,13 @@ const EnvPrefix = "TOOLCAP_"
 const (
 	EnvDefaultMaxBytes = EnvPrefix + "WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES"
 	EnvDefaultKeep     = EnvPrefix + "WORKER__TOOL_OUTPUT__DEFAULT_KEEP"
+	EnvBatchMaxBytes   = EnvPrefix + "WORKER__TOOL_OUTPUT__BATCH_MAX_BYTES"
 	EnvPerToolPrefix   = EnvPrefix + "WORKER__TOOL_OUTPUT__PER_TOOL__"
 )
 
 // Env adds the process environment as a layer: [EnvDefaultMaxBytes] and
 // its siblings (DEFAULT_KEEP, DEFAULT_TAIL_SHARE, DEFAULT_KEEP_LINES,
-// DEFAULT_FALLBACK), and [EnvPerToolPrefix] followed by a tool name and
+// DEFAULT_FALLBACK), [EnvBatchMaxBytes], and [EnvPerToolPrefix] followed by a tool name and
 // optionally a field of its entry, for example
 //
 //	TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=8192
@@ -146,6 +147,7 @@ var envDefaults = map[string]string{
 	"DEFAULT_TAIL_SHARE": "default_tail_share",
 	"DEFAULT_KEEP_LINES": "default_keep_lines",
 	"DEFAULT_FALLBACK":   "default_fallback",
+	"BATCH_MAX_BYTES":    "batch_max_bytes",
 }
 
 // envKey returns the flat koanf key of a TOOLCAP_ variable, or "". A

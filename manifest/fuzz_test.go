@@ -20,12 +20,16 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("[worker.tool_output.per_tool]\n\"mcp.fs.read\" = 200\n\"a/b\" = 300\n"), "")
 	f.Add([]byte("[worker.tool_output]\ndefault_max_bytes = \"8192\"\n"), "x")
 	f.Add([]byte("[worker]\ntool_output = 1\n"), "-1")
+	f.Add([]byte("[worker.tool_output]\ndefault_max_bytes = 51200\nbatch_max_bytes = 65536\n"), "65536")
+	f.Add([]byte("[worker.tool_output]\nbatch_max_bytes = 0\n"), "0")
+	f.Add([]byte("[worker.tool_output]\nbatch_max_bytes = \"65536\"\n"), "127")
 	f.Fuzz(func(t *testing.T, data []byte, envValue string) {
 		m, err := manifest.Load(
 			manifest.Bytes("fuzz.toml", data),
 			manifest.Environ([]string{
 				"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=" + envValue,
 				"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__KEEP_LINES=" + envValue,
+				"TOOLCAP_WORKER__TOOL_OUTPUT__BATCH_MAX_BYTES=" + envValue,
 			}),
 		)
 		if err != nil {
@@ -52,6 +56,9 @@ func FuzzLoad(f *testing.F) {
 		if !inRange(l.For("any tool")) {
 			t.Fatalf("default %d out of range", l.For("any tool"))
 		}
+		if b := l.Batch(); b != 0 && !inRange(b) {
+			t.Fatalf("batch_max_bytes %d out of range", b)
+		}
 		for name, n := range l.PerTool {
 			if !inRange(n) || l.For(name) != n {
 				t.Fatalf("per_tool %q = %d, For = %d", name, n, l.For(name))
@@ -77,6 +84,9 @@ func FuzzLoad(f *testing.F) {
 		}
 		tool := strategyTable(l.Default, "default_")
 		tool["default_max_bytes"] = l.DefaultMaxBytes
+		if l.BatchMaxBytes != 0 {
+			tool["batch_max_bytes"] = l.BatchMaxBytes
+		}
 		tool["per_tool"] = per
 		text, err := toml.Marshal(map[string]any{"worker": map[string]any{"tool_output": tool}})
 		if err != nil {

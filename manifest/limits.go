@@ -37,6 +37,14 @@ type ToolOutputLimits struct {
 	// applies; in a file or the environment an explicit 0 is an error.
 	DefaultMaxBytes int `koanf:"default_max_bytes"`
 
+	// BatchMaxBytes is the batch budget: the most bytes of content all the
+	// results of one call of worker.ExecuteTools may carry together, shared
+	// among them by water-filling (see package worker). 0 means no batch
+	// budget: each result is held to its own limit only, as before the key
+	// existed. In a file or the environment an explicit 0 is an error; omit
+	// the key instead.
+	BatchMaxBytes int `koanf:"batch_max_bytes"`
+
 	// PerTool maps a tool's registered name to its own limit: the short
 	// form of a per_tool entry (Read = 32768), or the max_bytes of its long
 	// form.
@@ -79,6 +87,15 @@ func (l *ToolOutputLimits) For(tool string) int {
 	return DefaultMaxBytes
 }
 
+// Batch returns the batch budget in bytes, 0 when there is none. It is safe
+// on a nil l.
+func (l *ToolOutputLimits) Batch() int {
+	if l == nil || l.BatchMaxBytes < 0 {
+		return 0
+	}
+	return l.BatchMaxBytes
+}
+
 // Validate reports the first invalid limit or strategy of m, as an [*Error] whose source
 // is "WorkerManifest". A nil m, or a zero DefaultMaxBytes, is valid.
 func (m *WorkerManifest) Validate() error {
@@ -90,6 +107,11 @@ func (m *WorkerManifest) Validate() error {
 	if l.DefaultMaxBytes != 0 {
 		if err := checkLimit(l.DefaultMaxBytes); err != nil {
 			return &Error{Source: src, Key: keyDefault, Value: strconv.Itoa(l.DefaultMaxBytes), Err: err}
+		}
+	}
+	if l.BatchMaxBytes != 0 {
+		if err := checkBatch(l.BatchMaxBytes); err != nil {
+			return &Error{Source: src, Key: keyBatch, Value: strconv.Itoa(l.BatchMaxBytes), Err: err}
 		}
 	}
 	for _, tool := range slices.Sorted(maps.Keys(l.PerTool)) {
@@ -120,6 +142,16 @@ func checkLimit(n int) error {
 	return nil
 }
 
+// checkBatch says why n cannot be a batch budget, or returns nil. Its
+// bounds are a limit's: a budget below MinMaxBytes leaves no room for the
+// markers of its results.
+func checkBatch(n int) error {
+	if n == 0 {
+		return fmt.Errorf("0 is not a batch budget; omit the key for none")
+	}
+	return checkLimit(n)
+}
+
 func checkToolName(name string) error {
 	switch {
 	case name == "":
@@ -133,6 +165,7 @@ func checkToolName(name string) error {
 const (
 	keyDefault = "worker.tool_output.default_max_bytes"
 	keyPerTool = "worker.tool_output.per_tool"
+	keyBatch   = "worker.tool_output.batch_max_bytes"
 )
 
 // perToolKey names a per_tool entry the way TOML writes it, quoting names

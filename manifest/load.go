@@ -120,6 +120,9 @@ func Overrides(name string, limits ToolOutputLimits) Option {
 		if limits.DefaultMaxBytes != 0 {
 			tool["default_max_bytes"] = limits.DefaultMaxBytes
 		}
+		if limits.BatchMaxBytes != 0 {
+			tool["batch_max_bytes"] = limits.BatchMaxBytes
+		}
 		putStrategy(tool, "default_", limits.Default)
 		per := map[string]any{}
 		for name, n := range limits.PerTool {
@@ -193,6 +196,9 @@ type Resolution struct {
 	Manifest *WorkerManifest
 	// Default is the effective default_max_bytes.
 	Default Setting
+	// Batch is the effective batch_max_bytes: Value 0 and [SourceDefault]
+	// when no layer sets one (no batch budget).
+	Batch Setting
 	// PerTool holds the effective per_tool limits: the short form, or the
 	// max_bytes of the long form.
 	PerTool map[string]Setting
@@ -244,6 +250,7 @@ func ResolveContext(ctx context.Context, opts ...Option) (*Resolution, error) {
 
 	res := &Resolution{
 		Default: Setting{Value: DefaultMaxBytes, Source: SourceDefault},
+		Batch:   Setting{Source: SourceDefault},
 		PerTool: map[string]Setting{},
 		Layers:  []string{SourceDefault},
 	}
@@ -360,6 +367,17 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 			}
 			out[key] = n
 			res.Default = Setting{Value: n, Source: src}
+		case "batch_max_bytes":
+			src := srcOf(base + key)
+			n, err := intValue(v, src != source)
+			if err == nil {
+				err = checkBatch(n)
+			}
+			if err != nil {
+				return nil, &Error{Source: src, Key: keyBatch, Value: show(v), Err: err}
+			}
+			out[key] = n
+			res.Batch = Setting{Value: n, Source: src}
 		case "default_keep", "default_tail_share", "default_keep_lines", "default_fallback":
 			flat := base + key
 			src := srcOf(flat)
@@ -453,6 +471,19 @@ func misplaced(path []string, key string, v any, source string, warn func(key, m
 // limitValue returns v as a valid limit. Environment values are strings and
 // are parsed; in a file a string is an error, since TOML has integers.
 func limitValue(v any, fromEnv bool) (int, error) {
+	n, err := intValue(v, fromEnv)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkLimit(n); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// intValue returns v as an int, parsing an environment value, without
+// checking its bounds.
+func intValue(v any, fromEnv bool) (int, error) {
 	var n int
 	switch x := v.(type) {
 	case int64:
@@ -485,9 +516,6 @@ func limitValue(v any, fromEnv bool) (int, error) {
 		return 0, errors.New("a table, not an integer")
 	default:
 		return 0, fmt.Errorf("a %T, not an integer", v)
-	}
-	if err := checkLimit(n); err != nil {
-		return 0, err
 	}
 	return n, nil
 }

@@ -358,6 +358,7 @@ func TestResolveSources(t *testing.T) {
 	want := &manifest.Resolution{
 		Manifest: r.Manifest,
 		Default:  manifest.Setting{Value: 20000, Source: `file "` + user + `"`},
+		Batch:    manifest.Setting{Source: manifest.SourceDefault},
 		PerTool: map[string]manifest.Setting{
 			"Grep":        {Value: 8192, Source: `file "` + user + `"`},
 			"Read":        {Value: 4096, Source: `file "` + project + `"`},

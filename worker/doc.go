@@ -5,8 +5,8 @@
 // [manifest.WorkerManifest] and the user's middleware. Every result takes the
 // same path:
 //
-//	Tool.Run ─► byte cap ─► user middleware ─► ceiling ─► history
-//	            pinned first   (listed order,      pinned last
+//	Tool.Run ─► byte cap ─► user middleware ─► ceiling ─► [batch] ─► history
+//	            pinned first   (listed order,      pinned after the user's
 //	                            onion)
 //
 // The worker installs the byte cap ([middleware.Cap]) innermost, next to the
@@ -15,6 +15,12 @@
 // [chain.Result.Truncation]. The ceiling ([middleware.Ceiling]) runs after
 // all of them, so no content longer than its tool's limit reaches the
 // history, whatever they do.
+//
+// With a batch budget (batch_max_bytes), [Worker.ExecuteTools] shares it
+// among the results of its calls once all of them are in, after every
+// ceiling, water-filled in call order; a result over its share is cut again
+// from its tool's content, so that it carries one marker whose N is all of
+// that content the model does not see. See ExecuteTools.
 //
 // The result is one type from the tool to the history, [chain.Result]
 // ([ToolOutput] and [ToolResult] are aliases of it). [Worker.ExecuteTools]

@@ -30,19 +30,45 @@ import (
 // context that cannot be cancelled and calls one at a time): Go offers no
 // way to stop a Goexit, so there it ends the caller's goroutine, as it would
 // had the caller run the tool itself.
+//
+// With a batch budget (batch_max_bytes), the results share it once all of
+// them are in, after the ceiling: each result is first held to its own
+// limit, then the budget is water-filled in call order. A result whose
+// tool's content (at most its limit) is under the fair share keeps all of
+// it, the others share what is left equally, and none gets more than its
+// own limit. A result over its share is cut again from its tool's content,
+// with its tool's strategy, so that it carries one marker whose N is all of
+// that content the model does not see; its figures have Batch set. The
+// shares depend only on the results, never on the order in which the calls
+// completed. Without a budget there is no such stage and nothing is kept.
 func (w *Worker) ExecuteTools(ctx context.Context, calls []chain.Call) []ToolResult {
 	results := make([]ToolResult, len(calls))
+	var kept []custody
+	if w.batchMax > 0 {
+		kept = make([]custody, len(calls))
+	}
 	n := min(len(calls), w.concurrency)
 	if n <= 1 {
 		for i, call := range calls {
-			results[i] = w.handler(ctx, call)
+			results[i] = w.handler(withCustody(ctx, custodyAt(kept, i)), call)
 		}
-		return results
+	} else {
+		b := &batch{w: w, ctx: ctx, calls: calls, results: results, kept: kept, most: int32(n)}
+		b.spawn()
+		b.wg.Wait()
 	}
-	b := &batch{w: w, ctx: ctx, calls: calls, results: results, most: int32(n)}
-	b.spawn()
-	b.wg.Wait()
+	if kept != nil {
+		w.shareBatch(calls, results, kept)
+	}
 	return results
+}
+
+// custodyAt returns &kept[i], or nil when kept is nil.
+func custodyAt(kept []custody, i int) *custody {
+	if kept == nil {
+		return nil
+	}
+	return &kept[i]
 }
 
 // batch is one ExecuteTools call run by goroutines that each take the next
@@ -59,6 +85,7 @@ type batch struct {
 	ctx     context.Context
 	calls   []chain.Call
 	results []ToolResult // each index written by the one goroutine that took it
+	kept    []custody    // nil without a batch budget
 	most    int32        // goroutines at most
 	next    atomic.Int64 // the next call to take
 	started atomic.Int32 // goroutines started
@@ -104,16 +131,17 @@ func (b *batch) work() {
 // takes this one's place.
 func (b *batch) one(i int) {
 	returned := false
+	ctx := withCustody(b.ctx, custodyAt(b.kept, i))
 	defer func() {
 		if returned {
 			return
 		}
-		ctx, cancel := context.WithCancel(context.WithValue(b.ctx, exitedKey{}, true))
+		ctx, cancel := context.WithCancel(context.WithValue(ctx, exitedKey{}, true))
 		b.results[i] = b.w.handler(ctx, b.calls[i])
 		cancel()
 		b.started.Add(-1) // this goroutine is ending: let another take its place
 		b.spawn()
 	}()
-	b.results[i] = b.w.handler(b.ctx, b.calls[i])
+	b.results[i] = b.w.handler(ctx, b.calls[i])
 	returned = true
 }

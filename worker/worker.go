@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
@@ -29,6 +30,8 @@ type Worker struct {
 	logger      hclog.Logger
 	concurrency int
 	fallback    Tool // runs calls to names not in tools; nil: they are unknown
+	batchMax    int  // batch_max_bytes; 0: no batch budget, no batch stage
+	spec        func(tool string) cut.Spec
 }
 
 // New builds a Worker for tools.
@@ -71,6 +74,7 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 		logger:      logger,
 		concurrency: o.concurrency,
 		fallback:    o.fallback,
+		batchMax:    o.manifest.Limits().Batch(),
 	}
 	for i, t := range tools {
 		if t == nil {
@@ -94,16 +98,23 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	limit := w.limits.For
+	w.spec = policies.Spec
 	// Each tool's strategy (head, head_tail, json), compiled once; the cap
 	// and the ceiling look it up only for content over the limit.
 	cutOpts := []middleware.Option{middleware.WithLogger(logger), middleware.WithSpecs(policies.Spec)}
 	user, nilAt := checked(o.middleware)
 	w.run = middleware.Recover(logger)(w.runTool)
+	capped := middleware.Cap(limit, cutOpts...)
+	if w.batchMax > 0 {
+		// The batch stage cuts again from the tool's content: record it
+		// below the cap, and what the cap made of it above (see batch.go).
+		capped = chain.Chain(record(false), capped, record(true))
+	}
 	w.handler = chain.Chain(
-		middleware.Ceiling(limit, cutOpts...), // pinned last: the limit holds whatever the user's middleware do
+		middleware.Ceiling(limit, cutOpts...), // pinned after the user's: the limit holds whatever they do
 		middleware.Recover(logger),            // a panicking user middleware still gives its call a result
 		chain.Chain(user...),                  // the user's, first listed outermost
-		middleware.Cap(limit, cutOpts...),     // pinned first: nothing above it sees uncapped content
+		capped,                                // pinned first: nothing above it sees uncapped content
 	)(w.call) // the tool, inline or on a goroutine of its own; abandonment and Goexit become results here
 	if *nilAt >= 0 {
 		return nil, fmt.Errorf("worker: middleware %d returned a nil handler", *nilAt)

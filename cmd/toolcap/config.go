@@ -18,7 +18,8 @@ const configHelp = `Usage: toolcap config [--manifest FILE]... [--tool NAME]... 
 
 Prints the tool-output limits and cut strategies in force and, for each, the
 layer that set it: the built-in default, a --manifest file (later files win)
-or a TOOLCAP_ environment variable (which beats every file). With --tool,
+or a TOOLCAP_ environment variable (which beats every file), and the batch
+budget (batch_max_bytes: "none" unless a layer sets one). With --tool,
 also prints the limit and the strategy a worker applies to that tool and
 why: its per_tool entry, or the defaults when it has none. This answers "why
 was my Read cut at 4096?" and "why did Bash lose its tail?".
@@ -71,6 +72,9 @@ type configReport struct {
 	Layers []string `json:"layers"`
 	// Default is default_max_bytes.
 	Default setting `json:"default_max_bytes"`
+	// Batch is batch_max_bytes: the budget the results of one
+	// ExecuteTools share; limit 0 means none.
+	Batch setting `json:"batch_max_bytes"`
 	// PerTool holds the per_tool limits, by tool name.
 	PerTool map[string]setting `json:"per_tool"`
 	// Strategies holds the strategy keys set by some layer, by their key
@@ -119,6 +123,7 @@ func newConfigReport(res *manifest.Resolution, tools []string) configReport {
 	r := configReport{
 		Layers:   slices.Clone(res.Layers),
 		Default:  setting{res.Default.Value, res.Default.Source},
+		Batch:    setting{res.Batch.Value, res.Batch.Source},
 		PerTool:  make(map[string]setting, len(res.PerTool)),
 		Warnings: append([]string{}, res.Warnings...),
 	}
@@ -203,6 +208,11 @@ func (r configReport) writeText(out io.Writer) error {
 		fmt.Fprintf(w, "  %d. %s\n", i+1, l)
 	}
 	rows = append(rows, []string{"default_max_bytes", strconv.Itoa(r.Default.Limit), r.Default.Source})
+	batch := "none"
+	if r.Batch.Limit > 0 {
+		batch = strconv.Itoa(r.Batch.Limit)
+	}
+	rows = append(rows, []string{"batch_max_bytes", batch, r.Batch.Source})
 	names := make([]string, 0, len(r.PerTool))
 	for name := range r.PerTool {
 		names = append(names, name)

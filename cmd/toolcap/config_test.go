@@ -37,6 +37,7 @@ Read = 20000
 			want: configReport{
 				Layers:   []string{"built-in default", "environment"},
 				Default:  setting{16384, "built-in default"},
+				Batch:    setting{0, "built-in default"},
 				PerTool:  map[string]setting{},
 				Warnings: []string{},
 			},
@@ -48,6 +49,7 @@ Read = 20000
 			want: configReport{
 				Layers:  []string{"built-in default", src(user), src(project), "environment"},
 				Default: setting{8192, src(user)},
+				Batch:   setting{0, "built-in default"},
 				PerTool: map[string]setting{
 					"Read":        {4096, envRead},
 					"Grep":        {4096, src(user)},
@@ -68,6 +70,7 @@ Read = 20000
 			want: configReport{
 				Layers:   []string{"built-in default", src(project), src(user), "environment"},
 				Default:  setting{8192, src(user)},
+				Batch:    setting{0, "built-in default"},
 				PerTool:  map[string]setting{"Read": {32768, src(user)}, "Grep": {4096, src(user)}, "mcp.fs.read": {2048, src(user)}},
 				Tools:    []toolLimit{{Tool: "Read", Limit: 32768, From: "per_tool", Source: src(user), Keep: "head", KeepFrom: "default", KeepSource: "built-in default"}},
 				Warnings: []string{},
@@ -80,6 +83,7 @@ Read = 20000
 			want: configReport{
 				Layers:   []string{"built-in default", "environment"},
 				Default:  setting{1000, "env TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES"},
+				Batch:    setting{0, "built-in default"},
 				PerTool:  map[string]setting{},
 				Tools:    []toolLimit{{Tool: "Read", Limit: 1000, From: "default", Source: "env TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES", Keep: "head", KeepFrom: "default", KeepSource: "built-in default"}},
 				Warnings: []string{},
@@ -91,6 +95,7 @@ Read = 20000
 			want: configReport{
 				Layers:   []string{"built-in default", src(typo), "environment"},
 				Default:  setting{16384, "built-in default"},
+				Batch:    setting{0, "built-in default"},
 				PerTool:  map[string]setting{},
 				Warnings: []string{`unknown key "per_tol" in [worker.tool_output] of ` + src(typo) + `; ignored (did you mean "per_tool"?)`},
 			},
@@ -133,6 +138,7 @@ func TestConfigJSONKeys(t *testing.T) {
 	want := map[string]any{
 		"layers":            []any{"built-in default", "environment"},
 		"default_max_bytes": map[string]any{"limit": 16384.0, "source": "built-in default"},
+		"batch_max_bytes":   map[string]any{"limit": 0.0, "source": "built-in default"},
 		"per_tool":          map[string]any{},
 		"tools": []any{map[string]any{"tool": "Read", "limit": 16384.0, "from": "default", "source": "built-in default",
 			"keep": "head", "keep_from": "default", "keep_source": "built-in default"}},
@@ -164,6 +170,7 @@ Read = 32768
 
 Limits in force (bytes), and the layer that set each:
   default_max_bytes       8192  file "` + user + `"
+  batch_max_bytes         none  built-in default
   per_tool.Read           4096  env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read
   per_tool."mcp.fs.read"  2048  file "` + user + `"
 
@@ -177,6 +184,38 @@ Strategy a worker applies to each tool asked about:
 `
 	if diff := cmp.Diff(want, got.stdout); diff != "" {
 		t.Errorf("config mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// The batch budget is shown with the layer that set it.
+func TestConfigBatch(t *testing.T) {
+	dir := t.TempDir()
+	user := writeFile(t, dir, "user.toml", "[worker.tool_output]\nbatch_max_bytes = 65536\n")
+	tests := []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"file", nil, `  batch_max_bytes    65536  file "` + user + `"`},
+		{"environment", []string{"TOOLCAP_WORKER__TOOL_OUTPUT__BATCH_MAX_BYTES=32768"},
+			"  batch_max_bytes    32768  env TOOLCAP_WORKER__TOOL_OUTPUT__BATCH_MAX_BYTES"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWith(t, tt.env, nil, "config", "--manifest", user)
+			if got.code != exitOK || got.stderr != "" {
+				t.Fatalf("exit code = %d, stderr:\n%s", got.code, got.stderr)
+			}
+			var line string
+			for _, l := range strings.Split(got.stdout, "\n") {
+				if strings.Contains(l, "batch_max_bytes") {
+					line = l
+				}
+			}
+			if diff := cmp.Diff(tt.want, line); diff != "" {
+				t.Errorf("batch_max_bytes line mismatch (-want +got):\n%s\nin:\n%s", diff, got.stdout)
+			}
+		})
 	}
 }
 

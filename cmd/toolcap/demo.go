@@ -117,7 +117,7 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 
 	fmt.Fprint(stdout, note)
 	fmt.Fprintf(stdout, "One model turn over %s (%s, %s), through a toolcap worker.\n", label, plural(t.files, "file"), size(t.bytes))
-	fmt.Fprintf(stdout, "Limits: %s\n\n", describeLimits(res.Default.Value, res.Default.Source, res.PerTool))
+	fmt.Fprintf(stdout, "Limits: %s\n\n", describeLimits(res.Default.Value, res.Default.Source, res.PerTool, res.Batch))
 	return report(stdout, w, calls, results, seen.max.Load(), *lines)
 }
 
@@ -267,8 +267,11 @@ func (o *observer) middleware(next chain.Handler) chain.Handler {
 	}
 }
 
-func describeLimits(def int, defSource string, perTool map[string]manifest.Setting) string {
+func describeLimits(def int, defSource string, perTool map[string]manifest.Setting, batch manifest.Setting) string {
 	s := fmt.Sprintf("default_max_bytes %d (%s)", def, defSource)
+	if batch.Value > 0 {
+		s += fmt.Sprintf(", batch_max_bytes %d (%s)", batch.Value, batch.Source)
+	}
 	names := make([]string, 0, len(perTool))
 	for name := range perTool {
 		names = append(names, name)

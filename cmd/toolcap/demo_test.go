@@ -98,6 +98,30 @@ func TestDemoOnTree(t *testing.T) {
 	)
 }
 
+// With a batch budget, the demo's turn shares it: go.mod keeps all of its
+// 21 bytes, the three cut results share the rest, and the turn holds the
+// budget.
+func TestDemoBatchBudget(t *testing.T) {
+	dir, globBytes, grepBytes := makeTree(t)
+	env := []string{"TOOLCAP_WORKER__TOOL_OUTPUT__BATCH_MAX_BYTES=32768"}
+	got := runWith(t, env, nil, "demo", dir)
+	if got.code != exitOK {
+		t.Fatalf("exit code = %d; stderr:\n%s\nstdout:\n%s", got.code, got.stderr, got.stdout)
+	}
+	// 32768 - 21 = 32747 for three: 10916, 10916, 10915.
+	want := []row{
+		{"Glob", `{"pattern":"*"}`, 16384, globBytes, 10916, globBytes - 10916 + markerLen(globBytes, 10916), "cut"},
+		{"Grep", `{"pattern":"TODO"}`, 16384, grepBytes, 10916, grepBytes - 10916 + markerLen(grepBytes, 10916), "cut"},
+		{"Read", `{"path":"docs/big.md"}`, 16384, 48000, 10915, 48000 - 10915 + markerLen(48000, 10915), "cut"},
+		{"Read", `{"path":"go.mod"}`, 16384, 21, 21, 0, "fits"},
+	}
+	if diff := cmp.Diff(want, demoRows(t, got.stdout)); diff != "" {
+		t.Errorf("demo table mismatch (-want +got):\n%s\n%s", diff, got.stdout)
+	}
+	checkContains(t, "stdout", got.stdout,
+		"Limits: default_max_bytes 16384 (built-in default), batch_max_bytes 32768 (env TOOLCAP_WORKER__TOOL_OUTPUT__BATCH_MAX_BYTES)")
+}
+
 // markerLen is the length of the marker Truncate appends when it cuts n
 // bytes of content to limit.
 func markerLen(n, limit int) int {

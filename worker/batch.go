@@ -1,0 +1,199 @@
+package worker
+
+import (
+	"context"
+	"sync"
+
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/cut"
+)
+
+// The batch stage: with a batch budget (batch_max_bytes), ExecuteTools
+// shares it among the results of its calls once all of them are in, after
+// the ceiling, where no user middleware runs after it.
+//
+// To cut a result again from what its tool returned, so that the model sees
+// one marker whose N is everything it does not see of that output, the
+// stage needs the tool's content as the cap received it. A worker with a
+// budget composes its chain with two recorders, one below the cap (the
+// original) and one above it (what the cap passed up), that write into the
+// call's custody, found through the call's context. Nothing is copied: the
+// custody holds the two strings the chain made anyway, so the cost is that
+// the original content of every call of the batch stays reachable until
+// ExecuteTools returns, where without a budget it could be collected once
+// the cap had cut it. A worker without a budget has no recorders, no
+// custody and no stage: its calls cost what they always did.
+
+// custody is what the batch stage keeps of one call: the content the cap
+// received and the content it passed up. A user middleware may run next on
+// a goroutine of its own and return before it does, so the recorders may
+// write late; the stage seals the custody before reading it, and writes
+// after that are dropped.
+type custody struct {
+	mu       sync.Mutex
+	sealed   bool
+	original *string
+	capped   *string
+}
+
+type custodyKey struct{}
+
+func (c *custody) set(original bool, content *string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sealed {
+		return
+	}
+	if original {
+		c.original = content
+	} else {
+		c.capped = content
+	}
+}
+
+// seal stops the recorders and returns what they recorded.
+func (c *custody) seal() (original, capped *string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sealed = true
+	return c.original, c.capped
+}
+
+// record returns the recorder of the original (below the cap) or of the
+// capped content (above it).
+func record(original bool) chain.Middleware {
+	return func(next chain.Handler) chain.Handler {
+		return func(ctx context.Context, call chain.Call) chain.Result {
+			res := next(ctx, call)
+			if c, ok := ctx.Value(custodyKey{}).(*custody); ok {
+				c.set(original, res.Content)
+			}
+			return res
+		}
+	}
+}
+
+// withCustody returns ctx carrying c for the recorders, or ctx itself when
+// c is nil (no batch budget).
+func withCustody(ctx context.Context, c *custody) context.Context {
+	if c == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, custodyKey{}, c)
+}
+
+// shareBatch cuts the results of one batch to their shares of the budget.
+// Each result's demand is the size of its tool's content, at most the
+// tool's own limit; a result whose content a user middleware changed (the
+// content that reached the stage is not what the cap passed up) demands the
+// size of that content. The shares depend only on the results, in call
+// order, never on the order in which they completed.
+func (w *Worker) shareBatch(calls []chain.Call, results []ToolResult, kept []custody) {
+	demand := make([]int, len(results))
+	originals := make([]*string, len(results)) // nil: cut what reached the stage
+	for i, res := range results {
+		original, capped := kept[i].seal()
+		if res.Content == nil {
+			continue
+		}
+		if original != nil && capped != nil && *res.Content == *capped {
+			originals[i] = original
+			demand[i] = min(len(*original), w.limits.For(calls[i].Tool))
+			continue
+		}
+		demand[i] = len(*res.Content)
+	}
+	shares := waterFill(demand, w.batchMax)
+	for i, res := range results {
+		if res.Content == nil || len(*res.Content) <= shares[i] {
+			continue
+		}
+		results[i] = w.cutToShare(calls[i], res, originals[i], shares[i])
+	}
+}
+
+// cutToShare cuts res to share bytes. With original, the tool's content as
+// the cap received it, the cut is made from it, so the result carries one
+// marker counting everything of it the model does not see, and its figures
+// replace the cap's ([chain.Result.Truncation]). Without it (a user
+// middleware changed the content, or the ceiling cut it), the content as it
+// reached the stage is cut, as the ceiling cuts, and the figures are the
+// ceiling's ([chain.Result.Ceiling]). Either way Truncation.Batch is set.
+func (w *Worker) cutToShare(call chain.Call, res ToolResult, original *string, share int) ToolResult {
+	spec := w.spec(call.Tool)
+	from := res.Content
+	if original != nil {
+		from = original
+	}
+	out, st := cut.Cut(*from, share, spec)
+	t := chain.Truncation{
+		Limit:         share,
+		OriginalBytes: st.Original,
+		KeptBytes:     st.Kept,
+		DroppedBytes:  st.Dropped,
+		Strategy:      strategyName(st.Strategy),
+		Compacted:     st.Compacted,
+		Batch:         true,
+	}
+	if w.logger.IsInfo() {
+		w.logger.Info("tool result cut to its share of the batch budget",
+			"tool", call.Tool, "call_id", call.ID,
+			"original_bytes", t.OriginalBytes, "kept_bytes", t.KeptBytes, "dropped_bytes", t.DroppedBytes,
+			"limit", t.Limit, "batch_max_bytes", w.batchMax)
+	}
+	if original != nil {
+		return res.WithTruncation(out, t)
+	}
+	return res.WithCeiling(out, t)
+}
+
+// waterFill shares budget among demands: a demand at most the fair share
+// of what is left is met in full, and the others share what remains
+// equally, the bytes integer division leaves over going one each to the
+// earliest of them in call order. No share exceeds its demand, and the
+// shares add up to at most budget.
+func waterFill(demand []int, budget int) []int {
+	shares := make([]int, len(demand))
+	open := make([]int, 0, len(demand)) // indices not yet met, in call order
+	for i, d := range demand {
+		if d > 0 {
+			open = append(open, i)
+		}
+	}
+	left := budget
+	for len(open) > 0 {
+		fair := left / len(open)
+		still := open[:0]
+		for _, i := range open {
+			if demand[i] <= fair {
+				shares[i] = demand[i]
+				left -= demand[i]
+			} else {
+				still = append(still, i)
+			}
+		}
+		if len(still) == len(open) {
+			break
+		}
+		open = still
+	}
+	if len(open) > 0 {
+		fair, extra := left/len(open), left%len(open)
+		for k, i := range open {
+			shares[i] = fair
+			if k < extra {
+				shares[i]++
+			}
+		}
+	}
+	return shares
+}
+
+// strategyName is a strategy as chain.Truncation records it: empty for the
+// head rule, as package middleware records it.
+func strategyName(k cut.Keep) string {
+	if k == cut.KeepHead {
+		return ""
+	}
+	return string(k)
+}

@@ -26,6 +26,9 @@ type pendingCall struct {
 	// jsonText: the tool's text is cut as JSON although its strategy is
 	// the default (it has an output schema).
 	jsonText bool
+	// cancelled: the client cancelled it; an answer is still capped, none
+	// is owed.
+	cancelled bool
 }
 
 // member is one member of a JSON object, as it came.
@@ -124,15 +127,25 @@ func readCallResult(sc *wire.Scanner, retain int, calls []*pendingCall) (*callRe
 	err := sc.Object(func(key string) error {
 		switch key {
 		case "content":
-			res.members = append(res.members, member{key: key})
-			if c, err := sc.Kind(); err != nil || c != '[' {
-				if err != nil {
-					return err
-				}
-				return &wire.SyntaxError{Offset: sc.Offset(), Msg: "content is not an array"}
+			c, err := sc.Kind()
+			if err != nil {
+				return err
 			}
+			if c != '[' {
+				// Not a content array: kept as a member toolcap does not
+				// know (bounded), the result has no blocks.
+				break
+			}
+			res.members = append(res.members, member{key: key})
 			return sc.Array(func(int) error { return res.block(sc) })
 		case "isError":
+			c, err := sc.Kind()
+			if err != nil {
+				return err
+			}
+			if c != 't' && c != 'f' {
+				break
+			}
 			res.members = append(res.members, member{key: key})
 			b, err := sc.Bool()
 			res.isError = b
@@ -168,6 +181,21 @@ func (res *callResult) writeText(b []byte) {
 
 // block reads one content block.
 func (res *callResult) block(sc *wire.Scanner) error {
+	if c, err := sc.Kind(); err != nil {
+		return err
+	} else if c != '{' {
+		// Not a block: kept as it came while it fits, as a block the
+		// shaping cannot read (and notes as dropped).
+		start := sc.Offset()
+		raw, ok, err := sc.Capture(max(res.retain-res.kept, 0))
+		if ok {
+			res.kept += len(raw)
+			res.blocks = append(res.blocks, raw)
+		} else {
+			res.over = append(res.over, shape.Dropped{Kind: "a block", Size: int(sc.Offset() - start)})
+		}
+		return err
+	}
 	var (
 		typ      string
 		fields   []member

@@ -90,8 +90,10 @@ func (c *commandConn) wait() {
 	close(c.exited)
 	go func() {
 		time.Sleep(c.grace)
-		killGroup(c.cmd)
-		// Nothing is left to write; a reader still blocked ends here.
+		killGroup(c.cmd) // closes the writers the group held: the reader gets to EOF
+		// Only a process that left the group (setsid) can still hold the
+		// output open; a reader still blocked long after is ended here.
+		time.Sleep(10 * c.grace)
 		_ = c.out.SetReadDeadline(time.Now())
 	}()
 }

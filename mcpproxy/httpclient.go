@@ -114,11 +114,15 @@ func (c *httpClientConn) Write(p []byte) (int, error) {
 		// notifications/initialized reaches the server before the requests
 		// after it.
 		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return len(p), io.ErrClosedPipe
+		}
 		prev := c.prevSent
 		sent := make(chan struct{})
 		c.prevSent = sent
+		c.wg.Add(1) // under mu, after the closed check: Close waits for it
 		c.mu.Unlock()
-		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
 			if prev != nil {
@@ -199,6 +203,9 @@ func (c *httpClientConn) post(msg []byte, env *message, sent func()) {
 		sent()
 	}
 	if resp.StatusCode == http.StatusAccepted {
+		if env.isRequest() {
+			c.fail(env, fmt.Sprintf("%s answered the request with 202 Accepted and no response", c.url))
+		}
 		return
 	}
 	if resp.StatusCode/100 != 2 {
@@ -220,11 +227,15 @@ func (c *httpClientConn) post(msg []byte, env *message, sent func()) {
 			body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 			if err == nil {
 				c.sniffVersion(body)
-				c.deliver(bytes.NewReader(body))
+				if !c.deliver(bytes.NewReader(body)) {
+					c.fail(env, fmt.Sprintf("%s answered initialize with an empty body", c.url))
+				}
 			}
 			return
 		}
-		c.deliver(resp.Body)
+		if !c.deliver(resp.Body) && env.isRequest() {
+			c.fail(env, fmt.Sprintf("%s answered with an empty body", c.url))
+		}
 	}
 }
 
@@ -256,8 +267,8 @@ func (c *httpClientConn) sniffVersion(body []byte) {
 }
 
 // deliver copies one message to the relay as one line: newlines inside it
-// (pretty-printed JSON) become spaces.
-func (c *httpClientConn) deliver(r io.Reader) {
+// (pretty-printed JSON) become spaces. It reports whether there was one.
+func (c *httpClientConn) deliver(r io.Reader) bool {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	buf := make([]byte, 64<<10)
@@ -267,7 +278,7 @@ func (c *httpClientConn) deliver(r io.Reader) {
 		if n > 0 {
 			chunk := bytes.ReplaceAll(buf[:n], []byte("\n"), []byte(" "))
 			if _, werr := c.pw.Write(chunk); werr != nil {
-				return
+				return wrote
 			}
 			wrote = true
 		}
@@ -278,6 +289,7 @@ func (c *httpClientConn) deliver(r io.Reader) {
 	if wrote {
 		_, _ = c.pw.Write([]byte("\n"))
 	}
+	return wrote
 }
 
 // readEvents relays the messages of a stream of server-sent events as they

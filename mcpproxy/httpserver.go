@@ -354,9 +354,10 @@ func (s *httpSession) Close() error {
 func (s *httpSession) close() {
 	s.closeOnce.Do(func() {
 		close(s.done)
-		s.inMu.Lock()
+		// Not under inMu: a send blocked on a pipe nobody reads any more
+		// holds it; closing the reader ends that send.
+		_ = s.inR.CloseWithError(io.ErrClosedPipe)
 		_ = s.in.Close()
-		s.inMu.Unlock()
 		s.mu.Lock()
 		for _, st := range s.pending {
 			st.end()

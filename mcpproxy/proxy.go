@@ -262,6 +262,21 @@ func (p *Proxy) Serve(ctx context.Context, client, server Conn) error {
 
 	select {
 	case err := <-clientDone:
+		if we := (*writeError)(nil); errors.As(err, &we) && !we.client {
+			// Writing to the server failed: it is gone, though its output
+			// may not have ended yet.
+			why := server.Close()
+			<-serverDone
+			if why == nil {
+				why = we
+			}
+			s.failPending(why)
+			_ = client.Close()
+			if errors.Is(why, ErrServerExited) {
+				return why
+			}
+			return fmt.Errorf("%w: %v", ErrServerExited, why)
+		}
 		closeErr := server.Close()
 		<-serverDone
 		if errors.Is(closeErr, ErrServerExited) {

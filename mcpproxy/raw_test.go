@@ -256,3 +256,52 @@ func TestRelayHeadTailWhileReading(t *testing.T) {
 		})
 	}
 }
+
+// Results whose members are not what MCP says still get an answer, valid
+// JSON, capped when over the limit.
+func TestRelayOddResults(t *testing.T) {
+	long, _ := json.Marshal(bigText(100_000))
+	for _, tc := range []struct{ name, result string }{
+		{"structuredContent null", `{"content":[{"type":"text","text":` + string(long) + `}],"structuredContent":null}`},
+		{"content null", `{"content":null}`},
+		{"isError null", `{"content":[],"isError":null}`},
+		{"a block that is a string", `{"content":["x",{"type":"text","text":` + string(long) + `}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newRawSession(t, mcpproxy.Options{})
+			s.toServer(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t"}}`)
+			s.atServer()
+			s.toClient(`{"jsonrpc":"2.0","id":4,"result":` + tc.result + `}`)
+			got := s.atClient()
+			var resp struct {
+				ID     int
+				Result json.RawMessage
+			}
+			if err := json.Unmarshal([]byte(got), &resp); err != nil || resp.ID != 4 || resp.Result == nil {
+				t.Fatalf("got %.300s (%v)", got, err)
+			}
+			if len(got) > 3*manifest.DefaultMaxBytes {
+				t.Errorf("the answer is %d bytes", len(got))
+			}
+		})
+	}
+}
+
+// A response of the client's over the bound is answered to the server with
+// an error in its place.
+func TestRelayBoundsClientResponses(t *testing.T) {
+	s := newRawSession(t, mcpproxy.Options{MaxMessageBytes: 1000})
+	s.toClient(`{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{}}`)
+	s.atClient()
+	s.toServer(`{"jsonrpc":"2.0","id":"s1","result":{"content":{"type":"text","text":"` + strings.Repeat("x", 2000) + `"}}}`)
+	var got struct {
+		ID    string
+		Error struct{ Message string }
+	}
+	if err := json.Unmarshal([]byte(s.atServer()), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != "s1" || !strings.Contains(got.Error.Message, "the client's response was") {
+		t.Errorf("the server got %+v", got)
+	}
+}

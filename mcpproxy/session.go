@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -129,9 +130,17 @@ func (s *session) clientLoop() error {
 		if m.tooLarge {
 			s.p.logger.Warn("a message from the client is over the bound and was not forwarded",
 				"method", m.method, "bytes", m.size, "max_message_bytes", s.p.max)
-			if m.isRequest() {
+			switch {
+			case m.isRequest():
 				msg := fmt.Sprintf("toolcap: the request was %d bytes, over the proxy's bound of %d bytes (--max-message); it was not forwarded", m.size, s.p.max)
 				if err := s.cw.write(errorResponse(m.id, codeInternal, msg)); err != nil {
+					return err
+				}
+			case m.isResponse():
+				// The server waits for an answer to its request: it gets an
+				// error in place of the client's.
+				msg := fmt.Sprintf("toolcap: the client's response was %d bytes, over the proxy's bound of %d bytes (--max-message); it was dropped", m.size, s.p.max)
+				if err := s.sw.write(errorResponse(m.id, codeInternal, msg)); err != nil {
 					return err
 				}
 			}
@@ -146,6 +155,10 @@ func (s *session) clientLoop() error {
 
 // noteRequest records a request of the client's before it is forwarded.
 func (s *session) noteRequest(m *message) {
+	if m.isNotification() && m.method == "notifications/cancelled" {
+		s.noteCancel(m.raw)
+		return
+	}
 	if !m.isRequest() {
 		return
 	}
@@ -192,6 +205,29 @@ func (s *session) noteRequest(m *message) {
 		s.lists[id] = req.Params.Cursor != nil
 	}
 	s.others[id] = pending{seq: s.seq, id: m.id, method: m.method}
+}
+
+// noteCancel forgets a request the client cancelled: the server does not
+// answer it (MCP says so), so nothing is owed for it. A tools/call stays
+// known, without its arguments, so that an answer that comes all the same
+// is still capped; it is no longer answered when the server exits.
+func (s *session) noteCancel(raw []byte) {
+	var n struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &n) != nil || len(n.Params.RequestID) == 0 {
+		return
+	}
+	id := string(n.Params.RequestID)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.others, id)
+	delete(s.lists, id)
+	if c := s.calls[id]; c != nil {
+		c.cancelled, c.args = true, nil
+	}
 }
 
 // reduce is the reader's reduceFunc for the server's messages.
@@ -324,7 +360,7 @@ func (s *session) learnTools(raw []byte, continued bool) {
 	names, schemas := s.listing, s.schemas
 	s.mu.Unlock()
 	if done {
-		s.p.setTools(slices.Clone(names), schemas)
+		s.p.setTools(slices.Clone(names), maps.Clone(schemas))
 	}
 }
 
@@ -613,6 +649,8 @@ func encodeResult(id []byte, res *callResult, sh shape.Shaped, fig truncationMet
 		case "structuredContent":
 			switch {
 			case sh.StructuredDropped:
+			case sh.StructuredRaw == nil: // the server's null
+				put(mem.key, []byte("null"))
 			default:
 				put(mem.key, sh.StructuredRaw)
 			}
@@ -651,7 +689,9 @@ func (s *session) failPending(why error) {
 	s.mu.Lock()
 	var left []pending
 	for _, c := range s.calls {
-		left = append(left, pending{seq: c.seq, id: c.id, method: "tools/call"})
+		if !c.cancelled {
+			left = append(left, pending{seq: c.seq, id: c.id, method: "tools/call"})
+		}
 	}
 	left = append(left, slices.Collect(mapsValues(s.others))...)
 	clear(s.calls)

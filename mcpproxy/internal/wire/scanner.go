@@ -620,79 +620,113 @@ func (s *Scanner) literal(lit string) error {
 
 func (s *Scanner) number() error {
 	// Numbers are passed on as they are, never computed with, but they are
-	// checked against JSON's grammar.
-	var num []byte
+	// checked against JSON's grammar, a byte at a time, so a number of any
+	// length costs no memory.
+	st := numStart
 	for {
 		b, err := s.window()
 		if err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
 		i := 0
-		for i < len(b) && numberByte(b[i]) {
+		for i < len(b) {
+			next := numStep(st, b[i])
+			if next == numEnd {
+				break
+			}
+			if next == numBad {
+				s.consume(i)
+				return s.syntax("invalid number")
+			}
+			st = next
 			i++
 		}
-		if len(num)+i > maxNumber {
-			return s.syntax("a number longer than %d bytes", maxNumber)
-		}
-		num = append(num, b[:i]...)
 		s.consume(i)
 		if i < len(b) || err != nil {
 			break
 		}
 	}
-	if !validNumber(num) {
-		return s.syntax("invalid number %q", num)
+	if !numFinal(st) {
+		return s.syntax("invalid number")
 	}
 	return nil
 }
 
-// maxNumber bounds the length of a number.
-const maxNumber = 1024
+// The states of a number being read.
+const (
+	numStart   = iota // nothing yet
+	numMinus          // "-"
+	numZero           // a leading 0
+	numInt            // digits of the integer part
+	numDot            // "."
+	numFrac           // digits after the dot
+	numE              // "e" or "E"
+	numExpSign        // its sign
+	numExp            // digits of the exponent
+	numEnd            // the byte is not part of the number
+	numBad            // the byte makes the number invalid
+)
+
+func numFinal(st int) bool { return st == numZero || st == numInt || st == numFrac || st == numExp }
+
+// numStep returns the state after byte c in state st.
+func numStep(st int, c byte) int {
+	digit := c >= '0' && c <= '9'
+	switch st {
+	case numStart, numMinus:
+		switch {
+		case c == '-' && st == numStart:
+			return numMinus
+		case c == '0':
+			return numZero
+		case digit:
+			return numInt
+		}
+		return numBad
+	case numZero, numInt:
+		switch {
+		case digit && st == numInt:
+			return numInt
+		case digit:
+			return numBad // a leading zero
+		case c == '.':
+			return numDot
+		case c == 'e' || c == 'E':
+			return numE
+		}
+	case numDot, numFrac:
+		switch {
+		case digit:
+			return numFrac
+		case st == numDot:
+			return numBad
+		case c == 'e' || c == 'E':
+			return numE
+		}
+	case numE:
+		switch {
+		case c == '+' || c == '-':
+			return numExpSign
+		case digit:
+			return numExp
+		}
+		return numBad
+	case numExpSign, numExp:
+		if digit {
+			return numExp
+		}
+		if st == numExpSign {
+			return numBad
+		}
+	}
+	if numberByte(c) {
+		return numBad // such as a second '.', or a sign inside
+	}
+	return numEnd
+}
 
 func numberByte(c byte) bool {
 	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
-}
-
-// validNumber reports whether b is a JSON number.
-func validNumber(b []byte) bool {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return false
-		}
-	}
-	return i == len(b)
 }
 
 // Skip consumes one value of any kind.

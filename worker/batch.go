@@ -117,7 +117,8 @@ func (w *Worker) shareBatch(calls []chain.Call, results []ToolResult, kept []cus
 // marker counting everything of it the model does not see, and its figures
 // replace the cap's ([chain.Result.Truncation]). Without it (a user
 // middleware changed the content, or the ceiling cut it), the content as it
-// reached the stage is cut, as the ceiling cuts, and the figures are the
+// reached the stage is cut again ([cut.Recut]: a marker it carries stays the
+// only one, its count adding what this cut drops), and the figures are the
 // ceiling's ([chain.Result.Ceiling]). Either way Truncation.Batch is set.
 func (w *Worker) cutToShare(call chain.Call, res ToolResult, original *string, share int) ToolResult {
 	spec := w.spec(call.Tool)
@@ -125,7 +126,15 @@ func (w *Worker) cutToShare(call chain.Call, res ToolResult, original *string, s
 	if original != nil {
 		from = original
 	}
-	out, st := cut.Cut(*from, share, spec)
+	var out string
+	var st cut.Stats
+	if original != nil {
+		out, st = cut.Cut(*from, share, spec)
+	} else {
+		// The content may carry the cap's marker already: cut again so that
+		// it still carries one, its count adding what the cap dropped.
+		out, st = cut.Recut(*from, share, spec)
+	}
 	t := chain.Truncation{
 		Limit:         share,
 		OriginalBytes: st.Original,

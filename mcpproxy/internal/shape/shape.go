@@ -6,11 +6,8 @@ package shape
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -247,101 +244,15 @@ func floorBoundary(s string, n int) int {
 	return k
 }
 
-// recut cuts text, which may already end in a truncation marker, to at most
-// budget bytes by the rule of text. When text ends in [middleware.Marker](N),
-// the new marker counts the N bytes dropped before as well as those dropped
-// now, so the count stays exact; otherwise it is [middleware.Truncate].
+// recut cuts text, which may already carry a truncation marker, to at most
+// budget bytes with one marker whose count stays exact ([cut.Recut]).
 func recut(text string, budget int) string {
-	if len(text) <= budget {
-		return text
-	}
-	budget = max(budget, 0)
-	head, dropped, ok := splitMarker(text)
-	if !ok {
-		if s, ok := recutHeadTail(text, budget); ok {
-			return s
-		}
-		s, _ := middleware.Truncate(text, budget)
-		return s
-	}
-	total := len(head) + dropped
-	if len(head) > 0 && (head[0] == '{' || head[0] == '[') && json.Valid([]byte(head)) {
-		// A document the json strategy cut: cut again as JSON, so that
-		// it stays valid.
-		if doc, _, ok := cut.JSONValue([]byte(head), budget-middleware.MarkerLen(total)); ok {
-			return string(doc) + middleware.Marker(total-len(doc))
-		}
-	}
-	k := budget - middleware.MarkerLen(total)
-	if k < 0 {
-		// No room for a marker: a bare cut, as Truncate makes.
-		return strings.Clone(text[:floorBoundary(text, budget)])
-	}
-	// k + MarkerLen(total-k) never decreases as k grows; the marker's
-	// digits can shrink by a few as k grows, so try a little further.
-	k = min(k, len(head))
-	for k < len(head) && k+1+middleware.MarkerLen(total-k-1) <= budget {
-		k++
-	}
-	k = floorBoundary(head, k)
-	return head[:k] + middleware.Marker(total-k)
+	out, _ := cut.Recut(text, budget, cut.Spec{})
+	return out
 }
 
-// headTailMarker finds the marker a head_tail cut puts on a line of its own
-// between the head and the tail.
-var headTailMarker = regexp.MustCompile(`\n\[truncated: (\d+) bytes dropped, refine your query\]\n`)
-
-// recutHeadTail cuts a text a head_tail cut made to at most budget bytes,
-// keeping its shape: the head and the tail each give up about half of what
-// has to go, and the one marker between them counts what the first cut
-// dropped and what this one drops. It reports false for a text without
-// such a marker, or a budget too small for the marker and a byte.
-func recutHeadTail(text string, budget int) (string, bool) {
-	m := headTailMarker.FindStringSubmatchIndex(text)
-	if m == nil {
-		return "", false
-	}
-	n, err := strconv.Atoi(text[m[2]:m[3]])
-	if err != nil {
-		return "", false
-	}
-	head, tail := text[:m[0]], text[m[1]:]
-	total := len(head) + len(tail) + n
-	// The marker of the whole drop, on its own line: at most this long.
-	room := budget - len(middleware.Marker(total)) - 1
-	if room < 1 {
-		return "", false
-	}
-	h := floorBoundary(head, min(len(head), (room+1)/2))
-	t := min(len(tail), room-h)
-	// Start the tail on a character boundary, going right.
-	start := len(tail) - t
-	for start < len(tail) && !utf8.RuneStart(tail[start]) {
-		start++
-	}
-	kept := h + len(tail) - start
-	return head[:h] + middleware.Marker(total-kept) + "\n" + tail[start:], true
-}
-
-// splitMarker splits a text ending in a truncation marker into the kept
-// head and the count the marker gives.
-func splitMarker(text string) (head string, dropped int, ok bool) {
-	const prefix = "\n[truncated: "
-	i := strings.LastIndex(text, prefix)
-	if i < 0 {
-		return "", 0, false
-	}
-	rest := text[i+len(prefix):]
-	j := strings.IndexByte(rest, ' ')
-	if j <= 0 {
-		return "", 0, false
-	}
-	n, err := strconv.Atoi(rest[:j])
-	if err != nil || n < 0 || text[i:] != middleware.Marker(n) {
-		return "", 0, false
-	}
-	return text[:i], n, true
-}
+// splitMarker is [cut.SplitMarker].
+func splitMarker(text string) (head string, dropped int, ok bool) { return cut.SplitMarker(text) }
 
 // capStats says what capContent did.
 type capStats struct {

@@ -1,0 +1,111 @@
+package cut
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// SplitMarker splits a text that ends in a truncation marker ([Marker]) into
+// what it kept and the count the marker gives, and reports false for a text
+// that does not end in one.
+func SplitMarker(text string) (head string, dropped int, ok bool) {
+	const prefix = "\n[truncated: "
+	i := strings.LastIndex(text, prefix)
+	if i < 0 {
+		return "", 0, false
+	}
+	rest := text[i+len(prefix):]
+	j := strings.IndexByte(rest, ' ')
+	if j <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(rest[:j])
+	if err != nil || n < 0 || text[i:] != Marker(n) {
+		return "", 0, false
+	}
+	return text[:i], n, true
+}
+
+// Recut cuts text to at most limit bytes when text may be the output of an
+// earlier cut, so that the result still carries one marker, whose count
+// adds what the earlier cut dropped to what this one drops: it stays the
+// number of bytes of the original the model does not see.
+//
+// A text ending in a marker (a head cut, or a JSON document the json
+// strategy cut) is cut again the same way: a document as a document, a text
+// by keeping less of its head. A text with a head_tail marker between its
+// head and its tail gives up room from both sides (its lines are not snapped
+// again, nor are lines rescued again). Any other text is cut with spec, as
+// [Cut] cuts it. Text within limit is returned unchanged.
+func Recut(text string, limit int, spec Spec) (string, Stats) {
+	if len(text) <= limit {
+		return text, Stats{Original: len(text), Kept: len(text)}
+	}
+	limit = max(limit, 0)
+	head, dropped, ok := SplitMarker(text)
+	if !ok {
+		if out, st, ok := recutHeadTail(text, limit); ok {
+			return out, st
+		}
+		return Cut(text, limit, spec)
+	}
+	total := len(head) + dropped
+	if len(head) > 0 && (head[0] == '{' || head[0] == '[') && json.Valid([]byte(head)) {
+		if doc, _, ok := JSONValue([]byte(head), limit-MarkerLen(total)); ok {
+			kept := len(doc)
+			return string(doc) + Marker(total-kept), Stats{Original: total, Kept: kept, Dropped: total - kept, Strategy: KeepJSON}
+		}
+	}
+	k := limit - MarkerLen(total)
+	if k < 0 {
+		// No room for a marker: a bare cut, as Head makes.
+		k = floorCharBoundary(text, limit)
+		return strings.Clone(text[:k]), Stats{Original: total, Kept: min(k, len(head)), Dropped: total - min(k, len(head)), Strategy: KeepHead}
+	}
+	// k + MarkerLen(total-k) never decreases as k grows; the marker's digits
+	// can shrink by a few as k grows, so try a little further.
+	k = min(k, len(head))
+	for k < len(head) && k+1+MarkerLen(total-k-1) <= limit {
+		k++
+	}
+	k = floorCharBoundary(head, k)
+	return head[:k] + Marker(total-k), Stats{Original: total, Kept: k, Dropped: total - k, Strategy: KeepHead}
+}
+
+// headTailMarker finds the marker a head_tail cut puts on a line of its own
+// between the head and the tail.
+var headTailMarker = regexp.MustCompile(`\n\[truncated: (\d+) bytes dropped, refine your query\]\n`)
+
+// recutHeadTail is Recut for a text a head_tail cut made: the head and the
+// tail each give up about half of what has to go. It reports false for a
+// text without such a marker, or a limit too small for the marker and a
+// byte.
+func recutHeadTail(text string, limit int) (string, Stats, bool) {
+	m := headTailMarker.FindStringSubmatchIndex(text)
+	if m == nil {
+		return "", Stats{}, false
+	}
+	n, err := strconv.Atoi(text[m[2]:m[3]])
+	if err != nil {
+		return "", Stats{}, false
+	}
+	head, tail := text[:m[0]], text[m[1]:]
+	total := len(head) + len(tail) + n
+	// The marker of the whole drop on its own line: at most this long.
+	room := limit - MarkerLen(total) - 1
+	if room < 1 {
+		return "", Stats{}, false
+	}
+	h := floorCharBoundary(head, min(len(head), (room+1)/2))
+	t := min(len(tail), room-h)
+	start := len(tail) - t
+	for start < len(tail) && !utf8.RuneStart(tail[start]) {
+		start++
+	}
+	kept := h + len(tail) - start
+	out := head[:h] + Marker(total-kept) + "\n" + tail[start:]
+	return out, Stats{Original: total, Kept: kept, Dropped: total - kept, Strategy: KeepHeadTail}, true
+}

@@ -528,7 +528,7 @@ func splitJSONMarker(res *mcp.CallToolResult) {
 		if !ok {
 			continue
 		}
-		head, ok := shape.TrimMarker(t.Text)
+		head, _, ok := cut.SplitMarker(t.Text)
 		if !ok || !json.Valid([]byte(head)) {
 			continue
 		}
@@ -592,7 +592,7 @@ func figures(res *callResult, orig *mcp.CallToolResult, sh shape.Shaped, limit i
 			kept += shape.ContentSize([]mcp.Content{c}) // a block cut by shape
 		default:
 			text := t.Text
-			if head, ok := shape.TrimMarker(text); ok {
+			if head, _, ok := cut.SplitMarker(text); ok {
 				kept += len(head)
 			} else if !strings.HasPrefix(text, shape.NotePrefix) && !strings.HasPrefix(text, "[truncated: ") {
 				kept += len(text)
@@ -693,7 +693,7 @@ func (s *session) failPending(why error) {
 			left = append(left, pending{seq: c.seq, id: c.id, method: "tools/call"})
 		}
 	}
-	left = append(left, slices.Collect(mapsValues(s.others))...)
+	left = append(left, slices.Collect(maps.Values(s.others))...)
 	clear(s.calls)
 	clear(s.others)
 	clear(s.lists)
@@ -706,16 +706,6 @@ func (s *session) failPending(why error) {
 	for _, p := range left {
 		if err := s.cw.write(errorResponse(p.id, codeInternal, "toolcap: "+what)); err != nil {
 			return
-		}
-	}
-}
-
-func mapsValues(m map[string]pending) func(func(pending) bool) {
-	return func(yield func(pending) bool) {
-		for _, v := range m {
-			if !yield(v) {
-				return
-			}
 		}
 	}
 }

@@ -27,8 +27,12 @@ func watchManifests(ctx context.Context, layers *layerFlags, env []string, logge
 	defer signal.Stop(hup)
 
 	seen := readAll(layers.manifests)
-	tick := time.NewTicker(reloadPoll)
-	defer tick.Stop()
+	var poll <-chan time.Time // nil without files: only SIGHUP reloads
+	if len(layers.manifests) > 0 {
+		tick := time.NewTicker(reloadPoll)
+		defer tick.Stop()
+		poll = tick.C
+	}
 	for {
 		why := ""
 		select {
@@ -37,10 +41,7 @@ func watchManifests(ctx context.Context, layers *layerFlags, env []string, logge
 		case <-hup:
 			why = "SIGHUP"
 			seen = readAll(layers.manifests)
-		case <-tick.C:
-			if len(layers.manifests) == 0 {
-				continue
-			}
+		case <-poll:
 			now := readAll(layers.manifests)
 			if equalAll(seen, now) {
 				continue

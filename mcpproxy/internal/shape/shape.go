@@ -251,9 +251,6 @@ func recut(text string, budget int) string {
 	return out
 }
 
-// splitMarker is [cut.SplitMarker].
-func splitMarker(text string) (head string, dropped int, ok bool) { return cut.SplitMarker(text) }
-
 // capStats says what capContent did.
 type capStats struct {
 	dropped      int  // blocks replaced by the note (the rest of the text counts as one)
@@ -305,7 +302,7 @@ func capContent(content []mcp.Content, limit int, tail string, pre []Dropped) ([
 	if hasText {
 		joined, _ := JoinText(content)
 		n := len(joined)
-		if head, dropped, ok := splitMarker(joined); ok {
+		if head, dropped, ok := cut.SplitMarker(joined); ok {
 			n = len(head) + dropped
 		}
 		count++
@@ -412,7 +409,7 @@ func allocate(content []mcp.Content, budget int) (out []mcp.Content, drops []dro
 			rest := joined[textAt:]
 			textDone, st.textRecut = true, true
 			size := len(rest)
-			if head, n, ok := splitMarker(rest); ok {
+			if head, n, ok := cut.SplitMarker(rest); ok {
 				size = len(head) + n
 			}
 			if left < middleware.MarkerLen(size)+1 {
@@ -586,13 +583,6 @@ func Shape(in Input) Shaped {
 		res.Content = []mcp.Content{}
 	}
 	return sh
-}
-
-// TrimMarker returns text without the truncation marker it ends with, and
-// false when it ends with none.
-func TrimMarker(text string) (string, bool) {
-	head, _, ok := splitMarker(text)
-	return head, ok
 }
 
 // NotePrefix starts every note shape adds to a result.

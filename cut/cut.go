@@ -33,6 +33,15 @@ type Stats struct {
 	// first, each with how many of its elements or members the output
 	// keeps. Nil for any other cut.
 	Levels []Level
+
+	// Unit is the unit of the marker's N: bytes (the zero Unit), or for a
+	// cut [CutTokens] made by its token limit, [UnitTokens].
+	Unit Unit
+	// OriginalTokens, KeptTokens and DroppedTokens are the figures in
+	// tokens of a cut whose marker counts tokens: the count of the input,
+	// of what the output keeps, and N, OriginalTokens - KeptTokens. Zero
+	// for a cut whose marker counts bytes.
+	OriginalTokens, KeptTokens, DroppedTokens int
 }
 
 // Changed reports whether the output differs from the input: something was

@@ -1,0 +1,261 @@
+package cut
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Unit is the unit a marker counts in.
+type Unit string
+
+// The units. The zero Unit is bytes.
+const (
+	UnitBytes  Unit = ""
+	UnitTokens Unit = "tokens"
+)
+
+// String returns "bytes" or "tokens".
+func (u Unit) String() string {
+	if u == UnitBytes {
+		return "bytes"
+	}
+	return string(u)
+}
+
+// TokenWindowBytesPerToken bounds what [CutTokens] tokenizes: an input of
+// at most TokenWindow(maxTokens) bytes is tokenized whole, so that its
+// marker can count in tokens exactly; a longer one is tokenized only where
+// the cut falls. 32 bytes per token is eight times what prose, code, logs
+// and JSON take, so no input that could fit the token limit is ever longer
+// than the window.
+const TokenWindowBytesPerToken = 32
+
+// TokenWindow returns the longest input [CutTokens] tokenizes whole for a
+// limit of maxTokens.
+func TokenWindow(maxTokens int) int {
+	if maxTokens <= 0 {
+		return 0
+	}
+	if maxTokens > math.MaxInt/TokenWindowBytesPerToken {
+		return math.MaxInt
+	}
+	return maxTokens * TokenWindowBytesPerToken
+}
+
+// The token marker: markerPrefix + N + tokenSuffix.
+const (
+	tokenSuffix = " tokens dropped, refine your query]"
+	tokenFixed  = len(markerPrefix) + len(tokenSuffix)
+)
+
+// TokenMarker returns the marker of a cut that drops n tokens:
+// "\n[truncated: n tokens dropped, refine your query]".
+func TokenMarker(n int) string {
+	return markerPrefix + strconv.Itoa(n) + tokenSuffix
+}
+
+// TokenMarkerLen returns len(TokenMarker(n)) without building it.
+func TokenMarkerLen(n int) int { return tokenFixed + digits(n) }
+
+// CutTokens cuts content so that it holds at most maxBytes bytes and at
+// most maxTokens tokens as c counts them, marker included, with the
+// strategy of spec; with maxTokens <= 0 or a nil c it is [Cut].
+//
+// Content within both limits is returned unchanged. Content of at most
+// min(maxBytes, maxTokens) bytes is known to fit without being counted
+// (a Counter counts at most a token per byte); other content within
+// maxBytes is counted once.
+//
+// When the byte limit cuts (the output of Cut at maxBytes is within
+// maxTokens), the output is exactly Cut's, with its byte marker. When the
+// token limit cuts, the output is the longest output of spec's rule,
+// within a few tokens, that the counter counts within maxTokens, and its
+// marker counts tokens: [TokenMarker](N), N = Count(content) minus the
+// tokens of what the output keeps (the text before the marker, plus for
+// head_tail the text after its line, each counted on its own), and at
+// least 1. The figures are in [Stats] (Unit UnitTokens, OriginalTokens,
+// KeptTokens, DroppedTokens) beside the usual ones in bytes.
+//
+// Counting is bounded: only an input of at most [TokenWindow](maxTokens)
+// bytes is tokenized whole. A longer input cut by its token limit is
+// tokenized only where the cut falls, so its count of tokens is not known,
+// and its marker counts bytes, exactly, as Cut's does; its Stats.Unit is
+// bytes and its token figures are zero. Either way the marker's N is exact
+// in the unit it names. A cut by tokens counts a few outputs of about the
+// output's size, so it costs a few times what counting the output costs;
+// [Cut] with a calibrated estimate (package tokens) costs what Cut costs.
+//
+// Cutting the output again with the same limits, spec and counter returns
+// it unchanged.
+func CutTokens(content string, maxBytes, maxTokens int, c Counter, spec Spec) (string, Stats) {
+	if maxTokens <= 0 || c == nil {
+		return Cut(content, maxBytes, spec)
+	}
+	n := len(content)
+	if n <= maxBytes && n <= maxTokens {
+		return content, Stats{Original: n, Kept: n}
+	}
+	t := tokenCut{content: content, maxBytes: maxBytes, maxTokens: maxTokens, c: c, spec: spec, total: -1}
+	if n <= TokenWindow(maxTokens) {
+		t.total = c.Count(content)
+		if n <= maxBytes && t.total <= maxTokens {
+			return content, Stats{Original: n, Kept: n}
+		}
+	}
+	return t.cut()
+}
+
+// tokenCut is one cut under a token limit.
+type tokenCut struct {
+	content             string
+	maxBytes, maxTokens int
+	c                   Counter
+	spec                Spec
+	total               int // Count(content), or -1 when not counted
+}
+
+// candidate is the output of the strategy's rule at one byte limit.
+type candidate struct {
+	limit int
+	out   string
+	st    Stats
+	count int // the counter's count of out
+}
+
+// maxSteps bounds the search for the byte limit at which the output fills
+// the token limit; each step counts one output.
+const maxSteps = 12
+
+func (t *tokenCut) cut() (string, Stats) {
+	n := len(t.content)
+	// The byte limit first: when its cut fits the token limit, bytes cut.
+	var hi candidate
+	if n <= t.maxBytes && t.total >= 0 {
+		// The content itself, counted already: over the token limit.
+		hi = candidate{limit: n, out: t.content, st: Stats{Original: n, Kept: n}, count: t.total}
+	} else {
+		hi = t.eval(min(t.maxBytes, n-1, TokenWindow(t.maxTokens)), false)
+		if hi.count <= t.maxTokens {
+			return hi.out, hi.st
+		}
+	}
+	swap := t.total >= 0
+	// Each bound is a byte limit whose output is counted: lo fits the token
+	// limit, hi does not. A limit a few bytes under maxTokens fits: its
+	// output is at most that long plus what a token marker may take over
+	// the byte marker it replaces, and a Counter counts at most one token
+	// per byte.
+	lo := t.eval(max(0, min(t.maxTokens, t.maxBytes)-3), swap)
+	for lo.count > t.maxTokens && lo.limit > 0 {
+		// Only a Counter that breaks its contract gets here.
+		lo = t.eval(lo.limit/2, swap)
+	}
+	slack := max(1, t.maxTokens/200)
+	for range maxSteps {
+		if lo.count >= t.maxTokens-slack || hi.limit-lo.limit <= 1 {
+			break
+		}
+		// Interpolate between the bounds on tokens per byte of output,
+		// aiming a little under the limit so that most steps land inside.
+		aim := float64(t.maxTokens - slack/2)
+		span := float64(hi.count - lo.count)
+		next := lo.limit + 1
+		if span > 0 {
+			next = lo.limit + int((aim-float64(lo.count))/span*float64(hi.limit-lo.limit))
+		}
+		next = min(max(next, lo.limit+1), hi.limit-1)
+		if t.maxBytes-1 < next {
+			next = t.maxBytes - 1
+		}
+		if next <= lo.limit {
+			break
+		}
+		c := t.eval(next, swap)
+		if c.count <= t.maxTokens {
+			lo = c
+		} else {
+			hi = c
+		}
+	}
+	if !swap {
+		return lo.out, lo.st
+	}
+	return t.exact(lo)
+}
+
+// eval cuts the content at a byte limit and counts the output; with swap,
+// the byte marker is replaced by a token marker whose N is estimated from
+// the output's count.
+func (t *tokenCut) eval(limit int, swap bool) candidate {
+	out, st := Cut(t.content, limit, t.spec)
+	if swap && st.Dropped > 0 {
+		if before, after, ok := splitAt(out, st); ok {
+			// N in proportion to the bytes dropped: only its digits matter
+			// here, and exact gives it its true value once the limit is
+			// chosen.
+			est := int(float64(t.total) * float64(st.Dropped) / float64(len(t.content)))
+			out = before + TokenMarker(max(1, est)) + after
+		}
+	}
+	return candidate{limit: limit, out: out, st: st, count: t.c.Count(out)}
+}
+
+// exact gives a candidate cut by tokens its exact marker, and steps down
+// when that marker's own tokens push the output over the limit.
+func (t *tokenCut) exact(c candidate) (string, Stats) {
+	for range maxSteps {
+		out, st, ok := t.withTokenMarker(c)
+		if !ok {
+			return c.out, c.st
+		}
+		if len(out) <= t.maxBytes && t.c.Count(out) <= t.maxTokens {
+			return out, st
+		}
+		c = t.eval(max(0, c.limit-max(1, c.limit/100)), false)
+	}
+	// Unreachable for a Counter that keeps its contract: a cut to a few
+	// bytes under maxTokens fits.
+	return headStats(t.content, max(0, min(t.maxBytes, t.maxTokens)-3))
+}
+
+// withTokenMarker rebuilds the cut of c (made at c.limit) with the token
+// marker its exact N gives.
+func (t *tokenCut) withTokenMarker(c candidate) (string, Stats, bool) {
+	out, st := Cut(t.content, c.limit, t.spec)
+	if st.Dropped == 0 {
+		return out, st, true // compacted, or cut bare: no marker to name
+	}
+	before, after, ok := splitAt(out, st)
+	if !ok {
+		return out, st, true
+	}
+	kept := t.c.Count(before)
+	if after != "" {
+		kept += t.c.Count(after[1:]) // after the marker's own newline
+	}
+	dropped := max(1, t.total-kept)
+	st.Unit = UnitTokens
+	st.OriginalTokens = t.total
+	st.DroppedTokens = dropped
+	st.KeptTokens = t.total - dropped
+	return before + TokenMarker(dropped) + after, st, true
+}
+
+// splitAt splits the output of a cut around its byte marker: the text
+// before it and the text after it (for head_tail, its line's newline and
+// the rest).
+func splitAt(out string, st Stats) (before, after string, ok bool) {
+	m := Marker(st.Dropped)
+	if st.Strategy == KeepHeadTail {
+		i := strings.Index(out, m+"\n")
+		if i < 0 {
+			return "", "", false
+		}
+		return out[:i], out[i+len(m):], true
+	}
+	if !strings.HasSuffix(out, m) {
+		return "", "", false
+	}
+	return out[:len(out)-len(m)], "", true
+}

@@ -44,10 +44,10 @@ type meta struct {
 // per error.
 var errorMeta = &meta{isError: true}
 
-// Truncation gives the figures of one cut. All sizes are in the cap's unit
-// (bytes today).
+// Truncation gives the figures of one cut: always in bytes, and in tokens
+// too when a token limit cut (Unit "tokens").
 type Truncation struct {
-	// Limit is the limit the content was cut to, marker included.
+	// Limit is the byte limit the content was cut to, marker included.
 	Limit int
 	// OriginalBytes is the size of the content before the cut.
 	OriginalBytes int
@@ -70,6 +70,18 @@ type Truncation struct {
 	// budget (batch_max_bytes, see package worker), smaller than the
 	// tool's own limit, rather than the tool's own limit.
 	Batch bool
+
+	// Unit is the unit of the marker's count: "" for bytes, "tokens" when
+	// the token limit cut and the content was counted whole (see
+	// cut.CutTokens).
+	Unit string
+	// LimitTokens is the token limit the content was held to, marker
+	// included; 0 when it has none.
+	LimitTokens int
+	// OriginalTokens, KeptTokens and DroppedTokens are the figures in
+	// tokens of a cut whose marker counts tokens; DroppedTokens is the
+	// marker's N. Zero otherwise.
+	OriginalTokens, KeptTokens, DroppedTokens int
 }
 
 // cut reports whether t records a change: a cut, or a compaction.

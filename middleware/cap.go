@@ -27,10 +27,12 @@ type Specs func(tool string) cut.Spec
 type Option func(*options)
 
 type options struct {
-	logger hclog.Logger
-	cutter Cutter
-	custom bool  // cutter came from WithCutter
-	specs  Specs // nil: every tool is cut with the head rule
+	logger  hclog.Logger
+	cutter  Cutter
+	custom  bool   // cutter came from WithCutter
+	specs   Specs  // nil: every tool is cut with the head rule
+	tokens  Limits // nil: no token limits
+	counter cut.Counter
 }
 
 // WithLogger sets the logger cuts are reported to. Without it the middleware
@@ -61,6 +63,22 @@ func WithSpecs(s Specs) Option {
 	return func(o *options) {
 		if s != nil {
 			o.specs = s
+		}
+	}
+}
+
+// WithTokens holds each tool's results to a token limit as well,
+// tokens(tool) counted by c ([cut.CutTokens]): both limits hold, and the
+// marker names the unit that cut. A tool whose token limit is 0 or less
+// has none. A [WithCutter] Cutter takes precedence: it is its own measure.
+//
+// A result within its byte limit and over its token limit in bytes is
+// counted to know whether it fits, so with an exact tokenizer a result
+// that fits costs a count of its content.
+func WithTokens(tokens Limits, c cut.Counter) Option {
+	return func(o *options) {
+		if tokens != nil && c != nil {
+			o.tokens, o.counter = tokens, c
 		}
 	}
 }
@@ -146,33 +164,59 @@ func (o *options) logs(enabled bool) bool {
 // cut cuts content to limit and returns the cut text and its figures, or
 // ok == false when it fits.
 func (o *options) cut(content string, limit int, tool string) (capped string, t chain.Truncation, ok bool) {
-	if o.specs != nil && !o.custom {
-		if len(content) <= limit {
-			return content, chain.Truncation{}, false
-		}
-		capped, st := cut.Cut(content, limit, o.specs(tool))
-		if !st.Changed() {
+	if o.custom {
+		capped, dropped := o.cutter(content, limit)
+		if dropped == 0 {
 			return content, chain.Truncation{}, false
 		}
 		return capped, chain.Truncation{
 			Limit:         limit,
-			OriginalBytes: st.Original,
-			KeptBytes:     st.Kept,
-			DroppedBytes:  st.Dropped,
-			Strategy:      strategyName(st.Strategy),
-			Compacted:     st.Compacted,
+			OriginalBytes: len(content),
+			KeptBytes:     len(content) - dropped,
+			DroppedBytes:  dropped,
 		}, true
 	}
-	capped, dropped := o.cutter(content, limit)
-	if dropped == 0 {
+	tokens := 0
+	if o.tokens != nil {
+		tokens = max(0, o.tokens(tool))
+	}
+	if len(content) <= limit && (tokens == 0 || len(content) <= tokens) {
 		return content, chain.Truncation{}, false
 	}
-	return capped, chain.Truncation{
+	var spec cut.Spec
+	if o.specs != nil {
+		spec = o.specs(tool)
+	}
+	var st cut.Stats
+	if tokens > 0 {
+		capped, st = cut.CutTokens(content, limit, tokens, o.counter, spec)
+	} else {
+		capped, st = cut.Cut(content, limit, spec)
+	}
+	if !st.Changed() {
+		return content, chain.Truncation{}, false
+	}
+	return capped, Figures(st, limit, tokens), true
+}
+
+// Figures returns a cut's figures as a result records them: st from
+// [cut.Cut] or [cut.CutTokens] at a byte limit of limit and a token limit
+// of tokens (0: none).
+func Figures(st cut.Stats, limit, tokens int) chain.Truncation {
+	t := chain.Truncation{
 		Limit:         limit,
-		OriginalBytes: len(content),
-		KeptBytes:     len(content) - dropped,
-		DroppedBytes:  dropped,
-	}, true
+		OriginalBytes: st.Original,
+		KeptBytes:     st.Kept,
+		DroppedBytes:  st.Dropped,
+		Strategy:      strategyName(st.Strategy),
+		Compacted:     st.Compacted,
+		LimitTokens:   tokens,
+	}
+	if st.Unit == cut.UnitTokens {
+		t.Unit = string(cut.UnitTokens)
+		t.OriginalTokens, t.KeptTokens, t.DroppedTokens = st.OriginalTokens, st.KeptTokens, st.DroppedTokens
+	}
+	return t
 }
 
 // strategyName is a strategy as chain.Truncation records it: empty for
@@ -205,6 +249,13 @@ func logFields(call chain.Call, t chain.Truncation) []any {
 		// Head is the default and the only strategy of earlier versions:
 		// their log lines stay as they were.
 		f = append(f, "strategy", t.Strategy)
+	}
+	if t.LimitTokens > 0 {
+		f = append(f, "limit_tokens", t.LimitTokens)
+	}
+	if t.Unit != "" {
+		f = append(f, "unit", t.Unit,
+			"original_tokens", t.OriginalTokens, "kept_tokens", t.KeptTokens, "dropped_tokens", t.DroppedTokens)
 	}
 	return f
 }

@@ -106,13 +106,49 @@ func CutTokens(content string, maxBytes, maxTokens int, c Counter, spec Spec) (s
 	return t.cut()
 }
 
+// RecutTokens is [Recut] under a token limit as well: it cuts text, which
+// may be the output of an earlier cut, to at most maxBytes bytes and
+// maxTokens tokens as c counts them, so that the result still carries one
+// marker. A marker text carries stays one in bytes, its count adding what
+// this cut drops (the tokens of the original are not known); a text without
+// one is cut as [CutTokens] cuts it. With maxTokens <= 0 or a nil c it is
+// Recut.
+func RecutTokens(text string, maxBytes, maxTokens int, c Counter, spec Spec) (string, Stats) {
+	if maxTokens <= 0 || c == nil {
+		return Recut(text, maxBytes, spec)
+	}
+	if _, _, ok := SplitMarker(text); !ok && !headTailMarker.MatchString(text) {
+		return CutTokens(text, maxBytes, maxTokens, c, spec)
+	}
+	n := len(text)
+	if n <= maxBytes && n <= maxTokens {
+		return text, Stats{Original: n, Kept: n}
+	}
+	t := tokenCut{content: text, maxBytes: maxBytes, maxTokens: maxTokens, c: c, spec: spec, total: -1, recut: true}
+	if n <= maxBytes {
+		if t.total = c.Count(text); t.total <= maxTokens {
+			return text, Stats{Original: n, Kept: n}
+		}
+	}
+	return t.cut()
+}
+
 // tokenCut is one cut under a token limit.
 type tokenCut struct {
 	content             string
 	maxBytes, maxTokens int
 	c                   Counter
 	spec                Spec
-	total               int // Count(content), or -1 when not counted
+	total               int  // Count(content), or -1 when not counted
+	recut               bool // content may be a cut's output: cut it with Recut
+}
+
+// at cuts the content at a byte limit with the strategy's rule.
+func (t *tokenCut) at(limit int) (string, Stats) {
+	if t.recut {
+		return Recut(t.content, limit, t.spec)
+	}
+	return Cut(t.content, limit, t.spec)
 }
 
 // candidate is the output of the strategy's rule at one byte limit.
@@ -140,7 +176,9 @@ func (t *tokenCut) cut() (string, Stats) {
 			return hi.out, hi.st
 		}
 	}
-	swap := t.total >= 0
+	// A recut keeps the byte marker it finds: the tokens of the original
+	// are not known.
+	swap := t.total >= 0 && !t.recut
 	// Each bound is a byte limit whose output is counted: lo fits the token
 	// limit, hi does not. A limit a few bytes under maxTokens fits: its
 	// output is at most that long plus what a token marker may take over
@@ -188,7 +226,7 @@ func (t *tokenCut) cut() (string, Stats) {
 // the byte marker is replaced by a token marker whose N is estimated from
 // the output's count.
 func (t *tokenCut) eval(limit int, swap bool) candidate {
-	out, st := Cut(t.content, limit, t.spec)
+	out, st := t.at(limit)
 	if swap && st.Dropped > 0 {
 		if before, after, ok := splitAt(out, st); ok {
 			// N in proportion to the bytes dropped: only its digits matter
@@ -222,7 +260,7 @@ func (t *tokenCut) exact(c candidate) (string, Stats) {
 // withTokenMarker rebuilds the cut of c (made at c.limit) with the token
 // marker its exact N gives.
 func (t *tokenCut) withTokenMarker(c candidate) (string, Stats, bool) {
-	out, st := Cut(t.content, c.limit, t.spec)
+	out, st := t.at(c.limit)
 	if st.Dropped == 0 {
 		return out, st, true // compacted, or cut bare: no marker to name
 	}

@@ -203,3 +203,32 @@ func FuzzCutTokens(f *testing.F) {
 		}
 	})
 }
+
+// TestRecutTokens: a text an earlier cut made keeps one marker, in bytes,
+// its count the bytes of the original the output does not show.
+func TestRecutTokens(t *testing.T) {
+	orig := strings.Repeat("alpha beta gamma delta ", 2000) // 46,000 bytes
+	for _, spec := range []cut.Spec{{}, {Keep: cut.KeepHeadTail}} {
+		t.Run(string(spec.Keep), func(t *testing.T) {
+			first, _ := cut.Cut(orig, 16384, spec)
+			out, st := cut.RecutTokens(first, 16384, 1000, words{}, spec)
+			if got := (words{}).Count(out); got > 1000 || got < 970 {
+				t.Errorf("%d tokens, want 970 to 1000", got)
+			}
+			if c := len(markerRE.FindAllString(out, -1)); c != 1 || len(tokenMarkerRE.FindAllString(out, -1)) != 0 {
+				t.Errorf("%d byte markers in %.200q", c, out)
+			}
+			m := markerRE.FindStringSubmatch(out)
+			n, _ := strconv.Atoi(m[1])
+			if diff := cmp.Diff(len(orig), st.Original); diff != "" || n != st.Dropped || st.Kept+st.Dropped != len(orig) {
+				t.Errorf("figures %+v, marker %d; original (-want +got):\n%s", st, n, diff)
+			}
+		})
+	}
+	// A text without a marker is cut as CutTokens cuts it.
+	plain := orig[:20000]
+	want, _ := cut.CutTokens(plain, 16384, 1000, words{}, cut.Spec{})
+	if got, _ := cut.RecutTokens(plain, 16384, 1000, words{}, cut.Spec{}); got != want {
+		t.Errorf("RecutTokens of a plain text differs from CutTokens")
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/mcpproxy/internal/shape"
+	"github.com/toolcap/toolcap/middleware"
 )
 
 // session is one relayed session: what the client has asked and the
@@ -491,32 +492,17 @@ func (s *session) precut(call *pendingCall, res *callResult) (string, chain.Trun
 		if call.jsonText && len(text) > limit {
 			out, st := cut.Cut(text, limit, call.policy.Spec)
 			if st.Changed() {
-				return out, truncationOf(st, limit), true
+				return out, middleware.Figures(st, limit, 0), true
 			}
 		}
 		return text, chain.Truncation{}, false
 	}
 	if w := res.writers[call]; w != nil {
 		out, st := w.Result()
-		return out, truncationOf(st, limit), true
+		return out, middleware.Figures(st, limit, 0), true
 	}
 	out, t, _ := res.text.cut(limit)
 	return out, t, true
-}
-
-// truncationOf turns a cut's figures into the chain's.
-func truncationOf(st cut.Stats, limit int) chain.Truncation {
-	t := chain.Truncation{
-		Limit:         limit,
-		OriginalBytes: st.Original,
-		KeptBytes:     st.Kept,
-		DroppedBytes:  st.Dropped,
-		Compacted:     st.Compacted,
-	}
-	if st.Strategy != "" && st.Strategy != cut.KeepHead {
-		t.Strategy = string(st.Strategy)
-	}
-	return t
 }
 
 // splitJSONMarker puts the marker that follows a JSON document cut by the

@@ -15,11 +15,10 @@ import (
 )
 
 // toolOutputKeys are the keys of [worker.tool_output].
-var toolOutputKeys = []string{"default_max_bytes", "batch_max_bytes", "default_keep", "default_tail_share", "default_keep_lines", "default_fallback", "per_tool"}
+var toolOutputKeys = []string{"default_max_bytes", "batch_max_bytes", "default_max_tokens", "batch_max_tokens", "tokenizer", "default_keep", "default_tail_share", "default_keep_lines", "default_fallback", "per_tool"}
 
-// entryKeys are the keys of a per_tool entry's long form. max_tokens will
-// sit beside max_bytes.
-var entryKeys = []string{"max_bytes", "keep", "tail_share", "keep_lines", "fallback"}
+// entryKeys are the keys of a per_tool entry's long form.
+var entryKeys = []string{"max_bytes", "max_tokens", "keep", "tail_share", "keep_lines", "fallback"}
 
 // perToolEntry checks one per_tool entry and returns it as a table: the
 // short form (a limit) becomes { max_bytes = N }, so that layers merge key
@@ -63,6 +62,19 @@ func perToolEntry(tool string, tv any, flat, source string, srcOf func(string) s
 			}
 			entry[field] = n
 			res.PerTool[tool] = Setting{Value: n, Source: src}
+		case "max_tokens":
+			n, err := intValue(fv, src != source)
+			if err == nil {
+				err = checkTokens(n)
+			}
+			if err != nil {
+				return nil, "", "", &Error{Source: src, Key: perToolKey(tool) + ".max_tokens", Value: show(fv), Err: err}
+			}
+			entry[field] = n
+			if res.PerToolTokens == nil {
+				res.PerToolTokens = map[string]Setting{}
+			}
+			res.PerToolTokens[tool] = Setting{Value: n, Source: src}
 		case "keep", "tail_share", "keep_lines", "fallback":
 			val, text, err := strategyValue(field, fv, src != source)
 			if err != nil {
@@ -210,6 +222,9 @@ func assemble(raw map[string]any) *ToolOutputLimits {
 	t, _ := w["tool_output"].(map[string]any)
 	l.DefaultMaxBytes, _ = t["default_max_bytes"].(int)
 	l.BatchMaxBytes, _ = t["batch_max_bytes"].(int)
+	l.DefaultMaxTokens, _ = t["default_max_tokens"].(int)
+	l.BatchMaxTokens, _ = t["batch_max_tokens"].(int)
+	l.Tokenizer, _ = t["tokenizer"].(string)
 	l.Default = strategyOf(t, "default_")
 	per, _ := t["per_tool"].(map[string]any)
 	for _, tool := range slices.Sorted(maps.Keys(per)) {
@@ -219,6 +234,12 @@ func assemble(raw map[string]any) *ToolOutputLimits {
 				l.PerTool = map[string]int{}
 			}
 			l.PerTool[tool] = n
+		}
+		if n, ok := e["max_tokens"].(int); ok {
+			if l.PerToolTokens == nil {
+				l.PerToolTokens = map[string]int{}
+			}
+			l.PerToolTokens[tool] = n
 		}
 		if s := strategyOf(e, ""); !s.isZero() {
 			if l.PerToolStrategy == nil {

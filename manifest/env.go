@@ -19,26 +19,31 @@ const EnvPrefix = "TOOLCAP_"
 // The environment variables the environment layer understands; levels are
 // separated by "__", and the tool name after PER_TOOL__ keeps its case.
 const (
-	EnvDefaultMaxBytes = EnvPrefix + "WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES"
-	EnvDefaultKeep     = EnvPrefix + "WORKER__TOOL_OUTPUT__DEFAULT_KEEP"
-	EnvBatchMaxBytes   = EnvPrefix + "WORKER__TOOL_OUTPUT__BATCH_MAX_BYTES"
-	EnvPerToolPrefix   = EnvPrefix + "WORKER__TOOL_OUTPUT__PER_TOOL__"
+	EnvDefaultMaxBytes  = EnvPrefix + "WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES"
+	EnvDefaultKeep      = EnvPrefix + "WORKER__TOOL_OUTPUT__DEFAULT_KEEP"
+	EnvBatchMaxBytes    = EnvPrefix + "WORKER__TOOL_OUTPUT__BATCH_MAX_BYTES"
+	EnvDefaultMaxTokens = EnvPrefix + "WORKER__TOOL_OUTPUT__DEFAULT_MAX_TOKENS"
+	EnvBatchMaxTokens   = EnvPrefix + "WORKER__TOOL_OUTPUT__BATCH_MAX_TOKENS"
+	EnvTokenizer        = EnvPrefix + "WORKER__TOOL_OUTPUT__TOKENIZER"
+	EnvPerToolPrefix    = EnvPrefix + "WORKER__TOOL_OUTPUT__PER_TOOL__"
 )
 
 // Env adds the process environment as a layer: [EnvDefaultMaxBytes] and
 // its siblings (DEFAULT_KEEP, DEFAULT_TAIL_SHARE, DEFAULT_KEEP_LINES,
-// DEFAULT_FALLBACK), [EnvBatchMaxBytes], and [EnvPerToolPrefix] followed by a tool name and
-// optionally a field of its entry, for example
+// DEFAULT_FALLBACK), [EnvBatchMaxBytes], [EnvDefaultMaxTokens],
+// [EnvBatchMaxTokens], [EnvTokenizer], and [EnvPerToolPrefix] followed by a
+// tool name and optionally a field of its entry, for example
 //
 //	TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=8192
 //	TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=4096
 //	TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__MAX_BYTES=32768
+//	TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__MAX_TOKENS=8000
 //	TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__KEEP=head_tail
 //	TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__KEEP_LINES=['(?i)error', 'FAIL']
 //
 // Everything after PER_TOOL__ is the tool name, as registered, "__"
 // included, except a last "__" segment that is a field in upper case
-// (MAX_BYTES, KEEP, TAIL_SHARE, KEEP_LINES, FALLBACK): a tool whose name
+// (MAX_BYTES, MAX_TOKENS, KEEP, TAIL_SHARE, KEEP_LINES, FALLBACK): a tool whose name
 // ends in one, such as "x__KEEP", is set with an explicit field,
 // PER_TOOL__x__KEEP__MAX_BYTES. KEEP_LINES is one pattern, or a TOML array
 // of patterns when it starts with "[".
@@ -134,6 +139,7 @@ func warnPrefixCase(vars []string, warn func(key, msg string)) {
 // the last "__" segment of a PER_TOOL__ variable, to their keys.
 var envFields = map[string]string{
 	"MAX_BYTES":  "max_bytes",
+	"MAX_TOKENS": "max_tokens",
 	"KEEP":       "keep",
 	"TAIL_SHARE": "tail_share",
 	"KEEP_LINES": "keep_lines",
@@ -148,6 +154,9 @@ var envDefaults = map[string]string{
 	"DEFAULT_KEEP_LINES": "default_keep_lines",
 	"DEFAULT_FALLBACK":   "default_fallback",
 	"BATCH_MAX_BYTES":    "batch_max_bytes",
+	"DEFAULT_MAX_TOKENS": "default_max_tokens",
+	"BATCH_MAX_TOKENS":   "batch_max_tokens",
+	"TOKENIZER":          "tokenizer",
 }
 
 // envKey returns the flat koanf key of a TOOLCAP_ variable, or "". A

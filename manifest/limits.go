@@ -1,11 +1,14 @@
 package manifest
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/toolcap/toolcap/internal/suggest"
 )
 
 const (
@@ -20,7 +23,26 @@ const (
 	// MaxMaxBytes is the largest limit accepted, 64 MiB. Anything larger is
 	// no cap at all for an LLM's context and is taken for a mistake.
 	MaxMaxBytes = 64 << 20
+
+	// MinMaxTokens is the smallest token limit accepted: the token marker
+	// alone counts about a dozen tokens.
+	MinMaxTokens = 32
+
+	// MaxMaxTokens is the largest token limit accepted, 16 Mi tokens.
+	MaxMaxTokens = 16 << 20
 )
+
+// The tokenizers a manifest can name in its tokenizer key. The core counts
+// with "calibrated" (package tokens); the exact ones are in module
+// github.com/toolcap/toolcap/tiktoken.
+const (
+	TokenizerCalibrated = "calibrated"
+	TokenizerO200k      = "o200k_base"
+	TokenizerCl100k     = "cl100k_base"
+)
+
+// tokenizers lists the names the tokenizer key accepts.
+var tokenizers = []string{TokenizerCalibrated, TokenizerO200k, TokenizerCl100k}
 
 // WorkerManifest is the [worker] table of a manifest, as far as toolcap reads
 // it.
@@ -30,7 +52,8 @@ type WorkerManifest struct {
 	ToolOutput *ToolOutputLimits `koanf:"tool_output"`
 }
 
-// ToolOutputLimits caps the content of tool results, in bytes.
+// ToolOutputLimits caps the content of tool results, in bytes and,
+// optionally, in tokens. Where a tool has both limits, both hold.
 type ToolOutputLimits struct {
 	// DefaultMaxBytes applies to every tool without its own entry in PerTool.
 	// In a Go value, 0 means "not set" and DefaultMaxBytes (the constant)
@@ -45,10 +68,28 @@ type ToolOutputLimits struct {
 	// the key instead.
 	BatchMaxBytes int `koanf:"batch_max_bytes"`
 
+	// DefaultMaxTokens is the token limit of every tool without a
+	// max_tokens of its own in PerToolTokens. 0 means none: such tools are
+	// held to their byte limit only. In a file or the environment an
+	// explicit 0 is an error; omit the key instead.
+	DefaultMaxTokens int `koanf:"default_max_tokens"`
+
+	// BatchMaxTokens is the batch budget in tokens, shared as
+	// BatchMaxBytes is. 0 means none.
+	BatchMaxTokens int `koanf:"batch_max_tokens"`
+
+	// Tokenizer names how tokens are counted: TokenizerCalibrated (also
+	// when empty), TokenizerO200k or TokenizerCl100k.
+	Tokenizer string `koanf:"tokenizer"`
+
 	// PerTool maps a tool's registered name to its own limit: the short
 	// form of a per_tool entry (Read = 32768), or the max_bytes of its long
 	// form.
 	PerTool map[string]int `koanf:"per_tool"`
+
+	// PerToolTokens maps a tool's registered name to the max_tokens of its
+	// per_tool entry's long form (Bash = { max_tokens = 8000 }).
+	PerToolTokens map[string]int `koanf:"-"`
 
 	// Default is the strategy of every tool: the default_keep,
 	// default_tail_share, default_keep_lines and default_fallback keys.
@@ -96,6 +137,55 @@ func (l *ToolOutputLimits) Batch() int {
 	return l.BatchMaxBytes
 }
 
+// TokensFor returns the token limit for tool: the max_tokens of its
+// per_tool entry, otherwise DefaultMaxTokens; 0 when it has none. It is
+// safe on a nil l.
+func (l *ToolOutputLimits) TokensFor(tool string) int {
+	if l == nil {
+		return 0
+	}
+	if n, ok := l.PerToolTokens[tool]; ok && n > 0 {
+		return n
+	}
+	return max(l.DefaultMaxTokens, 0)
+}
+
+// BatchTokens returns the batch budget in tokens, 0 when there is none. It
+// is safe on a nil l.
+func (l *ToolOutputLimits) BatchTokens() int {
+	if l == nil {
+		return 0
+	}
+	return max(l.BatchMaxTokens, 0)
+}
+
+// HasTokens reports whether l sets any token limit: DefaultMaxTokens, a
+// tool's max_tokens, or BatchMaxTokens. Without one, tokens are never
+// counted. It is safe on a nil l.
+func (l *ToolOutputLimits) HasTokens() bool {
+	if l == nil {
+		return false
+	}
+	if l.DefaultMaxTokens > 0 || l.BatchMaxTokens > 0 {
+		return true
+	}
+	for _, n := range l.PerToolTokens {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// TokenizerName returns the tokenizer l counts tokens with:
+// TokenizerCalibrated when l names none. It is safe on a nil l.
+func (l *ToolOutputLimits) TokenizerName() string {
+	if l == nil || l.Tokenizer == "" {
+		return TokenizerCalibrated
+	}
+	return l.Tokenizer
+}
+
 // Validate reports the first invalid limit or strategy of m, as an [*Error] whose source
 // is "WorkerManifest". A nil m, or a zero DefaultMaxBytes, is valid.
 func (m *WorkerManifest) Validate() error {
@@ -112,6 +202,30 @@ func (m *WorkerManifest) Validate() error {
 	if l.BatchMaxBytes != 0 {
 		if err := checkBatch(l.BatchMaxBytes); err != nil {
 			return &Error{Source: src, Key: keyBatch, Value: strconv.Itoa(l.BatchMaxBytes), Err: err}
+		}
+	}
+	if l.DefaultMaxTokens != 0 {
+		if err := checkTokens(l.DefaultMaxTokens); err != nil {
+			return &Error{Source: src, Key: keyDefaultTokens, Value: strconv.Itoa(l.DefaultMaxTokens), Err: err}
+		}
+	}
+	if l.BatchMaxTokens != 0 {
+		if err := checkTokens(l.BatchMaxTokens); err != nil {
+			return &Error{Source: src, Key: keyBatchTokens, Value: strconv.Itoa(l.BatchMaxTokens), Err: err}
+		}
+	}
+	if l.Tokenizer != "" {
+		if err := checkTokenizer(l.Tokenizer); err != nil {
+			return &Error{Source: src, Key: keyTokenizer, Value: strconv.Quote(l.Tokenizer), Err: err}
+		}
+	}
+	for _, tool := range slices.Sorted(maps.Keys(l.PerToolTokens)) {
+		n := l.PerToolTokens[tool]
+		if err := checkToolName(tool); err != nil {
+			return &Error{Source: src, Key: perToolKey(tool), Value: "(a table)", Err: err}
+		}
+		if err := checkTokens(n); err != nil {
+			return &Error{Source: src, Key: perToolKey(tool) + ".max_tokens", Value: strconv.Itoa(n), Err: err}
 		}
 	}
 	for _, tool := range slices.Sorted(maps.Keys(l.PerTool)) {
@@ -152,6 +266,33 @@ func checkBatch(n int) error {
 	return checkLimit(n)
 }
 
+// checkTokens says why n cannot be a token limit or budget, or returns nil.
+func checkTokens(n int) error {
+	switch {
+	case n == 0:
+		return fmt.Errorf("0 is not a token limit; omit the key for none")
+	case n < 0:
+		return fmt.Errorf("a token limit must be positive")
+	case n < MinMaxTokens:
+		return fmt.Errorf("below the minimum of %d tokens (the truncation marker alone takes about 12)", MinMaxTokens)
+	case n > MaxMaxTokens:
+		return fmt.Errorf("above the maximum of %d tokens", MaxMaxTokens)
+	}
+	return nil
+}
+
+// checkTokenizer says why name is not a tokenizer, or returns nil.
+func checkTokenizer(name string) error {
+	if slices.Contains(tokenizers, name) {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown tokenizer (want %q, %q or %q)", TokenizerCalibrated, TokenizerO200k, TokenizerCl100k)
+	if s := suggest.Closest(name, tokenizers); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return errors.New(msg)
+}
+
 func checkToolName(name string) error {
 	switch {
 	case name == "":
@@ -166,6 +307,10 @@ const (
 	keyDefault = "worker.tool_output.default_max_bytes"
 	keyPerTool = "worker.tool_output.per_tool"
 	keyBatch   = "worker.tool_output.batch_max_bytes"
+
+	keyDefaultTokens = "worker.tool_output.default_max_tokens"
+	keyBatchTokens   = "worker.tool_output.batch_max_tokens"
+	keyTokenizer     = "worker.tool_output.tokenizer"
 )
 
 // perToolKey names a per_tool entry the way TOML writes it, quoting names

@@ -123,6 +123,15 @@ func Overrides(name string, limits ToolOutputLimits) Option {
 		if limits.BatchMaxBytes != 0 {
 			tool["batch_max_bytes"] = limits.BatchMaxBytes
 		}
+		if limits.DefaultMaxTokens != 0 {
+			tool["default_max_tokens"] = limits.DefaultMaxTokens
+		}
+		if limits.BatchMaxTokens != 0 {
+			tool["batch_max_tokens"] = limits.BatchMaxTokens
+		}
+		if limits.Tokenizer != "" {
+			tool["tokenizer"] = limits.Tokenizer
+		}
 		putStrategy(tool, "default_", limits.Default)
 		per := map[string]any{}
 		for name, n := range limits.PerTool {
@@ -134,6 +143,17 @@ func Overrides(name string, limits ToolOutputLimits) Option {
 				e["max_bytes"] = n
 			}
 			putStrategy(e, "", s)
+			per[name] = e
+		}
+		for name, n := range limits.PerToolTokens {
+			e, ok := per[name].(map[string]any)
+			if !ok {
+				e = map[string]any{}
+				if b, ok := limits.PerTool[name]; ok {
+					e["max_bytes"] = b
+				}
+			}
+			e["max_tokens"] = n
 			per[name] = e
 		}
 		if len(per) > 0 {
@@ -199,6 +219,18 @@ type Resolution struct {
 	// Batch is the effective batch_max_bytes: Value 0 and [SourceDefault]
 	// when no layer sets one (no batch budget).
 	Batch Setting
+	// DefaultTokens is the effective default_max_tokens, Value 0 and
+	// [SourceDefault] when no layer sets one (no token limit).
+	DefaultTokens Setting
+	// BatchTokens is the effective batch_max_tokens, Value 0 and
+	// [SourceDefault] when no layer sets one.
+	BatchTokens Setting
+	// Tokenizer is the effective tokenizer: "calibrated" and
+	// [SourceDefault] when no layer names one.
+	Tokenizer StrategySetting
+	// PerToolTokens holds the effective max_tokens of per_tool entries;
+	// nil when no layer sets one.
+	PerToolTokens map[string]Setting
 	// PerTool holds the effective per_tool limits: the short form, or the
 	// max_bytes of the long form.
 	PerTool map[string]Setting
@@ -252,7 +284,11 @@ func ResolveContext(ctx context.Context, opts ...Option) (*Resolution, error) {
 		Default: Setting{Value: DefaultMaxBytes, Source: SourceDefault},
 		Batch:   Setting{Source: SourceDefault},
 		PerTool: map[string]Setting{},
-		Layers:  []string{SourceDefault},
+
+		DefaultTokens: Setting{Source: SourceDefault},
+		BatchTokens:   Setting{Source: SourceDefault},
+		Tokenizer:     StrategySetting{Value: TokenizerCalibrated, Source: SourceDefault},
+		Layers:        []string{SourceDefault},
 	}
 	merged := newKoanf()
 	defaults := map[string]any{"worker": map[string]any{"tool_output": map[string]any{
@@ -378,6 +414,35 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 			}
 			out[key] = n
 			res.Batch = Setting{Value: n, Source: src}
+		case "default_max_tokens", "batch_max_tokens":
+			src := srcOf(base + key)
+			n, err := intValue(v, src != source)
+			if err == nil {
+				err = checkTokens(n)
+			}
+			if err != nil {
+				return nil, &Error{Source: src, Key: "worker.tool_output." + key, Value: show(v), Err: err}
+			}
+			out[key] = n
+			if key == "default_max_tokens" {
+				res.DefaultTokens = Setting{Value: n, Source: src}
+			} else {
+				res.BatchTokens = Setting{Value: n, Source: src}
+			}
+		case "tokenizer":
+			src := srcOf(base + key)
+			name, ok := v.(string)
+			var err error
+			if !ok {
+				err = fmt.Errorf("%s, not a string", kindOf(v))
+			} else {
+				err = checkTokenizer(name)
+			}
+			if err != nil {
+				return nil, &Error{Source: src, Key: keyTokenizer, Value: show(v), Err: err}
+			}
+			out[key] = name
+			res.Tokenizer = StrategySetting{Value: name, Source: src}
 		case "default_keep", "default_tail_share", "default_keep_lines", "default_fallback":
 			flat := base + key
 			src := srcOf(flat)

@@ -359,6 +359,10 @@ func TestResolveSources(t *testing.T) {
 		Manifest: r.Manifest,
 		Default:  manifest.Setting{Value: 20000, Source: `file "` + user + `"`},
 		Batch:    manifest.Setting{Source: manifest.SourceDefault},
+
+		DefaultTokens: manifest.Setting{Source: manifest.SourceDefault},
+		BatchTokens:   manifest.Setting{Source: manifest.SourceDefault},
+		Tokenizer:     manifest.StrategySetting{Value: "calibrated", Source: manifest.SourceDefault},
 		PerTool: map[string]manifest.Setting{
 			"Grep":        {Value: 8192, Source: `file "` + user + `"`},
 			"Read":        {Value: 4096, Source: `file "` + project + `"`},

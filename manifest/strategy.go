@@ -128,6 +128,9 @@ func hasControl(s string) bool {
 type Policy struct {
 	// Limit is the tool's limit in bytes, marker included.
 	Limit int
+	// MaxTokens is the tool's token limit, marker included; 0 when it has
+	// none ([ToolOutputLimits.TokensFor]).
+	MaxTokens int
 	// Spec is how content over the limit is cut.
 	Spec cut.Spec
 }
@@ -188,7 +191,7 @@ func (p *Policies) For(tool string) Policy {
 	if !ok {
 		spec = p.def
 	}
-	return Policy{Limit: p.limits.For(tool), Spec: spec}
+	return Policy{Limit: p.limits.For(tool), MaxTokens: p.limits.TokensFor(tool), Spec: spec}
 }
 
 // Limit returns the limit for tool; it has the shape of middleware.Limits.

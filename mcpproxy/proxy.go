@@ -17,6 +17,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
 )
 
@@ -44,6 +45,11 @@ type Options struct {
 	// answered with a JSON-RPC error for its id instead, so the session goes
 	// on. Zero means [DefaultMaxMessageBytes].
 	MaxMessageBytes int
+	// Tokenizer counts the manifest's token limits (see
+	// [worker.WithTokenizer]); its Name must be the manifest's tokenizer.
+	// Nil: a manifest with a token limit counts with a tokens.Calibrated of
+	// each manifest's own, and one naming an exact tokenizer is an error.
+	Tokenizer tokens.Tokenizer
 }
 
 // ErrServerExited is returned (wrapped) by [Proxy.Serve] when the server
@@ -125,6 +131,7 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 		worker.WithLogger(p.logger),
 		worker.WithConcurrency(1),
 		worker.WithFallback(worker.Func("tools/call", runPrepared)),
+		worker.WithTokenizer(p.opts.Tokenizer),
 	)
 	if err != nil {
 		return fmt.Errorf("mcpproxy: %w", err)

@@ -486,22 +486,34 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 // output schema and no strategy of its own has its text cut as JSON (see
 // noteRequest), here too when the text was kept whole.
 func (s *session) precut(call *pendingCall, res *callResult) (string, chain.Truncation, bool) {
-	limit := call.gen.worker.Limit(call.tool)
+	w := call.gen.worker
+	limit, tokens := w.Limit(call.tool), w.TokenLimit(call.tool)
 	if res.text.whole() {
 		text := string(res.text.head)
 		if call.jsonText && len(text) > limit {
-			out, st := cut.Cut(text, limit, call.policy.Spec)
+			out, st := cut.CutTokens(text, limit, tokens, w.Tokenizer(), call.policy.Spec)
 			if st.Changed() {
-				return out, middleware.Figures(st, limit, 0), true
+				return out, middleware.Figures(st, limit, tokens), true
 			}
 		}
 		return text, chain.Truncation{}, false
 	}
-	if w := res.writers[call]; w != nil {
-		out, st := w.Result()
-		return out, middleware.Figures(st, limit, 0), true
+	var out string
+	var t chain.Truncation
+	if wr := res.writers[call]; wr != nil {
+		var st cut.Stats
+		out, st = wr.Result()
+		t = middleware.Figures(st, limit, 0)
+	} else {
+		out, t, _ = res.text.cut(limit)
 	}
-	out, t, _ := res.text.cut(limit)
+	if tokens > 0 {
+		// Too long to count whole: cut again from what was kept, the one
+		// marker counting the bytes the model does not see.
+		if again, st := cut.RecutTokens(out, limit, tokens, w.Tokenizer(), call.policy.Spec); again != out {
+			out, t = again, middleware.Figures(st, limit, tokens)
+		}
+	}
 	return out, t, true
 }
 

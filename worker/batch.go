@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/middleware"
 )
 
 // The batch stage: with a batch budget (batch_max_bytes), ExecuteTools
@@ -82,73 +83,112 @@ func withCustody(ctx context.Context, c *custody) context.Context {
 	return context.WithValue(ctx, custodyKey{}, c)
 }
 
-// shareBatch cuts the results of one batch to their shares of the budget.
+// batching reports whether the worker has a batch budget, in bytes or in
+// tokens, and so a batch stage.
+func (w *Worker) batching() bool { return w.batchMax > 0 || w.batchTokens > 0 }
+
+// shareBatch cuts the results of one batch to their shares of the budgets.
 // Each result's demand is the size of its tool's content, at most the
-// tool's own limit; a result whose content a user middleware changed (the
-// content that reached the stage is not what the cap passed up) demands the
-// size of that content. The shares depend only on the results, in call
-// order, never on the order in which they completed.
+// tool's own limit: in bytes, the length of that content; in tokens, the
+// count of the content the cap passed up (within the tool's own token
+// limit). A result whose content a user middleware changed (the content
+// that reached the stage is not what the cap passed up) demands the size of
+// that content. The shares depend only on the results, in call order, never
+// on the order in which they completed.
 func (w *Worker) shareBatch(calls []chain.Call, results []ToolResult, kept []custody) {
-	demand := make([]int, len(results))
+	bytes := make([]int, len(results))
+	var toks []int
+	if w.batchTokens > 0 {
+		toks = make([]int, len(results))
+	}
 	originals := make([]*string, len(results)) // nil: cut what reached the stage
 	for i, res := range results {
 		original, capped := kept[i].seal()
 		if res.Content == nil {
 			continue
 		}
+		if toks != nil {
+			toks[i] = w.counter.Count(*res.Content)
+		}
 		if original != nil && capped != nil && *res.Content == *capped {
 			originals[i] = original
-			demand[i] = min(len(*original), w.limits.For(calls[i].Tool))
+			bytes[i] = min(len(*original), w.limits.For(calls[i].Tool))
 			continue
 		}
-		demand[i] = len(*res.Content)
+		bytes[i] = len(*res.Content)
 	}
-	shares := waterFill(demand, w.batchMax)
+	byteShares, tokShares := bytes, toks
+	if w.batchMax > 0 {
+		byteShares = waterFill(bytes, w.batchMax)
+	}
+	if toks != nil {
+		tokShares = waterFill(toks, w.batchTokens)
+	}
 	for i, res := range results {
-		if res.Content == nil || len(*res.Content) <= shares[i] {
+		if res.Content == nil {
 			continue
 		}
-		results[i] = w.cutToShare(calls[i], res, originals[i], shares[i])
+		over := len(*res.Content) > byteShares[i]
+		if tokShares != nil && toks[i] > tokShares[i] {
+			over = true
+		}
+		if !over {
+			continue
+		}
+		byteLimit := min(byteShares[i], w.limits.For(calls[i].Tool))
+		tokLimit := 0
+		if tokShares != nil {
+			tokLimit = tokShares[i]
+		}
+		results[i] = w.cutToShare(calls[i], res, originals[i], byteLimit, tokLimit)
 	}
 }
 
-// cutToShare cuts res to share bytes. With original, the tool's content as
-// the cap received it, the cut is made from it, so the result carries one
-// marker counting everything of it the model does not see, and its figures
-// replace the cap's ([chain.Result.Truncation]). Without it (a user
-// middleware changed the content, or the ceiling cut it), the content as it
-// reached the stage is cut again ([cut.Recut]: a marker it carries stays the
-// only one, its count adding what this cut drops), and the figures are the
-// ceiling's ([chain.Result.Ceiling]). Either way Truncation.Batch is set.
-func (w *Worker) cutToShare(call chain.Call, res ToolResult, original *string, share int) ToolResult {
+// cutToShare cuts res to its shares: share bytes and, when tokShare > 0,
+// tokShare tokens (within the tool's own token limit either way). With
+// original, the tool's content as the cap received it, the cut is made from
+// it, so the result carries one marker counting everything of it the model
+// does not see, and its figures replace the cap's
+// ([chain.Result.Truncation]). Without it (a user middleware changed the
+// content, or the ceiling cut it), the content as it reached the stage is
+// cut again ([cut.Recut] in bytes: a marker it carries stays the only one,
+// its count adding what this cut drops; [cut.CutTokens] with a token
+// share), and the figures are the ceiling's ([chain.Result.Ceiling]).
+// Either way Truncation.Batch is set.
+func (w *Worker) cutToShare(call chain.Call, res ToolResult, original *string, share, tokShare int) ToolResult {
 	spec := w.spec(call.Tool)
-	from := res.Content
-	if original != nil {
-		from = original
+	tokens := w.tokenLimit(call.Tool)
+	if tokShare > 0 && (tokens == 0 || tokShare < tokens) {
+		tokens = tokShare
 	}
 	var out string
 	var st cut.Stats
-	if original != nil {
-		out, st = cut.Cut(*from, share, spec)
-	} else {
+	switch {
+	case original != nil:
+		out, st = cut.CutTokens(*original, share, tokens, w.counter, spec)
+	case tokens > 0:
+		out, st = cut.CutTokens(*res.Content, share, tokens, w.counter, spec)
+	default:
 		// The content may carry the cap's marker already: cut again so that
 		// it still carries one, its count adding what the cap dropped.
-		out, st = cut.Recut(*from, share, spec)
+		out, st = cut.Recut(*res.Content, share, spec)
 	}
-	t := chain.Truncation{
-		Limit:         share,
-		OriginalBytes: st.Original,
-		KeptBytes:     st.Kept,
-		DroppedBytes:  st.Dropped,
-		Strategy:      strategyName(st.Strategy),
-		Compacted:     st.Compacted,
-		Batch:         true,
-	}
+	t := middleware.Figures(st, share, tokens)
+	t.Batch = true
 	if w.logger.IsInfo() {
-		w.logger.Info("tool result cut to its share of the batch budget",
-			"tool", call.Tool, "call_id", call.ID,
+		args := []any{"tool", call.Tool, "call_id", call.ID,
 			"original_bytes", t.OriginalBytes, "kept_bytes", t.KeptBytes, "dropped_bytes", t.DroppedBytes,
-			"limit", t.Limit, "batch_max_bytes", w.batchMax)
+			"limit", t.Limit}
+		if w.batchMax > 0 {
+			args = append(args, "batch_max_bytes", w.batchMax)
+		}
+		if w.batchTokens > 0 {
+			args = append(args, "limit_tokens", t.LimitTokens, "batch_max_tokens", w.batchTokens)
+		}
+		if t.Unit != "" {
+			args = append(args, "unit", t.Unit, "dropped_tokens", t.DroppedTokens)
+		}
+		w.logger.Info("tool result cut to its share of the batch budget", args...)
 	}
 	if original != nil {
 		return res.WithTruncation(out, t)
@@ -196,13 +236,4 @@ func waterFill(demand []int, budget int) []int {
 		}
 	}
 	return shares
-}
-
-// strategyName is a strategy as chain.Truncation records it: empty for the
-// head rule, as package middleware records it.
-func strategyName(k cut.Keep) string {
-	if k == cut.KeepHead {
-		return ""
-	}
-	return string(k)
 }

@@ -44,7 +44,7 @@ import (
 func (w *Worker) ExecuteTools(ctx context.Context, calls []chain.Call) []ToolResult {
 	results := make([]ToolResult, len(calls))
 	var kept []custody
-	if w.batchMax > 0 {
+	if w.batching() {
 		kept = make([]custody, len(calls))
 	}
 	n := min(len(calls), w.concurrency)

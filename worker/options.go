@@ -5,6 +5,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/tokens"
 )
 
 // DefaultConcurrency is how many calls of one batch run at once unless
@@ -20,6 +21,7 @@ type options struct {
 	logger      hclog.Logger
 	concurrency int
 	fallback    Tool
+	tokenizer   tokens.Tokenizer
 }
 
 // WithManifest sets the limits. Without it, or with a nil manifest, every
@@ -64,4 +66,15 @@ func WithConcurrency(n int) Option {
 // own Name is not used.
 func WithFallback(t Tool) Option {
 	return func(o *options) { o.fallback = t }
+}
+
+// WithTokenizer sets the tokenizer the manifest's token limits are counted
+// with. Its Name must be the manifest's tokenizer ("calibrated" when the
+// manifest names none). Without it a worker whose manifest sets a token
+// limit counts with a new [tokens.Calibrated] of its own, and a manifest
+// that names an exact tokenizer ("o200k_base", "cl100k_base") is an error
+// from [New]: those live in module github.com/toolcap/toolcap/tiktoken.
+// Pass a Calibrated to share what it learned among workers.
+func WithTokenizer(t tokens.Tokenizer) Option {
+	return func(o *options) { o.tokenizer = t }
 }

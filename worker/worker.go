@@ -17,6 +17,7 @@ import (
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/tokens"
 )
 
 // Worker executes tool calls through the capped chain. Build one with [New];
@@ -30,8 +31,12 @@ type Worker struct {
 	logger      hclog.Logger
 	concurrency int
 	fallback    Tool // runs calls to names not in tools; nil: they are unknown
-	batchMax    int  // batch_max_bytes; 0: no batch budget, no batch stage
+	batchMax    int  // batch_max_bytes; 0: no batch budget in bytes
+	batchTokens int  // batch_max_tokens; 0: no batch budget in tokens
 	spec        func(tool string) cut.Spec
+	tokenizer   tokens.Tokenizer // nil: no token limits
+	counter     cut.Counter      // tokenizer, or nil
+	tokenLimit  func(tool string) int
 }
 
 // New builds a Worker for tools.
@@ -75,6 +80,15 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 		concurrency: o.concurrency,
 		fallback:    o.fallback,
 		batchMax:    o.manifest.Limits().Batch(),
+		batchTokens: o.manifest.Limits().BatchTokens(),
+		tokenLimit:  o.manifest.Limits().TokensFor,
+	}
+	tz, err := tokenizerFor(o.manifest.Limits(), o.tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	if tz != nil {
+		w.tokenizer, w.counter = tz, tz
 	}
 	for i, t := range tools {
 		if t == nil {
@@ -102,10 +116,13 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	// Each tool's strategy (head, head_tail, json), compiled once; the cap
 	// and the ceiling look it up only for content over the limit.
 	cutOpts := []middleware.Option{middleware.WithLogger(logger), middleware.WithSpecs(policies.Spec)}
+	if w.counter != nil {
+		cutOpts = append(cutOpts, middleware.WithTokens(w.tokenLimit, w.counter))
+	}
 	user, nilAt := checked(o.middleware)
 	w.run = middleware.Recover(logger)(w.runTool)
 	capped := middleware.Cap(limit, cutOpts...)
-	if w.batchMax > 0 {
+	if w.batching() {
 		// The batch stage cuts again from the tool's content: record it
 		// below the cap, and what the cap made of it above (see batch.go).
 		capped = chain.Chain(record(false), capped, record(true))
@@ -160,8 +177,60 @@ func (w *Worker) warnUnknownLimits() {
 	}
 }
 
-// Limit returns the limit the worker applies to results of tool.
+// tokenizerFor returns the tokenizer a worker with limits counts tokens
+// with: nil when the limits set no token limit; given, when it is the one
+// the manifest names; a new [tokens.Calibrated] for "calibrated" when none
+// is given. An exact tokenizer the manifest names and the program did not
+// give is an error, since the core does not carry their vocabularies.
+func tokenizerFor(l *manifest.ToolOutputLimits, given tokens.Tokenizer) (tokens.Tokenizer, error) {
+	if !l.HasTokens() {
+		return nil, nil
+	}
+	name := l.TokenizerName()
+	switch {
+	case given != nil && given.Name() == name:
+		return given, nil
+	case given != nil:
+		return nil, fmt.Errorf("worker: the manifest counts tokens with %q (%s), the tokenizer given with WithTokenizer is %q",
+			name, keyTokenizer, given.Name())
+	}
+	t, err := tokens.Builtin(name)
+	if err != nil {
+		return nil, fmt.Errorf("worker: %s: %w; pass it with worker.WithTokenizer", keyTokenizer, err)
+	}
+	return t, nil
+}
+
+const keyTokenizer = "worker.tool_output.tokenizer"
+
+// Limit returns the byte limit the worker applies to results of tool.
 func (w *Worker) Limit(tool string) int { return w.limits.For(tool) }
+
+// TokenLimit returns the token limit the worker applies to results of
+// tool, 0 when it has none.
+func (w *Worker) TokenLimit(tool string) int {
+	if w.counter == nil {
+		return 0
+	}
+	return w.tokenLimit(tool)
+}
+
+// Tokenizer returns the tokenizer the worker counts tokens with, nil when
+// its manifest sets no token limit.
+func (w *Worker) Tokenizer() tokens.Tokenizer { return w.tokenizer }
+
+// Observe tells the worker's tokenizer what the model's provider billed: a
+// request whose text was bytes bytes long cost tokens input tokens (the
+// usage a provider returns with each response, such as Anthropic's
+// usage.input_tokens or OpenAI's usage.prompt_tokens). A calibrated
+// tokenizer learns its bytes per token from these (see [tokens.Calibrated]);
+// an exact one, or a worker without token limits, ignores them. Safe for
+// concurrent use.
+func (w *Worker) Observe(bytes, tokens int) {
+	if o, ok := w.tokenizer.(interface{ Observe(bytes, tokens int) }); ok {
+		o.Observe(bytes, tokens)
+	}
+}
 
 // Tools returns the registered tool names, sorted.
 func (w *Worker) Tools() []string { return append([]string(nil), w.names...) }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -8,12 +9,13 @@ import (
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/tokens"
 )
 
 const capHelp = `Usage: toolcap cap --tool NAME [--keep STRATEGY] [--manifest FILE]... [-v] < input > output
 
 Reads standard input to its end and writes it to standard output, capped at
-the limit a toolcap worker applies to the results of tool NAME, and cut with
+the limits a toolcap worker applies to the results of tool NAME, and cut with
 that tool's strategy: its per_tool entry, or else the defaults, from the
 built-in default, the --manifest files (later wins) and the TOOLCAP_
 environment. Input within the limit is copied unchanged. Longer input is cut
@@ -27,6 +29,17 @@ head keeps the start, the marker last; head_tail keeps the start and the
 end, the marker on its own line between them, and rescues keep_lines from
 the middle; json compacts a JSON document or cuts it into a shorter valid
 one, the marker on a line after it, and cuts other input as text.
+
+Token limits (default_max_tokens, a per_tool entry's max_tokens): both
+limits hold, and the marker names the unit that cut:
+"[truncated: N tokens dropped, refine your query]". toolcap counts tokens
+with the "calibrated" tokenizer, an estimate that never learns here (cap sees
+no provider's counts) and so keeps its conservative default; a manifest
+naming an exact tokenizer (o200k_base, cl100k_base) is a configuration error
+for cap: those live in the Go module github.com/toolcap/toolcap/tiktoken,
+for programs that build a worker. Input of at most 32 bytes per token of the
+limit is held whole and counted; longer input is cut as it streams and its
+marker counts bytes.
 
 Memory: with head, cap keeps the first limit+4 bytes of the input in one
 buffer, which becomes the output without a copy; the rest is read once, in
@@ -98,9 +111,20 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if k := policy.Spec.Keep; k != "" && k != cut.KeepHead {
 		fields = append(fields, "strategy", string(k))
 	}
+	var counter cut.Counter
+	if policy.MaxTokens > 0 {
+		name := res.Manifest.Limits().TokenizerName()
+		tz, err := tokens.Builtin(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolcap cap: worker.tool_output.tokenizer: %v; toolcap counts tokens with %q only\n", err, tokens.CalibratedName)
+			return exitUsage
+		}
+		counter = tz
+		fields = append(fields, "limit_tokens", policy.MaxTokens, "tokenizer", name)
+	}
 	logger.Info("limit in force", fields...)
 
-	capped, st, err := capReader(ctx, stdin, policy)
+	capped, st, err := capReader(ctx, stdin, policy, counter)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcap cap: standard input: %v\n", err)
 		return exitFailed
@@ -120,6 +144,13 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		if st.Strategy != "" && st.Strategy != cut.KeepHead {
 			fields = append(fields, "strategy", string(st.Strategy))
 		}
+		if policy.MaxTokens > 0 {
+			fields = append(fields, "limit_tokens", policy.MaxTokens)
+		}
+		if st.Unit == cut.UnitTokens {
+			fields = append(fields, "unit", "tokens", "original_tokens", st.OriginalTokens,
+				"kept_tokens", st.KeptTokens, "dropped_tokens", st.DroppedTokens)
+		}
 		logger.Info(msg, fields...)
 	}
 	if _, err := io.WriteString(stdout, capped); err != nil {
@@ -133,8 +164,13 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 // would, returning when ctx ends (an interrupt), even while a read is
 // blocked; the read then goes on in the background until the process exits.
 // The head rule reads through [middleware.TruncateReader], which keeps only
-// limit+4 bytes; the other strategies through a [cut.Writer].
-func capReader(ctx context.Context, r io.Reader, policy manifest.Policy) (string, cut.Stats, error) {
+// limit+4 bytes; the other strategies through a [cut.Writer]. With a token
+// limit (c not nil), input of at most [cut.TokenWindow] bytes is held whole
+// and cut as the worker cuts it ([cut.CutTokens]); longer input is cut to
+// the byte limit as it streams, then again from what was kept
+// ([cut.RecutTokens]), its one marker counting the bytes of the input the
+// output does not show.
+func capReader(ctx context.Context, r io.Reader, policy manifest.Policy, c cut.Counter) (string, cut.Stats, error) {
 	type result struct {
 		capped string
 		st     cut.Stats
@@ -143,21 +179,27 @@ func capReader(ctx context.Context, r io.Reader, policy manifest.Policy) (string
 	done := make(chan result, 1)
 	go func() {
 		var res result
-		if k := policy.Spec.Keep; k == "" || k == cut.KeepHead {
-			var d int64
-			res.capped, d, res.err = middleware.TruncateReader(r, policy.Limit)
-			n := int64(len(res.capped))
-			if d > 0 {
-				n -= int64(middleware.MarkerLen(int(d)))
-			}
-			res.st = cut.Stats{Original: int(n + d), Kept: int(n), Dropped: int(d), Strategy: cut.KeepHead}
-		} else {
-			w := cut.NewWriter(policy.Limit, policy.Spec)
-			buf := make([]byte, 64<<10)
-			if _, err := io.CopyBuffer(w, onlyReader{r}, buf); err != nil {
+		if c != nil {
+			// Held whole up to the window, as json is held: at most 4 times
+			// the limit or 8 MiB.
+			window := min(cut.TokenWindow(policy.MaxTokens), max(4*policy.Limit, 8<<20))
+			head, err := io.ReadAll(io.LimitReader(r, int64(window)+1))
+			switch {
+			case err != nil:
 				res.err = fmt.Errorf("read: %w", err)
-			} else {
-				res.capped, res.st = w.Result()
+				done <- res
+				return
+			case len(head) <= window:
+				res.capped, res.st = cut.CutTokens(string(head), policy.Limit, policy.MaxTokens, c, policy.Spec)
+				done <- res
+				return
+			}
+			r = io.MultiReader(bytes.NewReader(head), r)
+		}
+		res.capped, res.st, res.err = capStream(r, policy)
+		if res.err == nil && c != nil {
+			if out, st := cut.RecutTokens(res.capped, policy.Limit, policy.MaxTokens, c, policy.Spec); out != res.capped {
+				res.capped, res.st = out, st
 			}
 		}
 		done <- res
@@ -168,6 +210,25 @@ func capReader(ctx context.Context, r io.Reader, policy manifest.Policy) (string
 	case <-ctx.Done():
 		return "", cut.Stats{}, context.Cause(ctx)
 	}
+}
+
+// capStream cuts r to the policy's byte limit as it reads it.
+func capStream(r io.Reader, policy manifest.Policy) (string, cut.Stats, error) {
+	if k := policy.Spec.Keep; k == "" || k == cut.KeepHead {
+		capped, d, err := middleware.TruncateReader(r, policy.Limit)
+		n := int64(len(capped))
+		if d > 0 {
+			n -= int64(middleware.MarkerLen(int(d)))
+		}
+		return capped, cut.Stats{Original: int(n + d), Kept: int(n), Dropped: int(d), Strategy: cut.KeepHead}, err
+	}
+	w := cut.NewWriter(policy.Limit, policy.Spec)
+	buf := make([]byte, 64<<10)
+	if _, err := io.CopyBuffer(w, onlyReader{r}, buf); err != nil {
+		return "", cut.Stats{}, fmt.Errorf("read: %w", err)
+	}
+	capped, st := w.Result()
+	return capped, st, nil
 }
 
 // onlyReader hides any WriterTo of the reader it holds, so that io.CopyBuffer

@@ -13,6 +13,7 @@ import (
 	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/tokens"
 )
 
 const hookHelp = `Usage: toolcap hook claude-code [--manifest FILE]... [-v] < payload
@@ -32,6 +33,13 @@ within the limit prints nothing. The text the model reads shares the limit: Bash
 and stderr, Read's file content, Grep's content and file names, Glob's file
 names, WebFetch's result, the text blocks of an MCP tool; other tools' output
 is held to the limit as JSON. Images and other binary data are left alone.
+
+A token limit (default_max_tokens, a per_tool entry's max_tokens) holds as
+well, counted by the "calibrated" tokenizer at its conservative default (the
+hook sees no provider's counts); a text given a share of the byte limit gets
+the same share of the token limit. When tokens cut, the marker says
+"N tokens dropped". A manifest naming an exact tokenizer is a configuration
+error here.
 
 Claude Code runs hooks in parallel, each on the tool's original output, so
 only the per-call limit applies here: no budget across calls.
@@ -101,7 +109,16 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	limit, source := limitFor(res, in.ToolName)
 	logger.Info("limit in force", "tool", in.ToolName, "limit", limit, "source", source, "strategy", string(policy.Spec.Keep))
 
-	out, dropped, err := capToolResponse(in.ToolName, in.ToolResponse, budget{limit: limit, spec: policy.Spec})
+	b := budget{limit: limit, spec: policy.Spec, tokens: policy.MaxTokens}
+	if b.tokens > 0 {
+		tz, err := tokens.Builtin(res.Manifest.Limits().TokenizerName())
+		if err != nil {
+			fmt.Fprintf(stderr, "toolcap: worker.tool_output.tokenizer: %s (tool output left as it is)\n", oneLine(err.Error()))
+			return exitFailed
+		}
+		b.counter = tz
+	}
+	out, dropped, err := capToolResponse(in.ToolName, in.ToolResponse, b)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcap hook claude-code: warning: tool_response of %s: %v; tool output left as it is\n", in.ToolName, err)
 		return exitOK
@@ -204,13 +221,27 @@ func capToolResponse(tool string, resp json.RawMessage, b budget) (json.RawMessa
 type budget struct {
 	limit int
 	spec  cut.Spec
+	// tokens is the tool's token limit (0: none), counted by counter. A
+	// text given a share of the byte limit gets the same share of it.
+	tokens  int
+	counter cut.Counter
 }
 
 // text cuts s to limit bytes by the tool's strategy and returns it with the
 // number of bytes it no longer shows (for a JSON text the json strategy only
 // compacted, the whitespace it removed), so that 0 means unchanged.
 func (b budget) text(s string, limit int) (string, int) {
-	out, st := cut.Cut(s, limit, b.spec)
+	var out string
+	var st cut.Stats
+	if b.tokens > 0 && b.counter != nil {
+		share := b.tokens
+		if limit < b.limit {
+			share = max(1, int(int64(b.tokens)*int64(limit)/int64(b.limit)))
+		}
+		out, st = cut.CutTokens(s, limit, share, b.counter, b.spec)
+	} else {
+		out, st = cut.Cut(s, limit, b.spec)
+	}
 	if st.Dropped == 0 && out != s {
 		return out, len(s) - len(out)
 	}

@@ -23,6 +23,8 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("[worker.tool_output]\ndefault_max_bytes = 51200\nbatch_max_bytes = 65536\n"), "65536")
 	f.Add([]byte("[worker.tool_output]\nbatch_max_bytes = 0\n"), "0")
 	f.Add([]byte("[worker.tool_output]\nbatch_max_bytes = \"65536\"\n"), "127")
+	f.Add([]byte("[worker.tool_output]\ndefault_max_tokens = 4000\nbatch_max_tokens = 16000\ntokenizer = \"o200k_base\"\n[worker.tool_output.per_tool]\nBash = { max_tokens = 8000, keep = \"head_tail\" }\n"), "4000")
+	f.Add([]byte("[worker.tool_output]\ntokenizer = \"o200k\"\ndefault_max_tokens = 31\n"), "cl100k_base")
 	f.Fuzz(func(t *testing.T, data []byte, envValue string) {
 		m, err := manifest.Load(
 			manifest.Bytes("fuzz.toml", data),
@@ -30,6 +32,7 @@ func FuzzLoad(f *testing.F) {
 				"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=" + envValue,
 				"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__KEEP_LINES=" + envValue,
 				"TOOLCAP_WORKER__TOOL_OUTPUT__BATCH_MAX_BYTES=" + envValue,
+				"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Grep__MAX_TOKENS=" + envValue,
 			}),
 		)
 		if err != nil {
@@ -64,6 +67,18 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("per_tool %q = %d, For = %d", name, n, l.For(name))
 			}
 		}
+		tokensInRange := func(n int) bool { return n == 0 || (n >= manifest.MinMaxTokens && n <= manifest.MaxMaxTokens) }
+		if !tokensInRange(l.TokensFor("any tool")) || !tokensInRange(l.BatchTokens()) {
+			t.Fatalf("token limits out of range: default %d, batch %d", l.TokensFor("any tool"), l.BatchTokens())
+		}
+		for name, n := range l.PerToolTokens {
+			if n == 0 || !tokensInRange(n) || l.TokensFor(name) != n {
+				t.Fatalf("per_tool %q max_tokens = %d, TokensFor = %d", name, n, l.TokensFor(name))
+			}
+		}
+		if name := l.TokenizerName(); name != "calibrated" && name != "o200k_base" && name != "cl100k_base" {
+			t.Fatalf("tokenizer %q", name)
+		}
 
 		if _, err := l.Policies(); err != nil {
 			t.Fatalf("loaded strategies do not compile: %v", err)
@@ -82,10 +97,30 @@ func FuzzLoad(f *testing.F) {
 			}
 			per[name] = e
 		}
+		for name, n := range l.PerToolTokens {
+			e, ok := per[name].(map[string]any)
+			if !ok {
+				e = map[string]any{}
+				if b, ok := l.PerTool[name]; ok {
+					e["max_bytes"] = b
+				}
+			}
+			e["max_tokens"] = n
+			per[name] = e
+		}
 		tool := strategyTable(l.Default, "default_")
 		tool["default_max_bytes"] = l.DefaultMaxBytes
 		if l.BatchMaxBytes != 0 {
 			tool["batch_max_bytes"] = l.BatchMaxBytes
+		}
+		if l.DefaultMaxTokens != 0 {
+			tool["default_max_tokens"] = l.DefaultMaxTokens
+		}
+		if l.BatchMaxTokens != 0 {
+			tool["batch_max_tokens"] = l.BatchMaxTokens
+		}
+		if l.Tokenizer != "" {
+			tool["tokenizer"] = l.Tokenizer
 		}
 		tool["per_tool"] = per
 		text, err := toml.Marshal(map[string]any{"worker": map[string]any{"tool_output": tool}})

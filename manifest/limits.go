@@ -287,7 +287,13 @@ func checkTokenizer(name string) error {
 		return nil
 	}
 	msg := fmt.Sprintf("unknown tokenizer (want %q, %q or %q)", TokenizerCalibrated, TokenizerO200k, TokenizerCl100k)
-	if s := suggest.Closest(name, tokenizers); s != "" {
+	s := suggest.Closest(name, tokenizers)
+	for _, t := range tokenizers {
+		if s == "" && name != "" && strings.HasPrefix(t, strings.ToLower(name)) {
+			s = t // "o200k" for "o200k_base"
+		}
+	}
+	if s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
 	return errors.New(msg)

@@ -389,6 +389,17 @@ type truncationMeta struct {
 	Original int    `json:"original"`
 	Kept     int    `json:"kept"`
 	Dropped  int    `json:"dropped"`
+	// Tokens holds the figures in tokens of the text when its tool's token
+	// limit cut it and its marker counts tokens; nil otherwise.
+	Tokens *tokenMeta `json:"tokens,omitempty"`
+}
+
+// tokenMeta is the token figures of a text cut by its token limit.
+type tokenMeta struct {
+	Limit    int `json:"limit"`
+	Original int `json:"original"`
+	Kept     int `json:"kept"`
+	Dropped  int `json:"dropped"`
 }
 
 // metaKey is the _meta key of the figures.

@@ -473,7 +473,13 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 			"structured_cut", sh.StructuredCut,
 			"structured_dropped", sh.StructuredDropped)
 	}
-	return encodeResult(m.id, res, sh, figures(res, orig, sh, limit))
+	fig := figures(res, orig, sh, limit)
+	for _, t := range []func() (chain.Truncation, bool){r.Ceiling, r.Truncation} {
+		if tr, ok := t(); ok && tr.Unit == string(cut.UnitTokens) && fig.Tokens == nil {
+			fig.Tokens = &tokenMeta{Limit: tr.LimitTokens, Original: tr.OriginalTokens, Kept: tr.KeptTokens, Dropped: tr.DroppedTokens}
+		}
+	}
+	return encodeResult(m.id, res, sh, fig)
 }
 
 // precut returns the text the chain starts from, and whether the reader

@@ -78,6 +78,16 @@ func newBatchWorker(tb testing.TB, content *string, batch int) *worker.Worker {
 	return w
 }
 
+// newLimitsWorker is newBenchWorker with the given limits.
+func newLimitsWorker(tb testing.TB, content *string, l manifest.ToolOutputLimits) *worker.Worker {
+	m := &manifest.WorkerManifest{ToolOutput: &l}
+	w, err := worker.New(benchTools(content), worker.WithManifest(m), worker.WithInterceptors(noop, noop, noop, noop))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return w
+}
+
 // directPath is the baseline: what a program without toolcap does to get
 // the same capped results. It looks each tool up by name, runs it, and cuts
 // its content with middleware.Truncate, one call after another, into the
@@ -163,6 +173,35 @@ func BenchmarkExecuteToolsBatch(b *testing.B) {
 				{"worker", newBenchWorker(b, c.content)},
 				{"batch-roomy", newBatchWorker(b, c.content, manifest.MaxMaxBytes)},
 				{"batch-65536", newBatchWorker(b, c.content, 65536)},
+			}
+			for _, impl := range impls {
+				b.Run(fmt.Sprintf("%dcalls/%s/impl=%s", n, c.name, impl.name), func(b *testing.B) {
+					benchBatch(b, impl.exec, ctx, calls)
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkExecuteToolsTokens is what a token limit costs the worker, which
+// counts with the core's calibrated estimate: the worker with bytes only
+// (impl=worker), with default_max_tokens = 4096 (impl=tokens-4096: for
+// "under" results nothing is counted, the content being shorter than the
+// limit; for "over" results the token limit cuts), and with
+// batch_max_tokens = 16384 as well (impl=batch-tokens: each result counted
+// once more for its share).
+func BenchmarkExecuteToolsTokens(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{1, 8} {
+		calls := benchCalls(n)
+		for _, c := range contents {
+			impls := []struct {
+				name string
+				exec executor
+			}{
+				{"worker", newBenchWorker(b, c.content)},
+				{"tokens-4096", newLimitsWorker(b, c.content, manifest.ToolOutputLimits{DefaultMaxTokens: 4096})},
+				{"batch-tokens", newLimitsWorker(b, c.content, manifest.ToolOutputLimits{DefaultMaxTokens: 4096, BatchMaxTokens: 16384})},
 			}
 			for _, impl := range impls {
 				b.Run(fmt.Sprintf("%dcalls/%s/impl=%s", n, c.name, impl.name), func(b *testing.B) {

@@ -9,7 +9,6 @@ import (
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
-	"github.com/toolcap/toolcap/tokens"
 )
 
 const capHelp = `Usage: toolcap cap --tool NAME [--keep STRATEGY] [--manifest FILE]... [-v] < input > output
@@ -34,11 +33,13 @@ Token limits (default_max_tokens, a per_tool entry's max_tokens): both
 limits hold, and the marker names the unit that cut:
 "[truncated: N tokens dropped, refine your query]". toolcap counts tokens
 with the "calibrated" tokenizer, an estimate that never learns here (cap sees
-no provider's counts) and so keeps its conservative default; a manifest
-naming an exact tokenizer (o200k_base, cl100k_base) is a configuration error
-for cap: those live in the Go module github.com/toolcap/toolcap/tiktoken,
-for programs that build a worker. Input of at most 32 bytes per token of the
-limit is held whole and counted; longer input is cut as it streams and its
+no provider's counts) and so keeps its conservative default, 2 bytes a
+token. A manifest that sets a token limit and names an exact tokenizer
+(o200k_base, cl100k_base) is a configuration error: those live in the Go
+module github.com/toolcap/toolcap/tiktoken, for programs that build a
+worker. Input of at most 32 bytes per token of the limit (and at most 8 MiB
+or 4 times the byte limit) is held whole, counted and cut as a worker cuts
+it; longer input is cut as it streams, then to the token limit, and its
 marker counts bytes.
 
 Memory: with head, cap keeps the first limit+4 bytes of the input in one
@@ -48,8 +49,9 @@ buffer, which becomes the output without a copy; the rest is read once, in
 limit of 64 MiB. head_tail keeps the first and the last limit+4 bytes (and
 the lines it may rescue), about twice the limit: 140 MiB for that input. json holds the whole
 input while it is at most 8 MiB or 4 times the limit long (a structural cut
-needs the whole document); longer input is cut as text. The output is
-written when the input ends.
+needs the whole document); longer input is cut as text. With a token limit,
+cap also holds the input while it is short enough to be held whole (above).
+The output is written when the input ends.
 
 Exit status: 0 when the input was copied or capped; 1 on a read or write
 error or an interrupt; 2 on a usage or configuration error (a bad value, a broken or missing
@@ -111,16 +113,14 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if k := policy.Spec.Keep; k != "" && k != cut.KeepHead {
 		fields = append(fields, "strategy", string(k))
 	}
-	var counter cut.Counter
+	counter, err := counterFor(res)
+	if err != nil {
+		return configError(stderr, err)
+	}
 	if policy.MaxTokens > 0 {
-		name := res.Manifest.Limits().TokenizerName()
-		tz, err := tokens.Builtin(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "toolcap cap: worker.tool_output.tokenizer: %v; toolcap counts tokens with %q only\n", err, tokens.CalibratedName)
-			return exitUsage
-		}
-		counter = tz
-		fields = append(fields, "limit_tokens", policy.MaxTokens, "tokenizer", name)
+		fields = append(fields, "limit_tokens", policy.MaxTokens, "tokenizer", res.Manifest.Limits().TokenizerName())
+	} else {
+		counter = nil // no token limit for this tool: bytes only
 	}
 	logger.Info("limit in force", fields...)
 

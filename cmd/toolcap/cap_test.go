@@ -503,8 +503,8 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
-// The shell transcripts of cap in README.md and docs/cli.md are what the
-// commands print, byte for byte: the test runs each "$ " line with sh, in a
+// The shell transcripts of cap and config in README.md and docs/cli.md are
+// what the commands print, byte for byte: the test runs each "$ " line with sh, in a
 // directory holding the manifests the file shows, and compares standard
 // output and standard error, interleaved, with the lines that follow it.
 func TestShellTranscripts(t *testing.T) {
@@ -523,9 +523,11 @@ func TestShellTranscripts(t *testing.T) {
 	}{
 		{"../../README.md", "## Use it from a shell"},
 		{"../../docs/cli.md", "## cap"},
+		{"../../docs/cli.md", "## config"},
+		{"../../docs/cli.md", "With token limits:"},
 	}
 	for _, tt := range tests {
-		t.Run(filepath.Base(tt.file), func(t *testing.T) {
+		t.Run(filepath.Base(tt.file)+" "+tt.heading, func(t *testing.T) {
 			doc, err := os.ReadFile(tt.file)
 			if err != nil {
 				t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/tokens"
 )
 
 const configHelp = `Usage: toolcap config [--manifest FILE]... [--tool NAME]... [--json]
@@ -23,6 +24,12 @@ budget (batch_max_bytes: "none" unless a layer sets one). With --tool,
 also prints the limit and the strategy a worker applies to that tool and
 why: its per_tool entry, or the defaults when it has none. This answers "why
 was my Read cut at 4096?" and "why did Bash lose its tail?".
+
+When a layer sets a token key (default_max_tokens, batch_max_tokens,
+tokenizer, a per_tool entry's max_tokens), it also prints the token limits
+("none" unless set), the tokenizer ("calibrated" unless set) and, with
+--tool, the token limit a worker applies to that tool, each with the layer
+that set it. Without such a key, nothing about tokens is printed.
 
 Exit status: 0 on success; 2 on a usage or configuration error (then nothing
 is written to standard output and one line on standard error names the
@@ -77,6 +84,14 @@ type configReport struct {
 	Batch setting `json:"batch_max_bytes"`
 	// PerTool holds the per_tool limits, by tool name.
 	PerTool map[string]setting `json:"per_tool"`
+	// The token settings, only when some layer sets a token key
+	// (showTokens): default_max_tokens and batch_max_tokens (limit 0:
+	// none), the tokenizer, and the per_tool max_tokens by tool name (only
+	// when some entry has one).
+	DefaultTokens *setting           `json:"default_max_tokens,omitempty"`
+	BatchTokens   *setting           `json:"batch_max_tokens,omitempty"`
+	Tokenizer     *strategySetting   `json:"tokenizer,omitempty"`
+	PerToolTokens map[string]setting `json:"per_tool_max_tokens,omitempty"`
 	// Strategies holds the strategy keys set by some layer, by their key
 	// as TOML writes it (default_keep, per_tool.Bash.tail_share).
 	Strategies map[string]strategySetting `json:"strategies,omitempty"`
@@ -117,6 +132,17 @@ type toolLimit struct {
 	TailShare float64  `json:"tail_share,omitempty"`
 	KeepLines []string `json:"keep_lines,omitempty"`
 	Fallback  string   `json:"fallback,omitempty"`
+	// Tokens is the tool's token limit and why, when it has one.
+	Tokens *toolTokens `json:"max_tokens,omitempty"`
+}
+
+// toolTokens is the token limit in force for one tool, and why.
+type toolTokens struct {
+	Limit int `json:"limit"`
+	// From is "per_tool" when the tool's entry has max_tokens, "default"
+	// when default_max_tokens applies.
+	From   string `json:"from"`
+	Source string `json:"source"`
 }
 
 func newConfigReport(res *manifest.Resolution, tools []string) configReport {
@@ -138,10 +164,31 @@ func newConfigReport(res *manifest.Resolution, tools []string) configReport {
 			r.Strategies[strategyKey(tool, field)] = strategySetting{s.Value, s.Source}
 		}
 	}
+	if showTokens(res) {
+		r.DefaultTokens = &setting{res.DefaultTokens.Value, res.DefaultTokens.Source}
+		r.BatchTokens = &setting{res.BatchTokens.Value, res.BatchTokens.Source}
+		r.Tokenizer = &strategySetting{res.Tokenizer.Value, res.Tokenizer.Source}
+		for name, s := range res.PerToolTokens {
+			if r.PerToolTokens == nil {
+				r.PerToolTokens = map[string]setting{}
+			}
+			r.PerToolTokens[name] = setting{s.Value, s.Source}
+		}
+	}
 	for _, name := range tools {
 		r.Tools = append(r.Tools, toolLimitOf(res, name))
 	}
 	return r
+}
+
+// showTokens reports whether some layer sets a token key: only then does
+// config print the token settings, so that its output is what it was
+// before token limits existed for a manifest without them.
+func showTokens(res *manifest.Resolution) bool {
+	return res.DefaultTokens.Source != manifest.SourceDefault ||
+		res.BatchTokens.Source != manifest.SourceDefault ||
+		res.Tokenizer.Source != manifest.SourceDefault ||
+		len(res.PerToolTokens) > 0
 }
 
 // toolLimitOf says which limit a worker built from res applies to tool. The
@@ -164,7 +211,48 @@ func toolLimitOf(res *manifest.Resolution, tool string) toolLimit {
 		t.KeepSource = s.Source
 	}
 	t.TailShare, t.KeepLines, t.Fallback = st.TailShare, st.KeepLines, string(st.Fallback)
+	if n := l.TokensFor(tool); n > 0 {
+		t.Tokens = &toolTokens{Limit: n, From: "default", Source: res.DefaultTokens.Source}
+		if s, ok := res.PerToolTokens[tool]; ok && s.Value == n {
+			t.Tokens.From, t.Tokens.Source = "per_tool", s.Source
+		}
+	}
 	return t
+}
+
+// tokensWhy says where the tool's token limit came from.
+func (t toolLimit) tokensWhy() string {
+	switch {
+	case t.Tokens == nil:
+		return "no token limit: no max_tokens of its own, no default_max_tokens"
+	case t.Tokens.From == "per_tool":
+		return fmt.Sprintf("%s, set by %s", strategyKey(t.Tool, "max_tokens"), t.Tokens.Source)
+	}
+	return fmt.Sprintf("default_max_tokens (no max_tokens of its own), set by %s", t.Tokens.Source)
+}
+
+// counterFor returns what toolcap counts the token limits of res with: nil
+// when res sets none, otherwise a [tokens.Calibrated] (the tokenizer
+// "calibrated", also when none is named). An exact tokenizer
+// ("o200k_base", "cl100k_base") with a token limit is an [*manifest.Error]
+// naming the layer that named it, as a worker built without
+// worker.WithTokenizer refuses it: toolcap does not link the vocabularies.
+func counterFor(res *manifest.Resolution) (cut.Counter, error) {
+	l := res.Manifest.Limits()
+	if !l.HasTokens() {
+		return nil, nil
+	}
+	name := l.TokenizerName()
+	tz, err := tokens.Builtin(name)
+	if err != nil {
+		return nil, &manifest.Error{
+			Source: res.Tokenizer.Source,
+			Key:    "worker.tool_output.tokenizer",
+			Value:  strconv.Quote(name),
+			Err:    fmt.Errorf("the toolcap command counts tokens with %q only: %w", tokens.CalibratedName, err),
+		}
+	}
+	return tz, nil
 }
 
 // strategyKey names a strategy key as TOML writes it: default_keep for the
@@ -208,11 +296,7 @@ func (r configReport) writeText(out io.Writer) error {
 		fmt.Fprintf(w, "  %d. %s\n", i+1, l)
 	}
 	rows = append(rows, []string{"default_max_bytes", strconv.Itoa(r.Default.Limit), r.Default.Source})
-	batch := "none"
-	if r.Batch.Limit > 0 {
-		batch = strconv.Itoa(r.Batch.Limit)
-	}
-	rows = append(rows, []string{"batch_max_bytes", batch, r.Batch.Source})
+	rows = append(rows, []string{"batch_max_bytes", limitText(r.Batch.Limit), r.Batch.Source})
 	names := make([]string, 0, len(r.PerTool))
 	for name := range r.PerTool {
 		names = append(names, name)
@@ -224,6 +308,18 @@ func (r configReport) writeText(out io.Writer) error {
 	}
 	fmt.Fprintln(w, "\nLimits in force (bytes), and the layer that set each:")
 	writeTable(w, "  ", rows, []bool{false, true})
+	if r.Tokenizer != nil {
+		rows = rows[:0]
+		rows = append(rows, []string{"default_max_tokens", limitText(r.DefaultTokens.Limit), r.DefaultTokens.Source})
+		rows = append(rows, []string{"batch_max_tokens", limitText(r.BatchTokens.Limit), r.BatchTokens.Source})
+		for _, name := range slices.Sorted(maps.Keys(r.PerToolTokens)) {
+			s := r.PerToolTokens[name]
+			rows = append(rows, []string{strategyKey(name, "max_tokens"), strconv.Itoa(s.Limit), s.Source})
+		}
+		rows = append(rows, []string{"tokenizer", r.Tokenizer.Value, r.Tokenizer.Source})
+		fmt.Fprintln(w, "\nToken limits in force, and the layer that set each:")
+		writeTable(w, "  ", rows, []bool{false, true})
+	}
 	if len(r.Strategies) > 0 {
 		rows = rows[:0]
 		for _, key := range slices.Sorted(maps.Keys(r.Strategies)) {
@@ -240,6 +336,18 @@ func (r configReport) writeText(out io.Writer) error {
 		}
 		fmt.Fprintln(w, "\nLimit a worker applies to each tool asked about:")
 		writeTable(w, "  ", rows, []bool{false, true})
+		if r.Tokenizer != nil {
+			rows = rows[:0]
+			for _, t := range r.Tools {
+				n := 0
+				if t.Tokens != nil {
+					n = t.Tokens.Limit
+				}
+				rows = append(rows, []string{t.Tool, limitText(n), t.tokensWhy()})
+			}
+			fmt.Fprintln(w, "\nToken limit a worker applies to each tool asked about:")
+			writeTable(w, "  ", rows, []bool{false, true})
+		}
 		rows = rows[:0]
 		for _, t := range r.Tools {
 			rows = append(rows, []string{t.Tool, t.Keep, t.keepWhy()})
@@ -249,4 +357,12 @@ func (r configReport) writeText(out io.Writer) error {
 	}
 	_, err := w.WriteTo(out)
 	return err
+}
+
+// limitText writes a limit, "none" for 0.
+func limitText(n int) string {
+	if n <= 0 {
+		return "none"
+	}
+	return strconv.Itoa(n)
 }

@@ -71,6 +71,11 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 
 	base := newLogger(stderr, verbose.level())
 	res, err := layers.resolve(ctx, env, base.Named("toolcap"))
+	if err == nil {
+		// The worker counts with a tokens.Calibrated of its own; this only
+		// names the layer of an exact tokenizer it would refuse.
+		_, err = counterFor(res)
+	}
 	if err != nil {
 		return configError(stderr, err)
 	}

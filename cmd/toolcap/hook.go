@@ -13,7 +13,6 @@ import (
 	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/middleware"
-	"github.com/toolcap/toolcap/tokens"
 )
 
 const hookHelp = `Usage: toolcap hook claude-code [--manifest FILE]... [-v] < payload
@@ -35,11 +34,15 @@ names, WebFetch's result, the text blocks of an MCP tool; other tools' output
 is held to the limit as JSON. Images and other binary data are left alone.
 
 A token limit (default_max_tokens, a per_tool entry's max_tokens) holds as
-well, counted by the "calibrated" tokenizer at its conservative default (the
-hook sees no provider's counts); a text given a share of the byte limit gets
-the same share of the token limit. When tokens cut, the marker says
-"N tokens dropped". A manifest naming an exact tokenizer is a configuration
-error here.
+well for those texts, which share it as they share the byte limit. Tokens
+are counted by the "calibrated" tokenizer at its conservative default, 2
+bytes a token (the hook sees no provider's counts). When the token limit
+cuts a text, its marker counts tokens: "[truncated: N tokens dropped,
+refine your query]"; a text longer than 32 bytes per token of its share,
+and a list of file names, keep a marker that counts bytes. Output held as
+JSON (other tools, notebook cells, structuredContent) is held to the byte
+limit only. A manifest that sets a token limit and names an exact
+tokenizer (o200k_base, cl100k_base) is a configuration error.
 
 Claude Code runs hooks in parallel, each on the tool's original output, so
 only the per-call limit applies here: no budget across calls.
@@ -107,17 +110,18 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	policy := policies.For(in.ToolName)
 	limit, source := limitFor(res, in.ToolName)
-	logger.Info("limit in force", "tool", in.ToolName, "limit", limit, "source", source, "strategy", string(policy.Spec.Keep))
-
-	b := budget{limit: limit, spec: policy.Spec, tokens: policy.MaxTokens}
-	if b.tokens > 0 {
-		tz, err := tokens.Builtin(res.Manifest.Limits().TokenizerName())
-		if err != nil {
-			fmt.Fprintf(stderr, "toolcap: worker.tool_output.tokenizer: %s (tool output left as it is)\n", oneLine(err.Error()))
-			return exitFailed
-		}
-		b.counter = tz
+	counter, err := counterFor(res)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcap: %s (tool output left as it is)\n", oneLine(err.Error()))
+		return exitFailed
 	}
+	b := budget{limit: limit, spec: policy.Spec}
+	fields := []any{"tool", in.ToolName, "limit", limit, "source", source, "strategy", string(policy.Spec.Keep)}
+	if policy.MaxTokens > 0 {
+		b.tokens, b.counter = policy.MaxTokens, counter
+		fields = append(fields, "limit_tokens", b.tokens, "tokenizer", res.Manifest.Limits().TokenizerName())
+	}
+	logger.Info("limit in force", fields...)
 	out, dropped, err := capToolResponse(in.ToolName, in.ToolResponse, b)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcap hook claude-code: warning: tool_response of %s: %v; tool output left as it is\n", in.ToolName, err)
@@ -126,8 +130,12 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if dropped == 0 {
 		return exitOK
 	}
-	logger.Info("tool result truncated", "tool", in.ToolName, "call_id", in.ToolUseID,
-		"original_bytes", len(in.ToolResponse), "dropped_bytes", dropped, "limit", limit)
+	fields = []any{"tool", in.ToolName, "call_id", in.ToolUseID,
+		"original_bytes", len(in.ToolResponse), "dropped_bytes", dropped, "limit", limit}
+	if b.tokens > 0 {
+		fields = append(fields, "limit_tokens", b.tokens)
+	}
+	logger.Info("tool result truncated", fields...)
 	reply, err := marshal(hookReply{HookSpecificOutput: hookSpecificOutput{
 		HookEventName:     "PostToolUse",
 		UpdatedToolOutput: out,
@@ -215,30 +223,46 @@ func capToolResponse(tool string, resp json.RawMessage, b budget) (json.RawMessa
 	return capGeneric(resp, b)
 }
 
-// budget is a tool's limit and how its text is cut: the strategy its
+// budget is a tool's limits and how its text is cut: the strategy its
 // manifest names (head, head_tail, json), applied by package cut as the
 // worker applies it.
 type budget struct {
 	limit int
 	spec  cut.Spec
-	// tokens is the tool's token limit (0: none), counted by counter. A
-	// text given a share of the byte limit gets the same share of it.
+	// tokens is the tool's token limit (0: none), counted by counter. The
+	// texts a cut shares the byte limit among share it too (see shared).
 	tokens  int
 	counter cut.Counter
 }
 
-// text cuts s to limit bytes by the tool's strategy and returns it with the
-// number of bytes it no longer shows (for a JSON text the json strategy only
-// compacted, the whitespace it removed), so that 0 means unchanged.
-func (b budget) text(s string, limit int) (string, int) {
+// hasTokens reports whether b holds its texts to a token limit.
+func (b budget) hasTokens() bool { return b.tokens > 0 && b.counter != nil }
+
+// fits reports whether n bytes of JSON are known to be within both limits
+// without a look inside: a counter counts at most a token per byte.
+func (b budget) fits(n int) bool {
+	return n <= b.limit && (!b.hasTokens() || n <= b.tokens)
+}
+
+// count returns the tokens of s, or len(s), a bound on them, when s is too
+// long to be counted whole under the token limit (cut.TokenWindow): that
+// is enough to share the limit, and it keeps counting bounded.
+func (b budget) count(s string) int {
+	if len(s) > cut.TokenWindow(b.tokens) {
+		return len(s)
+	}
+	return b.counter.Count(s)
+}
+
+// text cuts s to limit bytes and, with a token limit, to toks tokens, by
+// the tool's strategy, and returns it with the number of bytes it no
+// longer shows (for a JSON text the json strategy only compacted, the
+// whitespace it removed), so that 0 means unchanged.
+func (b budget) text(s string, limit, toks int) (string, int) {
 	var out string
 	var st cut.Stats
-	if b.tokens > 0 && b.counter != nil {
-		share := b.tokens
-		if limit < b.limit {
-			share = max(1, int(int64(b.tokens)*int64(limit)/int64(b.limit)))
-		}
-		out, st = cut.CutTokens(s, limit, share, b.counter, b.spec)
+	if b.hasTokens() {
+		out, st = cut.CutTokens(s, limit, toks, b.counter, b.spec)
 	} else {
 		out, st = cut.Cut(s, limit, b.spec)
 	}
@@ -248,25 +272,82 @@ func (b budget) text(s string, limit int) (string, int) {
 	return out, st.Dropped
 }
 
-// shared cuts ss to share limit bytes: the shares are capvalue.Strings's
-// (short strings whole, long ones equal), each cut by the tool's strategy.
+// shared cuts ss to share limit bytes and, with a token limit, the whole
+// token limit: the byte shares are capvalue.Strings's (short strings whole,
+// long ones equal), the token shares the same rule's over their counts;
+// each string is cut by the tool's strategy to its two shares.
 func (b budget) shared(ss []string, limit int) ([]string, int) {
 	shares, dropped := capvalue.Strings(ss, limit)
-	if dropped == 0 {
+	var toks, counts []int
+	if b.hasTokens() {
+		counts = make([]int, len(ss))
+		for i, s := range ss {
+			counts[i] = b.count(s)
+		}
+		toks = waterFill(counts, b.tokens)
+	}
+	if dropped == 0 && toks == nil {
 		return ss, 0
 	}
 	out := make([]string, len(ss))
 	dropped = 0
 	for i, s := range ss {
-		if len(shares[i]) >= len(s) {
+		bs, ts := len(shares[i]), 0
+		if toks != nil {
+			ts = toks[i]
+		} else if counts != nil {
+			ts = counts[i]
+		}
+		if bs >= len(s) && (counts == nil || ts >= counts[i]) {
 			out[i] = s
 			continue
 		}
 		var d int
-		out[i], d = b.text(s, len(shares[i]))
+		out[i], d = b.text(s, bs, ts)
 		dropped += d
 	}
 	return out, dropped
+}
+
+// waterFill shares limit among sizes as capvalue.Strings shares bytes:
+// sizes at or below an equal share keep their size, the others share the
+// rest equally. It returns nil when the sizes fit as they are.
+func waterFill(sizes []int, limit int) []int {
+	total := 0
+	for _, n := range sizes {
+		total += n
+	}
+	if total <= limit {
+		return nil
+	}
+	out := make([]int, len(sizes))
+	done := make([]bool, len(sizes))
+	left, open := limit, len(sizes)
+	for changed := true; changed && open > 0; {
+		changed = false
+		level := left / open
+		for i, n := range sizes {
+			if !done[i] && n <= level {
+				out[i], done[i] = n, true
+				left -= n
+				open--
+				changed = true
+			}
+		}
+	}
+	if open > 0 {
+		level, extra := left/open, left%open
+		for i := range sizes {
+			if !done[i] {
+				out[i] = level
+				if extra > 0 {
+					out[i]++
+					extra--
+				}
+			}
+		}
+	}
+	return out
 }
 
 // object is a JSON object whose members are decoded only when a cut needs
@@ -276,7 +357,7 @@ type object map[string]json.RawMessage
 // capObject decodes resp as an object and applies cut, or the generic rule
 // when resp is not an object.
 func capObject(resp json.RawMessage, b budget, cut func(object, budget) (int, error)) (json.RawMessage, int, error) {
-	if len(resp) <= b.limit {
+	if b.fits(len(resp)) {
 		return nil, 0, nil // the text in it is shorter than its JSON
 	}
 	var o object
@@ -334,7 +415,7 @@ func (o object) cutString(key string, b budget) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	capped, dropped := b.text(s, b.limit)
+	capped, dropped := b.text(s, b.limit, b.tokens)
 	if dropped == 0 {
 		return 0, nil
 	}
@@ -380,7 +461,7 @@ func capRead(o object, b budget) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		capped, d := b.text(content, b.limit)
+		capped, d := b.text(content, b.limit, b.tokens)
 		if d == 0 {
 			return 0, nil
 		}
@@ -413,7 +494,7 @@ func capRead(o object, b budget) (int, error) {
 	return dropped, o.set("file", file)
 }
 
-// capGrep cuts a GrepOutput: content and the file names share the limit.
+// capGrep cuts a GrepOutput: content and the file names share the limits.
 func capGrep(o object, b budget) (int, error) {
 	content, err := o.str("content")
 	if err != nil {
@@ -426,16 +507,26 @@ func capGrep(o object, b budget) (int, error) {
 	joined := strings.Join(names, "\n")
 	// The shares Strings gives are the lengths of what it returns.
 	cut, _ := capvalue.Strings([]string{content, joined}, b.limit)
+	toks := []int{b.tokens, b.tokens} // unused without a token limit
+	over := []bool{len(cut[0]) < len(content), len(cut[1]) < len(joined)}
+	if b.hasTokens() {
+		counts := []int{b.count(content), b.count(joined)}
+		if fill := waterFill(counts, b.tokens); fill != nil {
+			toks = fill
+			over[0] = over[0] || toks[0] < counts[0]
+			over[1] = over[1] || toks[1] < counts[1]
+		}
+	}
 	var dropped int
-	if len(cut[0]) < len(content) {
-		c, d := b.text(content, len(cut[0]))
+	if over[0] {
+		c, d := b.text(content, len(cut[0]), toks[0])
 		if err := o.set("content", c); err != nil {
 			return 0, err
 		}
 		dropped += d
 	}
-	if len(cut[1]) < len(joined) {
-		kept, d := cutLines(joined, len(cut[1]))
+	if over[1] {
+		kept, d := b.lines(joined, len(cut[1]), toks[1])
 		if err := o.set("filenames", kept); err != nil {
 			return 0, err
 		}
@@ -454,16 +545,38 @@ func capGlob(o object, b budget) (int, error) {
 		return 0, err
 	}
 	joined := strings.Join(names, "\n")
-	if len(joined) <= b.limit {
+	if len(joined) <= b.limit && (!b.hasTokens() || b.count(joined) <= b.tokens) {
 		return 0, nil
 	}
-	kept, dropped := cutLines(joined, b.limit)
+	kept, dropped := b.lines(joined, b.limit, b.tokens)
 	for key, v := range map[string]any{"filenames": kept, "numFiles": len(kept) - 1, "truncated": true} {
 		if err := o.set(key, v); err != nil {
 			return 0, err
 		}
 	}
 	return dropped, nil
+}
+
+// lines is cutLines under a token limit as well: with one, it keeps the
+// most whole lines whose join, marker included, counts at most toks
+// tokens. The marker counts bytes, as cutLines's does.
+func (b budget) lines(text string, limit, toks int) ([]string, int) {
+	kept, dropped := cutLines(text, limit)
+	if !b.hasTokens() || b.counter.Count(strings.Join(kept, "\n")) <= toks {
+		return kept, dropped
+	}
+	// The longest byte limit below limit whose cut fits toks.
+	lo, hi := 0, limit-1
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		k, _ := cutLines(text, mid)
+		if b.counter.Count(strings.Join(k, "\n")) <= toks {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return cutLines(text, lo)
 }
 
 // cutLines cuts text, lines joined by "\n", by the text rule, but between
@@ -502,7 +615,7 @@ func capGeneric(resp json.RawMessage, b budget) (json.RawMessage, int, error) {
 	switch x := v.(type) {
 	case string:
 		var d int
-		v, d = b.text(x, limit)
+		v, d = b.text(x, limit, b.tokens)
 		dropped = d
 	case []any:
 		d, ok := capBlocks(x, b)

@@ -24,7 +24,10 @@ came and in the order it came, except that each tools/call result is capped
 to its tool's limit (per_tool keys are the server's tool names) while it is
 read, whatever its size: its content blocks together, notes included, and
 its structuredContent on its own. A capped result carries the figures in
-_meta["toolcap/truncation"].
+_meta["toolcap/truncation"]. A token limit (default_max_tokens, max_tokens)
+holds as well for the text of a result, counted by the "calibrated"
+tokenizer at its conservative default; a manifest that sets one and names
+an exact tokenizer (o200k_base, cl100k_base) is a configuration error.
 
 With --metrics ADDR, http://ADDR/metrics serves Prometheus counters of the
 results per tool: fits, cut or error, bytes original and kept.
@@ -149,6 +152,11 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 
 	logger := newLogger(stderr, f.v.level()).Named("mcp")
 	res, err := f.layers.resolve(ctx, env, logger)
+	if err == nil {
+		// The proxy counts with a tokens.Calibrated of its own; this only
+		// names the layer of an exact tokenizer it would refuse.
+		_, err = counterFor(res)
+	}
 	if err != nil {
 		return configError(stderr, err)
 	}

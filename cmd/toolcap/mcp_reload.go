@@ -49,6 +49,9 @@ func watchManifests(ctx context.Context, layers *layerFlags, env []string, logge
 			seen, why = now, "a manifest changed"
 		}
 		res, err := layers.resolve(ctx, env, logger)
+		if err == nil {
+			_, err = counterFor(res)
+		}
 		if err != nil {
 			logger.Error("the limits were not reloaded; the previous ones stay", "why", why, "error", oneLine(err.Error()))
 			continue

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -122,7 +123,7 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 
 	fmt.Fprint(stdout, note)
 	fmt.Fprintf(stdout, "One model turn over %s (%s, %s), through a toolcap worker.\n", label, plural(t.files, "file"), size(t.bytes))
-	fmt.Fprintf(stdout, "Limits: %s\n\n", describeLimits(res.Default.Value, res.Default.Source, res.PerTool, res.Batch))
+	fmt.Fprintf(stdout, "Limits: %s\n\n", describeLimits(res))
 	return report(stdout, w, calls, results, seen.max.Load(), *lines)
 }
 
@@ -272,18 +273,29 @@ func (o *observer) middleware(next chain.Handler) chain.Handler {
 	}
 }
 
-func describeLimits(def int, defSource string, perTool map[string]manifest.Setting, batch manifest.Setting) string {
-	s := fmt.Sprintf("default_max_bytes %d (%s)", def, defSource)
-	if batch.Value > 0 {
-		s += fmt.Sprintf(", batch_max_bytes %d (%s)", batch.Value, batch.Source)
+// describeLimits names the limits in force and the layer of each: the byte
+// limits, and the token limits and tokenizer when a layer sets a token
+// limit.
+func describeLimits(res *manifest.Resolution) string {
+	s := fmt.Sprintf("default_max_bytes %d (%s)", res.Default.Value, res.Default.Source)
+	if b := res.Batch; b.Value > 0 {
+		s += fmt.Sprintf(", batch_max_bytes %d (%s)", b.Value, b.Source)
 	}
-	names := make([]string, 0, len(perTool))
-	for name := range perTool {
-		names = append(names, name)
+	if d := res.DefaultTokens; d.Value > 0 {
+		s += fmt.Sprintf(", default_max_tokens %d (%s)", d.Value, d.Source)
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		s += fmt.Sprintf(", per_tool.%s %d (%s)", manifest.TOMLKey(name), perTool[name].Value, perTool[name].Source)
+	if b := res.BatchTokens; b.Value > 0 {
+		s += fmt.Sprintf(", batch_max_tokens %d (%s)", b.Value, b.Source)
+	}
+	for _, name := range slices.Sorted(maps.Keys(res.PerTool)) {
+		s += fmt.Sprintf(", per_tool.%s %d (%s)", manifest.TOMLKey(name), res.PerTool[name].Value, res.PerTool[name].Source)
+	}
+	for _, name := range slices.Sorted(maps.Keys(res.PerToolTokens)) {
+		t := res.PerToolTokens[name]
+		s += fmt.Sprintf(", per_tool.%s.max_tokens %d (%s)", manifest.TOMLKey(name), t.Value, t.Source)
+	}
+	if res.Manifest.Limits().HasTokens() {
+		s += fmt.Sprintf(", tokenizer %s (%s)", res.Tokenizer.Value, res.Tokenizer.Source)
 	}
 	return s
 }

@@ -8,10 +8,11 @@ import (
 const (
 	// DefaultBytesPerToken is what a [Calibrated] assumes before its first
 	// observation: 2 bytes a token. It is denser than every sample measured
-	// in o200k_base but CJK prose (Go source 4.0 bytes a token, a build log
-	// 2.7, pretty-printed JSON 3.0, English prose 4.6; CJK prose 2.0), so
-	// that an uncalibrated estimate over-counts, keeping less than the
-	// limit allows, rather than under-counts.
+	// in o200k_base and cl100k_base (Go source 3.3 bytes a token, a build
+	// log 2.6, pretty-printed JSON 3.4, Japanese prose 3.7 in o200k_base
+	// and 2.65 in cl100k_base; see the tiktoken module's tests), so that an
+	// uncalibrated estimate over-counts, keeping less than the limit
+	// allows, rather than under-counts.
 	DefaultBytesPerToken = 2.0
 
 	// CalibratedMargin is the share of the densest recent observation a

@@ -9,9 +9,9 @@ import (
 	"github.com/toolcap/toolcap/middleware"
 )
 
-// The batch stage: with a batch budget (batch_max_bytes), ExecuteTools
-// shares it among the results of its calls once all of them are in, after
-// the ceiling, where no user middleware runs after it.
+// The batch stage: with a batch budget (batch_max_bytes, batch_max_tokens or
+// both), ExecuteTools shares it among the results of its calls once all of
+// them are in, after the ceiling, where no user middleware runs after it.
 //
 // To cut a result again from what its tool returned, so that the model sees
 // one marker whose N is everything it does not see of that output, the
@@ -113,6 +113,11 @@ func (w *Worker) shareBatch(calls []chain.Call, results []ToolResult, kept []cus
 		if original != nil && capped != nil && *res.Content == *capped {
 			originals[i] = original
 			bytes[i] = min(len(*original), w.limits.For(calls[i].Tool))
+			if w.TokenLimit(calls[i].Tool) > 0 {
+				// The cap may have cut by tokens, to less than the byte
+				// limit: the result cannot use more than it kept.
+				bytes[i] = min(bytes[i], len(*capped))
+			}
 			continue
 		}
 		bytes[i] = len(*res.Content)
@@ -135,10 +140,15 @@ func (w *Worker) shareBatch(calls []chain.Call, results []ToolResult, kept []cus
 		if !over {
 			continue
 		}
-		byteLimit := min(byteShares[i], w.limits.For(calls[i].Tool))
+		byteLimit := w.limits.For(calls[i].Tool)
+		if w.batchMax > 0 {
+			byteLimit = min(byteShares[i], byteLimit)
+		}
 		tokLimit := 0
 		if tokShares != nil {
-			tokLimit = tokShares[i]
+			// A share of 0 (a budget smaller than the number of results)
+			// still cuts: to a token, the least a limit can be.
+			tokLimit = max(tokShares[i], 1)
 		}
 		results[i] = w.cutToShare(calls[i], res, originals[i], byteLimit, tokLimit)
 	}
@@ -151,9 +161,9 @@ func (w *Worker) shareBatch(calls []chain.Call, results []ToolResult, kept []cus
 // does not see, and its figures replace the cap's
 // ([chain.Result.Truncation]). Without it (a user middleware changed the
 // content, or the ceiling cut it), the content as it reached the stage is
-// cut again ([cut.Recut] in bytes: a marker it carries stays the only one,
-// its count adding what this cut drops; [cut.CutTokens] with a token
-// share), and the figures are the ceiling's ([chain.Result.Ceiling]).
+// cut again ([cut.Recut], or [cut.RecutTokens] under a token limit: a
+// marker it carries stays the only one, its count adding what this cut
+// drops), and the figures are the ceiling's ([chain.Result.Ceiling]).
 // Either way Truncation.Batch is set.
 func (w *Worker) cutToShare(call chain.Call, res ToolResult, original *string, share, tokShare int) ToolResult {
 	spec := w.spec(call.Tool)
@@ -167,7 +177,8 @@ func (w *Worker) cutToShare(call chain.Call, res ToolResult, original *string, s
 	case original != nil:
 		out, st = cut.CutTokens(*original, share, tokens, w.counter, spec)
 	case tokens > 0:
-		out, st = cut.CutTokens(*res.Content, share, tokens, w.counter, spec)
+		// As below, the one marker the content may carry stays, in bytes.
+		out, st = cut.RecutTokens(*res.Content, share, tokens, w.counter, spec)
 	default:
 		// The content may carry the cap's marker already: cut again so that
 		// it still carries one, its count adding what the cap dropped.

@@ -16,11 +16,12 @@
 // all of them, so no content longer than its tool's limit reaches the
 // history, whatever they do.
 //
-// With a batch budget (batch_max_bytes), [Worker.ExecuteTools] shares it
-// among the results of its calls once all of them are in, after every
-// ceiling, water-filled in call order; a result over its share is cut again
-// from its tool's content, so that it carries one marker whose N is all of
-// that content the model does not see. See ExecuteTools.
+// With a batch budget (batch_max_bytes, batch_max_tokens or both),
+// [Worker.ExecuteTools] shares it among the results of its calls once all of
+// them are in, after every ceiling, water-filled in call order; a result
+// over its share is cut again from its tool's content, so that it carries
+// one marker whose N is all of that content the model does not see. See
+// ExecuteTools.
 //
 // The result is one type from the tool to the history, [chain.Result]
 // ([ToolOutput] and [ToolResult] are aliases of it). [Worker.ExecuteTools]

@@ -31,16 +31,17 @@ import (
 // way to stop a Goexit, so there it ends the caller's goroutine, as it would
 // had the caller run the tool itself.
 //
-// With a batch budget (batch_max_bytes), the results share it once all of
-// them are in, after the ceiling: each result is first held to its own
-// limit, then the budget is water-filled in call order. A result whose
-// tool's content (at most its limit) is under the fair share keeps all of
-// it, the others share what is left equally, and none gets more than its
-// own limit. A result over its share is cut again from its tool's content,
-// with its tool's strategy, so that it carries one marker whose N is all of
-// that content the model does not see; its figures have Batch set. The
-// shares depend only on the results, never on the order in which the calls
-// completed. Without a budget there is no such stage and nothing is kept.
+// With a batch budget (batch_max_bytes, batch_max_tokens or both), the
+// results share it once all of them are in, after the ceiling: each result
+// is first held to its own limit, then the budget is water-filled in call
+// order. A result whose tool's content (at most its limit) is under the fair
+// share keeps all of it, the others share what is left equally, and none
+// gets more than its own limit. A result over its share is cut again from
+// its tool's content, with its tool's strategy, so that it carries one
+// marker whose N is all of that content the model does not see; its figures
+// have Batch set. The shares depend only on the results, never on the order
+// in which the calls completed. Without a budget there is no such stage and
+// nothing is kept.
 func (w *Worker) ExecuteTools(ctx context.Context, calls []chain.Call) []ToolResult {
 	results := make([]ToolResult, len(calls))
 	var kept []custody

@@ -162,3 +162,88 @@ func TestWorkerObserve(t *testing.T) {
 		t.Errorf("%d estimated tokens, over the limit of 1000", n)
 	}
 }
+
+// upper rewrites "word" as "WORD", keeping every length: a user middleware
+// that changes a result.
+func upper(next chain.Handler) chain.Handler {
+	return func(ctx context.Context, call chain.Call) chain.Result {
+		res := next(ctx, call)
+		s := strings.ReplaceAll(*res.Content, "word", "WORD")
+		res.Content = &s
+		return res
+	}
+}
+
+// TestExecuteToolsBatchTokensAfterMiddleware: a result a user middleware
+// changed, cut again under a token limit, keeps the cap's one marker, its
+// count all the bytes of the tool's output the model does not see.
+func TestExecuteToolsBatchTokensAfterMiddleware(t *testing.T) {
+	text := strings.Repeat("word ", 26000) // 130,000 bytes
+	for _, extra := range []string{"default_max_tokens = 3000\n", "batch_max_tokens = 1200\n"} {
+		t.Run(strings.Fields(extra)[0], func(t *testing.T) {
+			m := loadManifest(t, "[worker.tool_output]\ndefault_max_bytes = 4096\nbatch_max_bytes = 6000\ntokenizer = \"o200k_base\"\n"+extra)
+			w := newWorker(t, []worker.Tool{textTool("A", text), textTool("B", text)},
+				worker.WithManifest(m), worker.WithTokenizer(fieldTokenizer{"o200k_base"}), worker.WithMiddleware(upper))
+			for i, r := range w.ExecuteTools(context.Background(), []chain.Call{{ID: "1", Tool: "A"}, {ID: "2", Tool: "B"}}) {
+				head, n, ok := cut.SplitMarker(*r.Content)
+				if !ok || strings.Count(*r.Content, "[truncated: ") != 1 {
+					t.Fatalf("result %d: want one byte marker; ends %q", i, (*r.Content)[max(0, len(*r.Content)-80):])
+				}
+				if want := len(text) - len(head); n != want {
+					t.Errorf("result %d: marker counts %d bytes, want %d (all the model does not see)", i, n, want)
+				}
+				if len(*r.Content) > 3000 {
+					t.Errorf("result %d: %d bytes, over its share", i, len(*r.Content))
+				}
+			}
+		})
+	}
+}
+
+// TestExecuteToolsBatchTokensTinyShares: a token budget smaller than the
+// number of results still holds every result: those whose share is 0 are
+// cut to a token.
+func TestExecuteToolsBatchTokensTinyShares(t *testing.T) {
+	tz := fieldTokenizer{"o200k_base"}
+	var tools []worker.Tool
+	var calls []chain.Call
+	for i := range 40 {
+		name := fmt.Sprintf("t%d", i)
+		tools = append(tools, textTool(name, strings.Repeat("w ", 500)))
+		calls = append(calls, chain.Call{ID: name, Tool: name})
+	}
+	m := loadManifest(t, "[worker.tool_output]\nbatch_max_tokens = 32\ntokenizer = \"o200k_base\"\n")
+	w := newWorker(t, tools, worker.WithManifest(m), worker.WithTokenizer(tz))
+	total := 0
+	for i, r := range w.ExecuteTools(context.Background(), calls) {
+		n := tz.Count(*r.Content)
+		if n > 1 {
+			t.Errorf("result %d: %d tokens, want at most its share of 32 tokens among 40 (1)", i, n)
+		}
+		total += n
+	}
+	if total > 40 {
+		t.Errorf("%d tokens in all", total)
+	}
+}
+
+// TestExecuteToolsBatchBytesAfterTokenCut: a result its token limit cut
+// demands only what it kept of the byte budget, and leaves the rest to the
+// others.
+func TestExecuteToolsBatchBytesAfterTokenCut(t *testing.T) {
+	text := strings.Repeat("word ", 15400) // 77,000 bytes
+	m := loadManifest(t, `[worker.tool_output]
+default_max_bytes = 65536
+batch_max_bytes = 20000
+tokenizer = "o200k_base"
+[worker.tool_output.per_tool]
+A = { max_tokens = 500 }
+`)
+	w := newWorker(t, []worker.Tool{textTool("A", text), textTool("B", text)},
+		worker.WithManifest(m), worker.WithTokenizer(fieldTokenizer{"o200k_base"}))
+	res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "1", Tool: "A"}, {ID: "2", Tool: "B"}})
+	a, b := len(*res[0].Content), len(*res[1].Content)
+	if a > 1300 || b != 20000-a {
+		t.Errorf("A keeps %d bytes, B %d: want B to get the %d bytes A leaves of 20000", a, b, 20000-a)
+	}
+}

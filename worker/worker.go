@@ -220,15 +220,15 @@ func (w *Worker) TokenLimit(tool string) int {
 func (w *Worker) Tokenizer() tokens.Tokenizer { return w.tokenizer }
 
 // Observe tells the worker's tokenizer what the model's provider billed: a
-// request whose text was bytes bytes long cost tokens input tokens (the
+// request whose text was bytes bytes long cost billed input tokens (the
 // usage a provider returns with each response, such as Anthropic's
 // usage.input_tokens or OpenAI's usage.prompt_tokens). A calibrated
 // tokenizer learns its bytes per token from these (see [tokens.Calibrated]);
 // an exact one, or a worker without token limits, ignores them. Safe for
 // concurrent use.
-func (w *Worker) Observe(bytes, tokens int) {
-	if o, ok := w.tokenizer.(interface{ Observe(bytes, tokens int) }); ok {
-		o.Observe(bytes, tokens)
+func (w *Worker) Observe(bytes, billed int) {
+	if o, ok := w.tokenizer.(tokens.Observer); ok {
+		o.Observe(bytes, billed)
 	}
 }
 

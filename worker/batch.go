@@ -146,9 +146,12 @@ func (w *Worker) shareBatch(calls []chain.Call, results []ToolResult, kept []cus
 		}
 		tokLimit := 0
 		if tokShares != nil {
-			// A share of 0 (a budget smaller than the number of results)
-			// still cuts: to a token, the least a limit can be.
-			tokLimit = max(tokShares[i], 1)
+			tokLimit = tokShares[i]
+			if tokLimit == 0 {
+				// A budget smaller than the number of results: this one's
+				// share is nothing, and it is cut to nothing.
+				byteLimit = 0
+			}
 		}
 		results[i] = w.cutToShare(calls[i], res, originals[i], byteLimit, tokLimit)
 	}

@@ -295,6 +295,9 @@ func (b budget) shared(ss []string, limit int) ([]string, int) {
 		bs, ts := len(shares[i]), 0
 		if toks != nil {
 			ts = toks[i]
+			if ts == 0 {
+				bs = 0 // more texts than tokens: this one is dropped whole
+			}
 		} else if counts != nil {
 			ts = counts[i]
 		}

@@ -582,3 +582,33 @@ func TestCapTokensVerbose(t *testing.T) {
 		fmt.Sprintf("unit=tokens original_tokens=%d kept_tokens=%d dropped_tokens=%d", st.OriginalTokens, st.KeptTokens, st.DroppedTokens),
 	)
 }
+
+// TestHookTokensMoreBlocksThanTokens: 60 text blocks under a token limit of
+// 40 share it: the blocks whose share is 0 are dropped whole, and the model
+// reads at most 40 tokens in all.
+func TestHookTokensMoreBlocksThanTokens(t *testing.T) {
+	dir := t.TempDir()
+	m := writeFile(t, dir, "m.toml", "[worker.tool_output]\ndefault_max_tokens = 40\n")
+	var blocks []any
+	for i := range 60 {
+		blocks = append(blocks, map[string]any{"type": "text", "text": strings.Repeat(fmt.Sprintf("block %02d\n", i), 10)})
+	}
+	got := runWith(t, nil, bytes.NewReader(payload(t, "mcp__fs__read_file", blocks)), "hook", "--manifest", m, "claude-code")
+	if got.code != exitOK || got.stderr != "" {
+		t.Fatalf("exit %d, stderr %q; want 0 and nothing", got.code, got.stderr)
+	}
+	var r struct {
+		HookSpecificOutput struct{ UpdatedToolOutput []map[string]any }
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &r); err != nil {
+		t.Fatalf("reply %q: %v", got.stdout, err)
+	}
+	total := 0
+	for _, b := range r.HookSpecificOutput.UpdatedToolOutput {
+		text, _ := b["text"].(string)
+		total += countTokens(text)
+	}
+	if len(r.HookSpecificOutput.UpdatedToolOutput) != 60 || total > 40 {
+		t.Errorf("%d blocks, %d tokens in all; want 60 blocks and at most 40 tokens", len(r.HookSpecificOutput.UpdatedToolOutput), total)
+	}
+}

@@ -47,11 +47,13 @@
 // about 16 KB, costs about 20 ms, and about the same for an input of any
 // length over the window, of which it counts only outputs.
 //
-// One input would be slow: the library's generated regexp takes time
-// quadratic in the length of a run of whitespace that spans lines (blank
-// lines that hold spaces or tabs), about 3 s for 100 KB of " \t\n"
-// repeated. Count therefore counts such a run in segments of about 512
-// bytes, each ending after a newline where the pattern ends a piece, so
-// the count is the same (a test checks it) and 100 KB of blank lines costs
-// what 100 KB of a log does (BenchmarkCount: 24 ms against 17 ms).
+// One kind of input would be slow: the library's generated regexp takes
+// time quadratic in the length of a run of whitespace that spans lines
+// (blank lines that hold spaces, tabs, form feeds, no-break or ideographic
+// spaces), 1.7 to 3.8 s for 100 KB of such a run. Count therefore counts
+// such a run in segments of about 512 bytes, each ending after a line break
+// that other whitespace follows, where the pattern ends a piece, so the
+// count is the same (TestCountLongWhitespace checks it against counting
+// whole) and 100 KB of such runs costs 23 to 36 ms, about what 100 KB of a
+// log costs.
 package tiktoken

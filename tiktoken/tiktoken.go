@@ -3,6 +3,8 @@ package tiktoken
 import (
 	"fmt"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
 	"github.com/toolcap/toolcap/tokens"
@@ -69,9 +71,9 @@ func (e *encoding) Name() string { return e.name }
 //
 // A run of whitespace that spans lines costs the codec time quadratic in
 // its length, so text holding one longer than [maxRun] bytes is counted in
-// segments cut inside such runs, each after a newline that spaces or tabs
-// follow: the codec's split pattern ends a piece there, so the sum is the
-// count of the whole (a test checks it against counting whole).
+// segments cut inside such runs, each after a line break that other
+// whitespace follows: the codec's split pattern ends a piece there, so the
+// sum is the count of the whole (a test checks it against counting whole).
 func (e *encoding) Count(text string) int {
 	if text == "" {
 		return 0
@@ -89,28 +91,36 @@ func (e *encoding) Count(text string) int {
 	return min(n, len(text))
 }
 
-// maxRun is the longest run of ASCII whitespace counted in one piece of
-// work; see [encoding.Count]. At 512 bytes a run costs well under a
-// millisecond.
+// maxRun is the longest run of whitespace counted in one piece of work;
+// see [encoding.Count]. At 512 bytes a run costs well under a millisecond.
 const maxRun = 512
 
 // nextSegment returns the start of text up to the first place, inside a
-// run of whitespace longer than maxRun, where a newline is followed by a
-// space or a tab, at least maxRun/2 bytes into the run; or all of text when
-// it has no such place.
+// run of whitespace longer than maxRun, where a line break ('\n' or '\r')
+// is followed by whitespace other than a line break, at least maxRun/2
+// bytes into the run; or all of text when it has no such place. The split
+// pattern of both encodings ends a piece there (\s*[\r\n]+ takes the line
+// breaks, and what follows starts the next piece), so counting the two
+// sides apart gives the count of the whole.
 func nextSegment(text string) string {
-	run := 0 // length of the whitespace run ending at i
-	for i := 0; i < len(text); i++ {
-		switch text[i] {
-		case ' ', '\t', '\n', '\r', '\v', '\f':
-			run++
-		default:
-			run = 0
+	start := -1 // where the whitespace run at i began; -1: not in one
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !unicode.IsSpace(r) {
+			start = -1
+			i += size
 			continue
 		}
-		if run >= maxRun/2 && text[i] == '\n' && i+1 < len(text) && (text[i+1] == ' ' || text[i+1] == '\t') &&
-			runLongerThan(text, i+1-run, maxRun) {
-			return text[:i+1]
+		if start < 0 {
+			start = i
+		}
+		i += size
+		if (r != '\n' && r != '\r') || i-start < maxRun/2 || i == len(text) {
+			continue
+		}
+		next, _ := utf8.DecodeRuneInString(text[i:])
+		if next != '\n' && next != '\r' && unicode.IsSpace(next) && runLongerThan(text, start, maxRun) {
+			return text[:i]
 		}
 	}
 	return text
@@ -119,14 +129,14 @@ func nextSegment(text string) string {
 // runLongerThan reports whether the whitespace run starting at start is
 // longer than n bytes.
 func runLongerThan(text string, start, n int) bool {
-	for i := start; i < len(text); i++ {
-		switch text[i] {
-		case ' ', '\t', '\n', '\r', '\v', '\f':
-			if i-start+1 > n {
-				return true
-			}
-		default:
+	for i := start; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !unicode.IsSpace(r) {
 			return false
+		}
+		i += size
+		if i-start > n {
+			return true
 		}
 	}
 	return false

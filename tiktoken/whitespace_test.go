@@ -14,7 +14,8 @@ import (
 // TestCountLongWhitespace: text with long runs of whitespace across lines,
 // which Count counts in segments, counts what the library counts whole.
 func TestCountLongWhitespace(t *testing.T) {
-	runs := []string{" \t\n", "    \n", "\t\t\n", "\n\n  \n", "  \r\n", " \n\n\t", "\n ", "\u00a0 \n"}
+	runs := []string{" \t\n", "    \n", "\t\t\n", "\n\n  \n", "  \r\n", " \n\n\t", "\n ", "\u00a0 \n",
+		"\n\v", "\n\f", "\n\r ", "\n\u00a0", "\u3000\n", "\r\n\t", "\r \r\n", "\n\u2028", "\u0085\n "}
 	around := [][2]string{{"", ""}, {"func main() {", "}"}, {"error: x", "FAIL"}, {"word", "  word"}, {"1234", "\n5678"}, {"{", "  \"k\": 1"}, {"。", "日本語"}}
 	for _, name := range []string{tiktoken.O200kBase, tiktoken.Cl100kBase} {
 		tz, err := tiktoken.New(name)

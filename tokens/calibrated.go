@@ -48,7 +48,10 @@ const (
 // seen what a kind of text costs, it does not under-count that text.
 //
 // The zero Calibrated is ready to use; it is safe for concurrent use and
-// must not be copied after first use.
+// must not be copied after first use. An Observe while a cut is counting
+// changes the ratio between two of its counts: the cut still checks its
+// output against the limit with its last count, but the figures of that
+// one cut may mix the two ratios.
 type Calibrated struct {
 	mu     sync.Mutex
 	ratios [CalibratedWindow]float64 // the latest observations, a ring

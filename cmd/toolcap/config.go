@@ -319,6 +319,9 @@ func (r configReport) writeText(out io.Writer) error {
 		rows = append(rows, []string{"tokenizer", r.Tokenizer.Value, r.Tokenizer.Source})
 		fmt.Fprintln(w, "\nToken limits in force, and the layer that set each:")
 		writeTable(w, "  ", rows, []bool{false, true})
+		if v := r.Tokenizer.Value; v != tokens.CalibratedName {
+			fmt.Fprintf(w, "  (%s is exact: a program passes tiktoken.New(%q) to its worker; toolcap cap, hook, mcp and demo count with calibrated only and refuse it)\n", v, v)
+		}
 	}
 	if len(r.Strategies) > 0 {
 		rows = rows[:0]

@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/share"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -108,7 +109,7 @@ func (w *Worker) shareBatch(calls []chain.Call, results []ToolResult, kept []cus
 			continue
 		}
 		if toks != nil {
-			toks[i] = w.counter.Count(*res.Content)
+			toks[i] = w.tokenizer.Count(*res.Content)
 		}
 		if original != nil && capped != nil && *res.Content == *capped {
 			originals[i] = original
@@ -124,10 +125,10 @@ func (w *Worker) shareBatch(calls []chain.Call, results []ToolResult, kept []cus
 	}
 	byteShares, tokShares := bytes, toks
 	if w.batchMax > 0 {
-		byteShares = waterFill(bytes, w.batchMax)
+		byteShares = share.WaterFill(bytes, w.batchMax)
 	}
 	if toks != nil {
-		tokShares = waterFill(toks, w.batchTokens)
+		tokShares = share.WaterFill(toks, w.batchTokens)
 	}
 	for i, res := range results {
 		if res.Content == nil {
@@ -178,10 +179,10 @@ func (w *Worker) cutToShare(call chain.Call, res ToolResult, original *string, s
 	var st cut.Stats
 	switch {
 	case original != nil:
-		out, st = cut.CutTokens(*original, share, tokens, w.counter, spec)
+		out, st = cut.CutTokens(*original, share, tokens, w.tokenizer, spec)
 	case tokens > 0:
 		// As below, the one marker the content may carry stays, in bytes.
-		out, st = cut.RecutTokens(*res.Content, share, tokens, w.counter, spec)
+		out, st = cut.RecutTokens(*res.Content, share, tokens, w.tokenizer, spec)
 	default:
 		// The content may carry the cap's marker already: cut again so that
 		// it still carries one, its count adding what the cap dropped.
@@ -208,46 +209,4 @@ func (w *Worker) cutToShare(call chain.Call, res ToolResult, original *string, s
 		return res.WithTruncation(out, t)
 	}
 	return res.WithCeiling(out, t)
-}
-
-// waterFill shares budget among demands: a demand at most the fair share
-// of what is left is met in full, and the others share what remains
-// equally, the bytes integer division leaves over going one each to the
-// earliest of them in call order. No share exceeds its demand, and the
-// shares add up to at most budget.
-func waterFill(demand []int, budget int) []int {
-	shares := make([]int, len(demand))
-	open := make([]int, 0, len(demand)) // indices not yet met, in call order
-	for i, d := range demand {
-		if d > 0 {
-			open = append(open, i)
-		}
-	}
-	left := budget
-	for len(open) > 0 {
-		fair := left / len(open)
-		still := open[:0]
-		for _, i := range open {
-			if demand[i] <= fair {
-				shares[i] = demand[i]
-				left -= demand[i]
-			} else {
-				still = append(still, i)
-			}
-		}
-		if len(still) == len(open) {
-			break
-		}
-		open = still
-	}
-	if len(open) > 0 {
-		fair, extra := left/len(open), left%len(open)
-		for k, i := range open {
-			shares[i] = fair
-			if k < extra {
-				shares[i]++
-			}
-		}
-	}
-	return shares
 }

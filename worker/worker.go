@@ -35,7 +35,6 @@ type Worker struct {
 	batchTokens int  // batch_max_tokens; 0: no batch budget in tokens
 	spec        func(tool string) cut.Spec
 	tokenizer   tokens.Tokenizer // nil: no token limits
-	counter     cut.Counter      // tokenizer, or nil
 	tokenLimit  func(tool string) int
 }
 
@@ -73,6 +72,10 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 
+	tz, err := tokenizerFor(o.manifest.Limits(), o.tokenizer)
+	if err != nil {
+		return nil, err
+	}
 	w := &Worker{
 		tools:       make(map[string]Tool, len(tools)),
 		limits:      o.manifest.Limits(),
@@ -81,14 +84,8 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 		fallback:    o.fallback,
 		batchMax:    o.manifest.Limits().Batch(),
 		batchTokens: o.manifest.Limits().BatchTokens(),
+		tokenizer:   tz,
 		tokenLimit:  o.manifest.Limits().TokensFor,
-	}
-	tz, err := tokenizerFor(o.manifest.Limits(), o.tokenizer)
-	if err != nil {
-		return nil, err
-	}
-	if tz != nil {
-		w.tokenizer, w.counter = tz, tz
 	}
 	for i, t := range tools {
 		if t == nil {
@@ -116,8 +113,8 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	// Each tool's strategy (head, head_tail, json), compiled once; the cap
 	// and the ceiling look it up only for content over the limit.
 	cutOpts := []middleware.Option{middleware.WithLogger(logger), middleware.WithSpecs(policies.Spec)}
-	if w.counter != nil {
-		cutOpts = append(cutOpts, middleware.WithTokens(w.tokenLimit, w.counter))
+	if w.tokenizer != nil {
+		cutOpts = append(cutOpts, middleware.WithTokens(w.tokenLimit, w.tokenizer))
 	}
 	user, nilAt := checked(o.middleware)
 	w.run = middleware.Recover(logger)(w.runTool)
@@ -209,7 +206,7 @@ func (w *Worker) Limit(tool string) int { return w.limits.For(tool) }
 // TokenLimit returns the token limit the worker applies to results of
 // tool, 0 when it has none.
 func (w *Worker) TokenLimit(tool string) int {
-	if w.counter == nil {
+	if w.tokenizer == nil {
 		return 0
 	}
 	return w.tokenLimit(tool)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/share"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -284,7 +285,7 @@ func (b budget) shared(ss []string, limit int) ([]string, int) {
 		for i, s := range ss {
 			counts[i] = b.count(s)
 		}
-		toks = waterFill(counts, b.tokens)
+		toks = b.tokenShares(counts)
 	}
 	if dropped == 0 && toks == nil {
 		return ss, 0
@@ -312,45 +313,18 @@ func (b budget) shared(ss []string, limit int) ([]string, int) {
 	return out, dropped
 }
 
-// waterFill shares limit among sizes as capvalue.Strings shares bytes:
-// sizes at or below an equal share keep their size, the others share the
-// rest equally. It returns nil when the sizes fit as they are.
-func waterFill(sizes []int, limit int) []int {
+// tokenShares shares the token limit among texts of the given counts by
+// water-filling ([share.WaterFill]), or returns nil when they fit as they
+// are.
+func (b budget) tokenShares(counts []int) []int {
 	total := 0
-	for _, n := range sizes {
+	for _, n := range counts {
 		total += n
 	}
-	if total <= limit {
+	if total <= b.tokens {
 		return nil
 	}
-	out := make([]int, len(sizes))
-	done := make([]bool, len(sizes))
-	left, open := limit, len(sizes)
-	for changed := true; changed && open > 0; {
-		changed = false
-		level := left / open
-		for i, n := range sizes {
-			if !done[i] && n <= level {
-				out[i], done[i] = n, true
-				left -= n
-				open--
-				changed = true
-			}
-		}
-	}
-	if open > 0 {
-		level, extra := left/open, left%open
-		for i := range sizes {
-			if !done[i] {
-				out[i] = level
-				if extra > 0 {
-					out[i]++
-					extra--
-				}
-			}
-		}
-	}
-	return out
+	return share.WaterFill(counts, b.tokens)
 }
 
 // object is a JSON object whose members are decoded only when a cut needs
@@ -514,7 +488,7 @@ func capGrep(o object, b budget) (int, error) {
 	over := []bool{len(cut[0]) < len(content), len(cut[1]) < len(joined)}
 	if b.hasTokens() {
 		counts := []int{b.count(content), b.count(joined)}
-		if fill := waterFill(counts, b.tokens); fill != nil {
+		if fill := b.tokenShares(counts); fill != nil {
 			toks = fill
 			over[0] = over[0] || toks[0] < counts[0]
 			over[1] = over[1] || toks[1] < counts[1]

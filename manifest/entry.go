@@ -63,10 +63,7 @@ func perToolEntry(tool string, tv any, flat, source string, srcOf func(string) s
 			entry[field] = n
 			res.PerTool[tool] = Setting{Value: n, Source: src}
 		case "max_tokens":
-			n, err := intValue(fv, src != source)
-			if err == nil {
-				err = checkTokens(n)
-			}
+			n, err := tokensValue(fv, src != source)
 			if err != nil {
 				return nil, "", "", &Error{Source: src, Key: perToolKey(tool) + ".max_tokens", Value: show(fv), Err: err}
 			}

@@ -288,9 +288,10 @@ func checkTokenizer(name string) error {
 	}
 	msg := fmt.Sprintf("unknown tokenizer (want %q, %q or %q)", TokenizerCalibrated, TokenizerO200k, TokenizerCl100k)
 	s := suggest.Closest(name, tokenizers)
-	for _, t := range tokenizers {
-		if s == "" && name != "" && strings.HasPrefix(t, strings.ToLower(name)) {
-			s = t // "o200k" for "o200k_base"
+	if s == "" && name != "" {
+		// A prefix too far for an edit distance: "o200k" for "o200k_base".
+		if i := slices.IndexFunc(tokenizers, func(t string) bool { return strings.HasPrefix(t, strings.ToLower(name)) }); i >= 0 {
+			s = tokenizers[i]
 		}
 	}
 	if s != "" {

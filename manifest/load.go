@@ -416,10 +416,7 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 			res.Batch = Setting{Value: n, Source: src}
 		case "default_max_tokens", "batch_max_tokens":
 			src := srcOf(base + key)
-			n, err := intValue(v, src != source)
-			if err == nil {
-				err = checkTokens(n)
-			}
+			n, err := tokensValue(v, src != source)
 			if err != nil {
 				return nil, &Error{Source: src, Key: "worker.tool_output." + key, Value: show(v), Err: err}
 			}
@@ -541,6 +538,19 @@ func limitValue(v any, fromEnv bool) (int, error) {
 		return 0, err
 	}
 	if err := checkLimit(n); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// tokensValue returns v as a valid token limit or budget, as limitValue
+// does a limit.
+func tokensValue(v any, fromEnv bool) (int, error) {
+	n, err := intValue(v, fromEnv)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkTokens(n); err != nil {
 		return 0, err
 	}
 	return n, nil

@@ -95,3 +95,19 @@ func decodeRune[T string | []byte](s T) (rune, int) {
 	// compiler does not allocate for a string(b) that does not escape.
 	return utf8.DecodeRuneInString(string(s[:min(len(s), utf8.UTFMax)]))
 }
+
+// MarkerLine returns [Marker](n) without its leading newline: the marker as
+// a line of its own, such as the last of a list of file names cut between
+// lines, or an element of its own at the end of a cut array.
+func MarkerLine(n int) string {
+	return Marker(n)[1:]
+}
+
+// IsMarkerLine reports whether s is a [MarkerLine].
+func IsMarkerLine(s string) bool {
+	if len(s) <= markerFixed-1 || s[:len(markerPrefix)-1] != markerPrefix[1:] {
+		return false
+	}
+	_, _, ok := SplitMarker("\n" + s)
+	return ok
+}

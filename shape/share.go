@@ -1,13 +1,14 @@
-// Package share divides a budget among demands by water-filling, the rule
-// of toolcap's batch budget and of the texts one result holds.
-package share
+package shape
 
-// WaterFill shares budget among demands: a demand at most the fair share
-// of what is left is met in full, and the others share what remains
+// WaterFill shares budget among demands by water-filling, the one rule
+// toolcap shares a budget by (the texts of one result, the members of a
+// structured value, the results of a batch): a demand at most the fair
+// share of what is left is met in full, and the others share what remains
 // equally, the units integer division leaves over going one each to the
-// earliest of them in order. No share exceeds its demand, the shares add up
-// to at most budget, and they depend only on demand and budget. A demand
-// of 0 or less gets 0.
+// earliest of them in order. No share exceeds its demand, the shares add
+// up to at most budget, and they depend only on demand and budget, never on
+// the order in which the demands arrived. A demand of 0 or less gets 0, and
+// so does every demand when budget <= 0.
 func WaterFill(demand []int, budget int) []int {
 	shares := make([]int, len(demand))
 	open := make([]int, 0, len(demand)) // indices not yet met, in order
@@ -16,7 +17,7 @@ func WaterFill(demand []int, budget int) []int {
 			open = append(open, i)
 		}
 	}
-	left := budget
+	left := max(budget, 0)
 	for len(open) > 0 {
 		fair := left / len(open)
 		still := open[:0]

@@ -1,11 +1,11 @@
-package share_test
+package shape_test
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolcap/toolcap/internal/share"
+	"github.com/toolcap/toolcap/shape"
 )
 
 func TestWaterFill(t *testing.T) {
@@ -25,7 +25,7 @@ func TestWaterFill(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, share.WaterFill(tt.demand, tt.budget)); diff != "" {
+			if diff := cmp.Diff(tt.want, shape.WaterFill(tt.demand, tt.budget)); diff != "" {
 				t.Errorf("WaterFill(%v, %d) (-want +got):\n%s", tt.demand, tt.budget, diff)
 			}
 		})

@@ -1,0 +1,62 @@
+package shape
+
+import (
+	"github.com/toolcap/toolcap/cut"
+)
+
+// Policy is everything a front end needs to fit one tool's results: the
+// limits and the cut. A manifest resolves a tool to one
+// ((*manifest.Policies).For); a program may build one by hand. A Policy is
+// a value, safe for concurrent use: the regexps of its Spec and its Counter
+// are.
+type Policy struct {
+	// MaxBytes is the byte limit, marker included. Every shaping holds it.
+	MaxBytes int
+	// MaxTokens is the token limit, marker included; 0 means none. It is
+	// held only when Counter is set.
+	MaxTokens int
+	// Spec is how a text over a limit is cut: head, head_tail or json, with
+	// their parameters.
+	Spec cut.Spec
+	// Counter counts the tokens MaxTokens limits. Nil: tokens are not held,
+	// whatever MaxTokens says.
+	Counter cut.Counter
+}
+
+// PolicyFunc returns the policy of a tool, by its registered name.
+// (*manifest.Policies).For has this shape.
+type PolicyFunc func(tool string) Policy
+
+// Bytes returns a Policy that holds MaxBytes only, with the head rule: the
+// seed's cap, for a front end that knows only a byte limit.
+func Bytes(limit int) Policy { return Policy{MaxBytes: limit} }
+
+// HoldsTokens reports whether p holds a token limit: MaxTokens > 0 and a
+// Counter to count them.
+func (p Policy) HoldsTokens() bool { return p.MaxTokens > 0 && p.Counter != nil }
+
+// Fits reports whether a text of n bytes is known to be within p without a
+// look at it: within MaxBytes and, when p holds tokens, within MaxTokens
+// bytes (a [cut.Counter] counts at most a token per byte). A text that does
+// not fit by this test may still fit once counted.
+func (p Policy) Fits(n int) bool {
+	return n <= p.MaxBytes && (!p.HoldsTokens() || n <= p.MaxTokens)
+}
+
+// tokens returns the token limit p holds, 0 when none.
+func (p Policy) tokens() int {
+	if p.HoldsTokens() {
+		return p.MaxTokens
+	}
+	return 0
+}
+
+// count returns the tokens of s, or len(s), a bound on them, when s is too
+// long to be counted whole under p's token limit ([cut.TokenWindow]): that
+// is enough to share a budget, and it keeps counting bounded.
+func (p Policy) count(s string) int {
+	if len(s) > cut.TokenWindow(p.MaxTokens) {
+		return len(s)
+	}
+	return p.Counter.Count(s)
+}

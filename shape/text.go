@@ -1,0 +1,83 @@
+package shape
+
+import (
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/cut"
+)
+
+// Text fits one text to p and returns it with the figures of the cut;
+// changed is false, and s is returned as it is, when s fits.
+//
+// The cut is [cut.CutTokens] when p holds tokens and [cut.Cut] otherwise,
+// with p's Spec: the output is within both limits, marker included, and
+// the marker's N is exact in the unit it names. A text known to fit
+// ([Policy.Fits]) costs one comparison and no allocation.
+func Text(s string, p Policy) (out string, t chain.Truncation, changed bool) {
+	if p.Fits(len(s)) {
+		return s, chain.Truncation{}, false
+	}
+	return textOver(s, p)
+}
+
+func textOver(s string, p Policy) (string, chain.Truncation, bool) {
+	var out string
+	var st cut.Stats
+	if p.HoldsTokens() {
+		out, st = cut.CutTokens(s, p.MaxBytes, p.MaxTokens, p.Counter, p.Spec)
+	} else {
+		out, st = cut.Cut(s, p.MaxBytes, p.Spec)
+	}
+	if !st.Changed() {
+		return s, chain.Truncation{}, false
+	}
+	return out, Figures(st, p), true
+}
+
+// Recut is [Text] for a text that may be the output of an earlier cut,
+// such as content a user middleware changed after the cap: the result
+// still carries one marker, whose N adds what this cut drops to what the
+// earlier one did ([cut.Recut], [cut.RecutTokens]).
+func Recut(s string, p Policy) (out string, t chain.Truncation, changed bool) {
+	if p.Fits(len(s)) {
+		return s, chain.Truncation{}, false
+	}
+	var st cut.Stats
+	if p.HoldsTokens() {
+		out, st = cut.RecutTokens(s, p.MaxBytes, p.MaxTokens, p.Counter, p.Spec)
+	} else {
+		out, st = cut.Recut(s, p.MaxBytes, p.Spec)
+	}
+	if !st.Changed() {
+		return s, chain.Truncation{}, false
+	}
+	return out, Figures(st, p), true
+}
+
+// Figures returns the figures of a cut as a result records them: st from
+// package cut, made under p's limits.
+func Figures(st cut.Stats, p Policy) chain.Truncation {
+	t := chain.Truncation{
+		Limit:         p.MaxBytes,
+		OriginalBytes: st.Original,
+		KeptBytes:     st.Kept,
+		DroppedBytes:  st.Dropped,
+		Strategy:      strategyName(st.Strategy),
+		Compacted:     st.Compacted,
+		LimitTokens:   p.tokens(),
+	}
+	if st.Unit == cut.UnitTokens {
+		t.Unit = string(cut.UnitTokens)
+		t.OriginalTokens, t.KeptTokens, t.DroppedTokens = st.OriginalTokens, st.KeptTokens, st.DroppedTokens
+	}
+	return t
+}
+
+// strategyName is a strategy as chain.Truncation records it: empty for the
+// head rule, the default, so that a head cut's figures are what they always
+// were.
+func strategyName(k cut.Keep) string {
+	if k == cut.KeepHead {
+		return ""
+	}
+	return string(k)
+}

@@ -1,0 +1,214 @@
+package shape
+
+import (
+	"strings"
+
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/cut"
+)
+
+// Part is one of several texts of a result that share its policy, such as
+// a command's stdout and stderr, the text blocks of an MCP result, or
+// Grep's matches and the names of the files they are in.
+type Part struct {
+	// Text is the part's text.
+	Text string
+	// Lines marks a list of lines joined by "\n", such as file names: it is
+	// cut between lines, keeping the longest run of whole lines from the
+	// start, and its marker is a line of its own ([cut.MarkerLine]) that
+	// counts bytes. Other parts are cut by the policy's Spec.
+	Lines bool
+}
+
+// Texts is [Share] for parts that are all texts.
+func Texts(texts []string, p Policy) (out []string, t chain.Truncation, changed bool) {
+	parts := make([]Part, len(texts))
+	for i, s := range texts {
+		parts[i] = Part{Text: s}
+	}
+	return Share(parts, p)
+}
+
+// Share fits parts that share p's limits: together they hold at most
+// MaxBytes bytes and, when p holds tokens, MaxTokens tokens, markers
+// included. It returns the texts in order (the input texts themselves when
+// they fit, and then changed is false) and the figures of the cuts added
+// up: Limit and LimitTokens are p's, the byte figures are summed, and the
+// token figures are left zero (the parts' markers count in their own
+// units).
+//
+// The byte limit is shared by [WaterFill] over the parts' lengths: a short
+// part keeps whole next to a long one. When that gives a cut part a share
+// too small for its marker, the budget goes to the parts in order instead,
+// each whole while it fits, so that a cut carries its marker whenever the
+// budget can hold one. The token limit is shared the same way over the
+// parts' counts (a part too long to count under the limit,
+// [cut.TokenWindow], is counted at its length, a bound). Each part over its
+// shares is then cut to them by [Text] (Lines parts between lines).
+func Share(parts []Part, p Policy) (out []string, t chain.Truncation, changed bool) {
+	out = make([]string, len(parts))
+	lens := make([]int, len(parts))
+	total := 0
+	for i, pt := range parts {
+		out[i] = pt.Text
+		lens[i] = len(pt.Text)
+		total += lens[i]
+	}
+	t = chain.Truncation{Limit: p.MaxBytes, LimitTokens: p.tokens()}
+	var counts, tokShares []int
+	if p.HoldsTokens() && total > p.MaxTokens {
+		counts = make([]int, len(parts))
+		sum := 0
+		for i, pt := range parts {
+			counts[i] = p.count(pt.Text)
+			sum += counts[i]
+		}
+		if sum > p.MaxTokens {
+			tokShares = WaterFill(counts, p.MaxTokens)
+		}
+	}
+	if total <= p.MaxBytes && tokShares == nil {
+		return out, t, false
+	}
+	byteShares := lens
+	if total > p.MaxBytes {
+		byteShares = textShares(lens, p.MaxBytes)
+	}
+	for i, pt := range parts {
+		q := Policy{MaxBytes: byteShares[i], Spec: p.Spec}
+		if counts != nil {
+			q.Counter, q.MaxTokens = p.Counter, counts[i]
+			if tokShares != nil {
+				q.MaxTokens = tokShares[i]
+				if q.MaxTokens == 0 {
+					// More parts than tokens: this one is dropped whole.
+					q.MaxBytes = 0
+				}
+			}
+		}
+		if q.MaxBytes >= lens[i] && (counts == nil || q.MaxTokens >= counts[i]) {
+			continue
+		}
+		var pt2 chain.Truncation
+		var ok bool
+		if pt.Lines {
+			out[i], pt2, ok = lines(pt.Text, q)
+		} else {
+			out[i], pt2, ok = Text(pt.Text, q)
+		}
+		if !ok {
+			continue
+		}
+		changed = true
+		t.OriginalBytes += pt2.OriginalBytes
+		t.KeptBytes += pt2.KeptBytes
+		t.DroppedBytes += pt2.DroppedBytes
+		t.Compacted = t.Compacted || pt2.Compacted
+		if t.Strategy == "" {
+			t.Strategy = pt2.Strategy
+		}
+	}
+	// The parts no cut touched are shown whole.
+	for i := range parts {
+		if out[i] == parts[i].Text {
+			t.OriginalBytes += lens[i]
+			t.KeptBytes += lens[i]
+		}
+	}
+	return out, t, changed
+}
+
+// textShares shares budget among texts of the given lengths: [WaterFill],
+// or, when that leaves a cut text too little room for its marker, the
+// budget in order ([inOrder]). A share >= its length means "keep whole".
+func textShares(lens []int, budget int) []int {
+	shares := WaterFill(lens, budget)
+	for i, s := range shares {
+		if s < lens[i] && s < cut.MarkerLen(lens[i]) {
+			return inOrder(lens, max(budget, 0))
+		}
+	}
+	return shares
+}
+
+// inOrder gives the budget to the texts in order: whole while they fit,
+// then the rest to the first that does not, then nothing. When the rest is
+// too small for that text's marker, the text before it is cut instead,
+// with its own share and the rest, so that a cut carries its marker
+// whenever the budget can hold one.
+func inOrder(lens []int, budget int) []int {
+	out := make([]int, len(lens))
+	left := budget
+	cutAt := -1
+	for i, n := range lens {
+		out[i] = min(n, left)
+		left -= out[i]
+		if cutAt < 0 && out[i] < n {
+			cutAt = i
+		}
+	}
+	for cutAt > 0 && out[cutAt] < cut.MarkerLen(lens[cutAt]) {
+		out[cutAt-1] = min(out[cutAt-1]+out[cutAt], lens[cutAt-1]-1) // < its length: it is cut
+		out[cutAt] = 0
+		cutAt--
+	}
+	return out
+}
+
+// Lines fits a list of lines, such as file names, to p: it keeps the
+// longest run of whole lines from the start whose join, with the marker as
+// a last line of its own, is within MaxBytes and, when p holds tokens,
+// within MaxTokens. It returns the kept lines with the marker line last
+// ([cut.MarkerLine], counting the bytes of the join not shown), or ss
+// itself and changed == false when they fit.
+func Lines(ss []string, p Policy) (out []string, t chain.Truncation, changed bool) {
+	joined := strings.Join(ss, "\n")
+	kept, t, changed := lines(joined, p)
+	if !changed {
+		return ss, t, false
+	}
+	return strings.Split(kept, "\n"), t, true
+}
+
+// lines is Lines on the joined text.
+func lines(text string, p Policy) (string, chain.Truncation, bool) {
+	if len(text) <= p.MaxBytes && (!p.HoldsTokens() || len(text) <= p.MaxTokens || p.Counter.Count(text) <= p.MaxTokens) {
+		return text, chain.Truncation{}, false
+	}
+	out, k := cutLines(text, p.MaxBytes)
+	if p.HoldsTokens() && p.Counter.Count(out) > p.MaxTokens {
+		// The longest byte limit below MaxBytes whose cut fits the tokens.
+		lo, hi := 0, p.MaxBytes-1
+		for lo < hi {
+			mid := lo + (hi-lo+1)/2
+			if o, _ := cutLines(text, mid); p.Counter.Count(o) <= p.MaxTokens {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		out, k = cutLines(text, lo)
+	}
+	return out, chain.Truncation{
+		Limit: p.MaxBytes, LimitTokens: p.tokens(),
+		OriginalBytes: len(text), KeptBytes: k, DroppedBytes: len(text) - k,
+	}, true
+}
+
+// cutLines cuts text, lines joined by "\n", by the head rule, but between
+// lines: text[:k] + Marker(len(text)-k), within limit, k at a line's end
+// (or 0, and then the marker line alone).
+func cutLines(text string, limit int) (string, int) {
+	_, dropped := cut.Head(text, limit)
+	k := len(text) - dropped
+	if k < len(text) && text[k] != '\n' {
+		k = max(strings.LastIndexByte(text[:k], '\n'), 0)
+	}
+	if k == 0 {
+		if m := cut.MarkerLine(len(text)); len(m) <= limit {
+			return m, 0
+		}
+		return "", 0 // no room even for the marker
+	}
+	return text[:k] + cut.Marker(len(text)-k), k
+}

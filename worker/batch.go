@@ -6,7 +6,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
-	"github.com/toolcap/toolcap/internal/share"
+	"github.com/toolcap/toolcap/shape"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -125,10 +125,10 @@ func (w *Worker) shareBatch(calls []chain.Call, results []ToolResult, kept []cus
 	}
 	byteShares, tokShares := bytes, toks
 	if w.batchMax > 0 {
-		byteShares = share.WaterFill(bytes, w.batchMax)
+		byteShares = shape.WaterFill(bytes, w.batchMax)
 	}
 	if toks != nil {
-		tokShares = share.WaterFill(toks, w.batchTokens)
+		tokShares = shape.WaterFill(toks, w.batchTokens)
 	}
 	for i, res := range results {
 		if res.Content == nil {

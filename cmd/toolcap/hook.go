@@ -12,7 +12,7 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/cut"
-	"github.com/toolcap/toolcap/internal/share"
+	"github.com/toolcap/toolcap/shape"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -314,7 +314,7 @@ func (b budget) shared(ss []string, limit int) ([]string, int) {
 }
 
 // tokenShares shares the token limit among texts of the given counts by
-// water-filling ([share.WaterFill]), or returns nil when they fit as they
+// water-filling ([shape.WaterFill]), or returns nil when they fit as they
 // are.
 func (b budget) tokenShares(counts []int) []int {
 	total := 0
@@ -324,7 +324,7 @@ func (b budget) tokenShares(counts []int) []int {
 	if total <= b.tokens {
 		return nil
 	}
-	return share.WaterFill(counts, b.tokens)
+	return shape.WaterFill(counts, b.tokens)
 }
 
 // object is a JSON object whose members are decoded only when a cut needs

@@ -6,33 +6,19 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/shape"
 )
 
 // Limits returns the limit for a tool's results, by its registered name.
 // (*manifest.ToolOutputLimits).For has this shape.
 type Limits func(tool string) int
 
-// A Cutter measures content and cuts it to limit: it returns content
-// unchanged with dropped == 0 when it fits, and otherwise a version that fits,
-// marker included, with the number of units dropped. [Truncate] is the byte
-// Cutter and the default.
-type Cutter func(content string, limit int) (capped string, dropped int)
-
-// Specs returns how a tool's results are cut, by its registered name.
-// (*manifest.Policies).Spec has this shape.
-type Specs func(tool string) cut.Spec
-
 // Option configures [Cap] and [Ceiling].
 type Option func(*options)
 
 type options struct {
-	logger  hclog.Logger
-	cutter  Cutter
-	custom  bool   // cutter came from WithCutter
-	specs   Specs  // nil: every tool is cut with the head rule
-	tokens  Limits // nil: no token limits
-	counter cut.Counter
+	logger hclog.Logger
+	policy shape.PolicyFunc // nil: the byte limit and the head rule
 }
 
 // WithLogger sets the logger cuts are reported to. Without it the middleware
@@ -45,46 +31,26 @@ func WithLogger(l hclog.Logger) Option {
 	}
 }
 
-// WithCutter replaces [Truncate] as the way content is measured and cut.
-// A Cutter is its own strategy: it takes precedence over [WithSpecs].
-func WithCutter(c Cutter) Option {
-	return func(o *options) {
-		if c != nil {
-			o.cutter, o.custom = c, true
-		}
-	}
-}
-
-// WithSpecs cuts each tool's results with its spec ([cut.Cut]): head,
-// head_tail or json, as the manifest sets it. Without it every tool is cut
-// with the head rule, [Truncate]. The spec is looked up only for content
-// over its limit, so a result that fits still costs one comparison.
-func WithSpecs(s Specs) Option {
-	return func(o *options) {
-		if s != nil {
-			o.specs = s
-		}
-	}
-}
-
-// WithTokens holds each tool's results to a token limit as well,
-// tokens(tool) counted by c ([cut.CutTokens]): both limits hold, and the
-// marker names the unit that cut. A tool whose token limit is 0 or less
-// has none. A [WithCutter] Cutter takes precedence: it is its own measure.
+// WithPolicy holds each tool's results to its whole policy, policy(tool):
+// its byte limit, its token limit and its strategy (head, head_tail, json),
+// through [shape.Text]. The policy's MaxBytes is then the limit, and the
+// limits given to [Cap] or [Ceiling] are not consulted (they may be nil).
+// (*manifest.Policies).For has the shape of a [shape.PolicyFunc].
 //
-// A result within its byte limit and over its token limit in bytes is
-// counted to know whether it fits, so with an exact tokenizer a result
-// that fits costs a count of its content.
-func WithTokens(tokens Limits, c cut.Counter) Option {
+// A result known to fit ([shape.Policy.Fits]) costs the policy's lookup, a
+// comparison and no allocation. A result within its byte limit and over its
+// token limit in bytes is counted to know whether it fits, so with an exact
+// tokenizer such a result costs a count of its content.
+func WithPolicy(policy shape.PolicyFunc) Option {
 	return func(o *options) {
-		if tokens != nil && c != nil {
-			o.tokens, o.counter = tokens, c
+		if policy != nil {
+			o.policy = policy
 		}
 	}
 }
 
 func newOptions(opts []Option) options {
-	o := options{logger: hclog.NewNullLogger(), cutter: Truncate}
+	o := options{logger: hclog.NewNullLogger()}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
@@ -94,9 +60,11 @@ func newOptions(opts []Option) options {
 }
 
 // Cap returns the byte cap: a middleware that cuts the content of every
-// result next returns to limits(call.Tool), records the figures (see
-// [chain.Result.Truncation]), and logs the cut once at info level with tool,
-// call_id, original_bytes, kept_bytes, dropped_bytes and limit.
+// result next returns to limits(call.Tool) by the head rule ([Truncate]),
+// or to the tool's whole policy with [WithPolicy], records the figures (see
+// [chain.Result.Truncation]), and logs the cut once at info level with the
+// fields of [shape.LogFields]: tool, call_id, original_bytes, kept_bytes,
+// dropped_bytes, limit, and those of a strategy or a token limit.
 //
 // A result with nil Content is passed through untouched, and the error flag
 // and Summary are never changed: a cut is not an error. A result that fits
@@ -110,24 +78,24 @@ func Cap(limits Limits, opts ...Option) chain.Middleware {
 			if res.Content == nil {
 				return res
 			}
-			limit := limits(call.Tool)
-			capped, t, ok := o.cut(*res.Content, limit, call.Tool)
+			capped, t, ok := o.cut(*res.Content, limits, call.Tool, false)
 			if !ok {
 				return res
 			}
 			if o.logs(o.logger.IsInfo()) {
-				o.logger.Info(cutMessage(t), logFields(call, t)...)
+				o.logger.Info(shape.Message(t), shape.LogFields(call.Tool, call.ID, t)...)
 			}
 			return res.WithTruncation(capped, t)
 		}
 	}
 }
 
-// Ceiling returns a middleware that applies the same cut as [Cap] to the
-// result next returns. Placed after user middleware, it keeps the limit
+// Ceiling returns a middleware that holds the result next returns to the
+// same limits as [Cap]. Placed after user middleware, it keeps the limit
 // whatever they did: when it has to cut, one of them grew the content past
-// the limit, so it records the figures (see [chain.Result.Ceiling]) and logs
-// a warning naming the tool.
+// the limit, so it cuts again so that the content still carries one marker
+// counting all the model does not see ([shape.Recut]), records the figures
+// (see [chain.Result.Ceiling]) and logs a warning naming the tool.
 func Ceiling(limits Limits, opts ...Option) chain.Middleware {
 	o := newOptions(opts)
 	return func(next chain.Handler) chain.Handler {
@@ -136,13 +104,13 @@ func Ceiling(limits Limits, opts ...Option) chain.Middleware {
 			if res.Content == nil {
 				return res
 			}
-			capped, t, ok := o.cut(*res.Content, limits(call.Tool), call.Tool)
+			capped, t, ok := o.cut(*res.Content, limits, call.Tool, true)
 			if !ok {
 				return res
 			}
 			if o.logs(o.logger.IsWarn()) {
 				o.logger.Warn("a middleware grew a tool result past its limit; cut again",
-					logFields(call, t)...)
+					shape.LogFields(call.Tool, call.ID, t)...)
 			}
 			return res.WithCeiling(capped, t)
 		}
@@ -161,101 +129,22 @@ func (o *options) logs(enabled bool) bool {
 	return sinks
 }
 
-// cut cuts content to limit and returns the cut text and its figures, or
-// ok == false when it fits.
-func (o *options) cut(content string, limit int, tool string) (capped string, t chain.Truncation, ok bool) {
-	if o.custom {
-		capped, dropped := o.cutter(content, limit)
-		if dropped == 0 {
+// cut holds content to the tool's policy and returns the cut text and its
+// figures, or ok == false when it fits. again cuts content that may carry a
+// marker already (the ceiling's).
+func (o *options) cut(content string, limits Limits, tool string, again bool) (string, chain.Truncation, bool) {
+	var p shape.Policy
+	if o.policy != nil {
+		p = o.policy(tool)
+	} else {
+		limit := limits(tool)
+		if len(content) <= limit {
 			return content, chain.Truncation{}, false
 		}
-		return capped, chain.Truncation{
-			Limit:         limit,
-			OriginalBytes: len(content),
-			KeptBytes:     len(content) - dropped,
-			DroppedBytes:  dropped,
-		}, true
+		p = shape.Bytes(limit)
 	}
-	tokens := 0
-	if o.tokens != nil {
-		tokens = max(0, o.tokens(tool))
+	if again {
+		return shape.Recut(content, p)
 	}
-	if len(content) <= limit && (tokens == 0 || len(content) <= tokens) {
-		return content, chain.Truncation{}, false
-	}
-	var spec cut.Spec
-	if o.specs != nil {
-		spec = o.specs(tool)
-	}
-	var st cut.Stats
-	if tokens > 0 {
-		capped, st = cut.CutTokens(content, limit, tokens, o.counter, spec)
-	} else {
-		capped, st = cut.Cut(content, limit, spec)
-	}
-	if !st.Changed() {
-		return content, chain.Truncation{}, false
-	}
-	return capped, Figures(st, limit, tokens), true
-}
-
-// Figures returns a cut's figures as a result records them: st from
-// [cut.Cut] or [cut.CutTokens] at a byte limit of limit and a token limit
-// of tokens (0: none).
-func Figures(st cut.Stats, limit, tokens int) chain.Truncation {
-	t := chain.Truncation{
-		Limit:         limit,
-		OriginalBytes: st.Original,
-		KeptBytes:     st.Kept,
-		DroppedBytes:  st.Dropped,
-		Strategy:      strategyName(st.Strategy),
-		Compacted:     st.Compacted,
-		LimitTokens:   tokens,
-	}
-	if st.Unit == cut.UnitTokens {
-		t.Unit = string(cut.UnitTokens)
-		t.OriginalTokens, t.KeptTokens, t.DroppedTokens = st.OriginalTokens, st.KeptTokens, st.DroppedTokens
-	}
-	return t
-}
-
-// strategyName is a strategy as chain.Truncation records it: empty for
-// the head rule.
-func strategyName(k cut.Keep) string {
-	if k == cut.KeepHead {
-		return ""
-	}
-	return string(k)
-}
-
-// cutMessage is the log message of a cut.
-func cutMessage(t chain.Truncation) string {
-	if t.Compacted {
-		return "tool result compacted"
-	}
-	return "tool result truncated"
-}
-
-func logFields(call chain.Call, t chain.Truncation) []any {
-	f := []any{
-		"tool", call.Tool,
-		"call_id", call.ID,
-		"original_bytes", t.OriginalBytes,
-		"kept_bytes", t.KeptBytes,
-		"dropped_bytes", t.DroppedBytes,
-		"limit", t.Limit,
-	}
-	if t.Strategy != "" {
-		// Head is the default and the only strategy of earlier versions:
-		// their log lines stay as they were.
-		f = append(f, "strategy", t.Strategy)
-	}
-	if t.LimitTokens > 0 {
-		f = append(f, "limit_tokens", t.LimitTokens)
-	}
-	if t.Unit != "" {
-		f = append(f, "unit", t.Unit,
-			"original_tokens", t.OriginalTokens, "kept_tokens", t.KeptTokens, "dropped_tokens", t.DroppedTokens)
-	}
-	return f
+	return shape.Text(content, p)
 }

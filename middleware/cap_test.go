@@ -147,26 +147,6 @@ func TestCeiling(t *testing.T) {
 	}
 }
 
-func TestCapWithCutter(t *testing.T) {
-	// A cutter in another unit: here, words.
-	words := func(content string, limit int) (string, int) {
-		f := strings.Fields(content)
-		if len(f) <= limit {
-			return content, 0
-		}
-		return strings.Join(f[:limit], " ") + " …", len(f) - limit
-	}
-	h := middleware.Cap(func(string) int { return 3 }, middleware.WithCutter(words))(
-		returning(chain.Result{Content: ptr("one two three four five")}))
-	got := h(context.Background(), chain.Call{Tool: "Grep"})
-	if diff := cmp.Diff("one two three …", *got.Content); diff != "" {
-		t.Errorf("Cap(WithCutter) content mismatch (-want +got):\n%s", diff)
-	}
-	if tr, ok := got.Truncation(); !ok || tr.DroppedBytes != 2 {
-		t.Errorf("Truncation() = %+v, %v; want 2 dropped", tr, ok)
-	}
-}
-
 func TestCapUnderLimitDoesNotAllocate(t *testing.T) {
 	content := strings.Repeat("x", 1000)
 	h := middleware.Cap(func(string) int { return 16384 })(returning(chain.Result{Content: &content}))

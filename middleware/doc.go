@@ -7,19 +7,13 @@
 // warns when it had to. The worker in package worker installs both around
 // the user's middleware, so most programs never call them directly.
 //
-// Package cut owns the rule: [Truncate] is [cut.Head], and [WithSpecs]
-// makes the cap and the ceiling cut each tool with its strategy (head,
-// head_tail, json) through [cut.Cut]; the worker passes the manifest's.
+// [WithPolicy] holds each tool to its whole [shape.Policy] instead of a byte
+// limit alone: its strategy (head, head_tail, json) and its token limit, cut
+// by [shape.Text], the one rule every front end of toolcap shares. The worker
+// passes the manifest's policies.
 //
 // [Recover] turns a panic into an error result, and [Logging] logs each call
 // through an [hclog.Logger].
-//
-// # Units
-//
-// Limits are bytes today. The unit lives behind one seam, a [Cutter]: how a
-// size is measured and where a cut may fall. A token budget measured by a
-// provider can replace bytes later by passing another Cutter (and other
-// limits) with [WithCutter], without touching the chain or the worker.
 //
 // [hclog.Logger]: https://pkg.go.dev/github.com/hashicorp/go-hclog#Logger
 package middleware

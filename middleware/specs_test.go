@@ -10,19 +10,19 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/shape"
 )
 
-func TestCapWithSpecs(t *testing.T) {
-	specs := func(tool string) cut.Spec {
+func TestCapWithPolicy(t *testing.T) {
+	policy := func(tool string) shape.Policy {
 		switch tool {
 		case "Bash":
-			return cut.Spec{Keep: cut.KeepHeadTail}
+			return shape.Policy{MaxBytes: 200, Spec: cut.Spec{Keep: cut.KeepHeadTail}}
 		case "api":
-			return cut.Spec{Keep: cut.KeepJSON}
+			return shape.Policy{MaxBytes: 200, Spec: cut.Spec{Keep: cut.KeepJSON}}
 		}
-		return cut.Spec{}
+		return shape.Bytes(200)
 	}
-	limits := func(string) int { return 200 }
 	log := strings.Repeat("ok\n", 100) + "FAIL: TestX"
 	doc := "{\n" + strings.Repeat(`  "k": "v",`+"\n", 20) + `  "last": 1` + "\n}"
 	wantLog, _ := cut.Cut(log, 200, cut.Spec{Keep: cut.KeepHeadTail})
@@ -46,7 +46,7 @@ func TestCapWithSpecs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := middleware.Cap(limits, middleware.WithSpecs(specs))(returning(chain.Result{Content: ptr(tt.content)}))
+			h := middleware.Cap(nil, middleware.WithPolicy(policy))(returning(chain.Result{Content: ptr(tt.content)}))
 			res := h(context.Background(), chain.Call{Tool: tt.tool})
 			if diff := cmp.Diff(tt.want, *res.Content); diff != "" {
 				t.Errorf("content mismatch (-want +got):\n%s", diff)
@@ -59,27 +59,16 @@ func TestCapWithSpecs(t *testing.T) {
 	}
 }
 
-// TestCapWithSpecsFitsFree checks that a result within its limit costs no
-// allocation, with specs as without.
-func TestCapWithSpecsFitsFree(t *testing.T) {
-	specs := func(string) cut.Spec { return cut.Spec{Keep: cut.KeepHeadTail} }
+// TestCapWithPolicyFitsFree checks that a result within its limit costs no
+// allocation, with a policy as without.
+func TestCapWithPolicyFitsFree(t *testing.T) {
+	policy := func(string) shape.Policy { return shape.Policy{MaxBytes: 200, Spec: cut.Spec{Keep: cut.KeepHeadTail}} }
 	content := strings.Repeat("x", 100)
 	in := chain.Result{Content: &content}
-	h := middleware.Cap(func(string) int { return 200 }, middleware.WithSpecs(specs))(returning(in))
+	h := middleware.Cap(nil, middleware.WithPolicy(policy))(returning(in))
 	call := chain.Call{Tool: "Bash"}
 	ctx := context.Background()
 	if n := testing.AllocsPerRun(100, func() { h(ctx, call) }); n != 0 {
 		t.Errorf("a result that fits: %v allocations, want 0", n)
-	}
-}
-
-// TestCutterBeatsSpecs checks that a custom Cutter, its own strategy, wins.
-func TestCutterBeatsSpecs(t *testing.T) {
-	cutter := func(content string, limit int) (string, int) { return "cut", len(content) - 3 }
-	specs := func(string) cut.Spec { return cut.Spec{Keep: cut.KeepHeadTail} }
-	h := middleware.Cap(func(string) int { return 10 }, middleware.WithCutter(cutter), middleware.WithSpecs(specs))(
-		returning(chain.Result{Content: ptr(strings.Repeat("x", 50))}))
-	if got := *h(context.Background(), chain.Call{}).Content; got != "cut" {
-		t.Errorf("content %q, want the Cutter's", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/shape"
 )
 
 // fields counts a token per space-separated field and per space: at most
@@ -19,12 +20,11 @@ type fields struct{}
 func (fields) Count(s string) int { return len(strings.Fields(s)) + strings.Count(s, " ") }
 
 func TestCapWithTokens(t *testing.T) {
-	bytes := func(string) int { return 4096 }
-	tokens := func(tool string) int {
+	policy := func(tool string) shape.Policy {
 		if tool == "Read" {
-			return 0 // no token limit of its own
+			return shape.Policy{MaxBytes: 4096, Counter: fields{}} // no token limit of its own
 		}
-		return 100
+		return shape.Policy{MaxBytes: 4096, MaxTokens: 100, Counter: fields{}}
 	}
 	text := strings.Repeat("word ", 400) // 2,000 bytes, 800 tokens
 	wantTok, st := cut.CutTokens(text, 4096, 100, fields{}, cut.Spec{})
@@ -45,7 +45,7 @@ func TestCapWithTokens(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := middleware.Cap(bytes, middleware.WithTokens(tokens, fields{}))(returning(chain.Result{Content: ptr(tt.content)}))
+			h := middleware.Cap(nil, middleware.WithPolicy(policy))(returning(chain.Result{Content: ptr(tt.content)}))
 			res := h(context.Background(), chain.Call{Tool: tt.tool})
 			if diff := cmp.Diff(tt.want, *res.Content); diff != "" {
 				t.Errorf("content mismatch (-want +got):\n%s", diff)
@@ -68,7 +68,9 @@ func TestCapWithTokens(t *testing.T) {
 // limit is cut again, by tokens.
 func TestCeilingWithTokens(t *testing.T) {
 	grow := strings.Repeat("more ", 300)
-	h := middleware.Ceiling(func(string) int { return 1 << 20 }, middleware.WithTokens(func(string) int { return 64 }, fields{}))(
+	h := middleware.Ceiling(nil, middleware.WithPolicy(func(string) shape.Policy {
+		return shape.Policy{MaxBytes: 1 << 20, MaxTokens: 64, Counter: fields{}}
+	}))(
 		returning(chain.Result{Content: ptr(grow)}))
 	res := h(context.Background(), chain.Call{Tool: "Grep"})
 	c, ok := res.Ceiling()

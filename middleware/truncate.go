@@ -28,7 +28,8 @@ func MarkerLen(n int) int { return cut.MarkerLen(n) }
 //
 // Truncate is idempotent: its output is within limit, so truncating it again
 // returns it unchanged. Truncation is not an error. Other strategies (head
-// and tail, JSON) are [cut.Cut]'s; [WithPolicy] gives the cap a tool's.
+// and tail, JSON) and token limits are [shape.Text]'s; [WithPolicy] gives
+// the cap a tool's.
 func Truncate(content string, limit int) (capped string, dropped int) {
 	return cut.Head(content, limit)
 }

@@ -204,6 +204,9 @@ func cutLines(text string, limit int) (string, int) {
 	if k < len(text) && text[k] != '\n' {
 		k = max(strings.LastIndexByte(text[:k], '\n'), 0)
 	}
+	if k > 0 && k+cut.MarkerLen(len(text)-k) > limit {
+		k = 0 // a limit too small for the marker: no line at all
+	}
 	if k == 0 {
 		if m := cut.MarkerLine(len(text)); len(m) <= limit {
 			return m, 0

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/toolcap/toolcap/cut"
 )
 
 // Bounds on one manifest layer. A file or [Bytes] layer is checked against
@@ -538,13 +539,10 @@ func (s *scanner) skipLine() {
 const maxEcho = 64
 
 // clipAt returns the length of s's shown prefix: maxEcho bytes, backed off
-// so as not to split a UTF-8 character.
+// so as not to split a UTF-8 character ([cut.FloorCharBoundary], the one
+// boundary search).
 func clipAt(s string) int {
-	k := maxEcho
-	for i := 0; i < utf8.UTFMax-1 && k > 0 && !utf8.RuneStart(s[k]); i++ {
-		k--
-	}
-	return k
+	return cut.FloorCharBoundary(s, maxEcho)
 }
 
 // shorten returns s whole when it is at most maxEcho bytes long, otherwise

@@ -217,10 +217,10 @@ func TestLoadContextDone(t *testing.T) {
 // are not TOML text.
 func TestPerToolBoundOtherLayers(t *testing.T) {
 	vars := make([]string, 0, manifest.MaxPerToolEntries+1)
-	per := map[string]int{}
+	per := map[string]manifest.ToolEntry{}
 	for i := range manifest.MaxPerToolEntries + 1 {
 		vars = append(vars, fmt.Sprintf("%st%d=200", manifest.EnvPerToolPrefix, i))
-		per[fmt.Sprintf("t%d", i)] = 200
+		per[fmt.Sprintf("t%d", i)] = manifest.ToolEntry{MaxBytes: 200}
 	}
 	tests := []struct {
 		name   string

@@ -21,8 +21,19 @@
 // entry's long form, an inline table, sets it for one tool, field by field
 // over the defaults. Its max_bytes is the tool's limit (a max_tokens may
 // join it). The short form, Read = 32768, sets the limit only, so a layer
-// that writes it keeps the strategy a lower layer set. [ToolOutputLimits.Policies]
-// compiles the strategies once, into the [Policy] of each tool.
+// that writes it keeps the max_tokens and strategy a lower layer set.
+//
+// # One value per tool
+//
+// In Go, a per_tool entry is a [ToolEntry] (MaxBytes, MaxTokens, Strategy;
+// a zero field is not set) in [ToolOutputLimits.PerTool].
+// [ToolOutputLimits.Policies] validates the limits and resolves each tool,
+// once, to a [shape.Policy]: its byte and token limits and its compiled
+// [cut.Spec], the tool's own fields over the defaults. [Policies.For] is
+// what every front end fits a result with; [Policies.WithCounter] adds the
+// token counter of a front end that counts tokens. One table of keys, in
+// this package, drives parsing, the environment's variable names,
+// validation, [Overrides] and [Resolution].
 //
 // # Layers
 //

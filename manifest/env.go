@@ -111,12 +111,7 @@ func envHint(name string) string {
 		}
 		return fmt.Sprintf(" (did you mean %s?)", shorten(EnvPerToolPrefix+strings.TrimPrefix(rest, "_")))
 	}
-	defaults := make([]string, 0, len(envDefaults))
-	for k := range envDefaults {
-		defaults = append(defaults, EnvPrefix+"WORKER__TOOL_OUTPUT__"+k)
-	}
-	slices.Sort(defaults)
-	if s := suggest.Closest(name, defaults); s != "" {
+	if s := suggest.Closest(name, envNames); s != "" {
 		return fmt.Sprintf(" (did you mean %s?)", s)
 	}
 	return ""
@@ -135,29 +130,16 @@ func warnPrefixCase(vars []string, warn func(key, msg string)) {
 	}
 }
 
-// envFields maps the upper-case names of a per_tool entry's fields, as
-// the last "__" segment of a PER_TOOL__ variable, to their keys.
-var envFields = map[string]string{
-	"MAX_BYTES":  "max_bytes",
-	"MAX_TOKENS": "max_tokens",
-	"KEEP":       "keep",
-	"TAIL_SHARE": "tail_share",
-	"KEEP_LINES": "keep_lines",
-	"FALLBACK":   "fallback",
-}
-
-// envDefaults maps the names of the default keys after TOOL_OUTPUT__.
-var envDefaults = map[string]string{
-	"DEFAULT_MAX_BYTES":  "default_max_bytes",
-	"DEFAULT_KEEP":       "default_keep",
-	"DEFAULT_TAIL_SHARE": "default_tail_share",
-	"DEFAULT_KEEP_LINES": "default_keep_lines",
-	"DEFAULT_FALLBACK":   "default_fallback",
-	"BATCH_MAX_BYTES":    "batch_max_bytes",
-	"DEFAULT_MAX_TOKENS": "default_max_tokens",
-	"BATCH_MAX_TOKENS":   "batch_max_tokens",
-	"TOKENIZER":          "tokenizer",
-}
+// envNames are the variables of the keys of [worker.tool_output], sorted,
+// for "did you mean": the key's name in upper case after TOOL_OUTPUT__.
+var envNames = func() []string {
+	var names []string
+	for _, k := range keys {
+		names = append(names, EnvPrefix+"WORKER__TOOL_OUTPUT__"+strings.ToUpper(k.name))
+	}
+	slices.Sort(names)
+	return names
+}()
 
 // envKey returns the flat koanf key of a TOOLCAP_ variable, or "". A
 // per_tool variable always names a field of the entry: PER_TOOL__Read is
@@ -171,19 +153,26 @@ func envKey(name string) string {
 	base := "worker" + delim + "tool_output" + delim
 	switch {
 	case len(parts) == 3:
-		if k, ok := envDefaults[strings.ToUpper(parts[2])]; ok {
-			return base + k
+		// The key's name in any case.
+		name := strings.ToUpper(parts[2])
+		for _, k := range keys {
+			if name == strings.ToUpper(k.name) {
+				return base + k.name
+			}
 		}
 	case len(parts) == 4 && strings.EqualFold(parts[2], "PER_TOOL") && parts[3] != "":
-		tool, field := parts[3], "max_bytes"
+		tool, field := parts[3], shortForm.field
 		// The field is the last segment, in upper case, after a non-empty
 		// tool name; anything else is part of the name.
 		if i := strings.LastIndex(tool, "__"); i > 0 {
-			if f, ok := envFields[tool[i+2:]]; ok {
-				tool, field = tool[:i], f
+			for _, k := range keys {
+				if k.field != "" && tool[i+2:] == strings.ToUpper(k.field) {
+					tool, field = tool[:i], k.field
+					break
+				}
 			}
 		}
-		return base + "per_tool" + delim + tool + delim + field
+		return base + perToolName + delim + tool + delim + field
 	}
 	return ""
 }

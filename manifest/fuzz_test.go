@@ -62,17 +62,18 @@ func FuzzLoad(f *testing.F) {
 		if b := l.Batch(); b != 0 && !inRange(b) {
 			t.Fatalf("batch_max_bytes %d out of range", b)
 		}
-		for name, n := range l.PerTool {
-			if !inRange(n) || l.For(name) != n {
-				t.Fatalf("per_tool %q = %d, For = %d", name, n, l.For(name))
-			}
-		}
 		tokensInRange := func(n int) bool { return n == 0 || (n >= manifest.MinMaxTokens && n <= manifest.MaxMaxTokens) }
 		if !tokensInRange(l.TokensFor("any tool")) || !tokensInRange(l.BatchTokens()) {
 			t.Fatalf("token limits out of range: default %d, batch %d", l.TokensFor("any tool"), l.BatchTokens())
 		}
-		for name, n := range l.PerToolTokens {
-			if n == 0 || !tokensInRange(n) || l.TokensFor(name) != n {
+		for name, e := range l.PerTool {
+			if cmp.Equal(e, manifest.ToolEntry{}) {
+				t.Fatalf("per_tool %q: an entry that sets nothing", name)
+			}
+			if n := e.MaxBytes; n != 0 && (!inRange(n) || l.For(name) != n) {
+				t.Fatalf("per_tool %q max_bytes = %d, For = %d", name, n, l.For(name))
+			}
+			if n := e.MaxTokens; n != 0 && (!tokensInRange(n) || l.TokensFor(name) != n) {
 				t.Fatalf("per_tool %q max_tokens = %d, TokensFor = %d", name, n, l.TokensFor(name))
 			}
 		}
@@ -85,28 +86,22 @@ func FuzzLoad(f *testing.F) {
 		}
 
 		// Round trip: the limits and strategies, written back as TOML (the
-		// long form where a tool has a strategy), load to the same.
+		// long form where an entry sets more than max_bytes), load to the
+		// same.
 		per := map[string]any{}
-		for name, n := range l.PerTool {
-			per[name] = n
-		}
-		for name, s := range l.PerToolStrategy {
-			e := strategyTable(s, "")
-			if n, ok := l.PerTool[name]; ok {
-				e["max_bytes"] = n
+		for name, e := range l.PerTool {
+			if cmp.Equal(e, manifest.ToolEntry{MaxBytes: e.MaxBytes}) {
+				per[name] = e.MaxBytes
+				continue
 			}
-			per[name] = e
-		}
-		for name, n := range l.PerToolTokens {
-			e, ok := per[name].(map[string]any)
-			if !ok {
-				e = map[string]any{}
-				if b, ok := l.PerTool[name]; ok {
-					e["max_bytes"] = b
-				}
+			m := strategyTable(e.Strategy, "")
+			if e.MaxBytes != 0 {
+				m["max_bytes"] = e.MaxBytes
 			}
-			e["max_tokens"] = n
-			per[name] = e
+			if e.MaxTokens != 0 {
+				m["max_tokens"] = e.MaxTokens
+			}
+			per[name] = m
 		}
 		tool := strategyTable(l.Default, "default_")
 		tool["default_max_bytes"] = l.DefaultMaxBytes

@@ -49,16 +49,17 @@ var tokenizers = []string{TokenizerCalibrated, TokenizerO200k, TokenizerCl100k}
 type WorkerManifest struct {
 	// ToolOutput is the [worker.tool_output] table. Nil means it was omitted:
 	// DefaultMaxBytes then applies to every tool.
-	ToolOutput *ToolOutputLimits `koanf:"tool_output"`
+	ToolOutput *ToolOutputLimits
 }
 
 // ToolOutputLimits caps the content of tool results, in bytes and,
 // optionally, in tokens. Where a tool has both limits, both hold.
 type ToolOutputLimits struct {
-	// DefaultMaxBytes applies to every tool without its own entry in PerTool.
-	// In a Go value, 0 means "not set" and DefaultMaxBytes (the constant)
-	// applies; in a file or the environment an explicit 0 is an error.
-	DefaultMaxBytes int `koanf:"default_max_bytes"`
+	// DefaultMaxBytes applies to every tool without its own MaxBytes in
+	// PerTool. In a Go value, 0 means "not set" and DefaultMaxBytes (the
+	// constant) applies; in a file or the environment an explicit 0 is an
+	// error.
+	DefaultMaxBytes int
 
 	// BatchMaxBytes is the batch budget: the most bytes of content all the
 	// results of one call of worker.ExecuteTools may carry together, shared
@@ -66,41 +67,63 @@ type ToolOutputLimits struct {
 	// budget: each result is held to its own limit only, as before the key
 	// existed. In a file or the environment an explicit 0 is an error; omit
 	// the key instead.
-	BatchMaxBytes int `koanf:"batch_max_bytes"`
+	BatchMaxBytes int
 
 	// DefaultMaxTokens is the token limit of every tool without a
-	// max_tokens of its own in PerToolTokens. 0 means none: such tools are
-	// held to their byte limit only. In a file or the environment an
-	// explicit 0 is an error; omit the key instead.
-	DefaultMaxTokens int `koanf:"default_max_tokens"`
+	// MaxTokens of its own in PerTool. 0 means none: such tools are held
+	// to their byte limit only. In a file or the environment an explicit 0
+	// is an error; omit the key instead.
+	DefaultMaxTokens int
 
 	// BatchMaxTokens is the batch budget in tokens, shared as
 	// BatchMaxBytes is. 0 means none.
-	BatchMaxTokens int `koanf:"batch_max_tokens"`
+	BatchMaxTokens int
 
 	// Tokenizer names how tokens are counted: TokenizerCalibrated (also
 	// when empty), TokenizerO200k or TokenizerCl100k.
-	Tokenizer string `koanf:"tokenizer"`
-
-	// PerTool maps a tool's registered name to its own limit: the short
-	// form of a per_tool entry (Read = 32768), or the max_bytes of its long
-	// form.
-	PerTool map[string]int `koanf:"per_tool"`
-
-	// PerToolTokens maps a tool's registered name to the max_tokens of its
-	// per_tool entry's long form (Bash = { max_tokens = 8000 }).
-	PerToolTokens map[string]int `koanf:"-"`
+	Tokenizer string
 
 	// Default is the strategy of every tool: the default_keep,
 	// default_tail_share, default_keep_lines and default_fallback keys.
 	// The zero Strategy is the head strategy.
-	Default Strategy `koanf:"-"`
+	Default Strategy
 
-	// PerToolStrategy maps a tool's registered name to the strategy fields
-	// of its per_tool entry's long form
-	// (Bash = { max_bytes = 32768, keep = "head_tail" }). A field it does
-	// not set comes from Default.
-	PerToolStrategy map[string]Strategy `koanf:"-"`
+	// PerTool maps a tool's registered name to its per_tool entry: what
+	// the entry sets over the defaults above, field by field.
+	PerTool map[string]ToolEntry
+}
+
+// ToolEntry is one tool's per_tool entry: its own limits and strategy. A
+// zero field is "not set", and the default applies to it. The short form
+// of a manifest, Read = 32768, is ToolEntry{MaxBytes: 32768}; the long
+// form, Bash = { max_bytes = 32768, max_tokens = 8000, keep = "head_tail" },
+// sets the fields it names. Layers merge an entry field by field, so a
+// later layer's short form changes MaxBytes only.
+type ToolEntry struct {
+	// MaxBytes is the tool's limit in bytes, marker included: max_bytes,
+	// or the short form's value.
+	MaxBytes int
+	// MaxTokens is the tool's token limit, marker included: max_tokens.
+	MaxTokens int
+	// Strategy is how the tool's results are cut: keep, tail_share,
+	// keep_lines and fallback. A field it does not set comes from
+	// ToolOutputLimits.Default.
+	Strategy Strategy
+}
+
+// short reports whether e is the short form, a byte limit alone (or
+// nothing): how it is written, and named in errors.
+func (e ToolEntry) short() bool {
+	return e.MaxTokens == 0 && e.Strategy.isZero()
+}
+
+// shown is e as errors about the entry as a whole show it: the short
+// form's limit, or "(a table)".
+func (e ToolEntry) shown() string {
+	if e.short() {
+		return strconv.Itoa(e.MaxBytes)
+	}
+	return "(a table)"
 }
 
 // Limits returns m's tool-output limits. It is safe on a nil m, and the
@@ -112,14 +135,21 @@ func (m *WorkerManifest) Limits() *ToolOutputLimits {
 	return m.ToolOutput
 }
 
-// For returns the limit for tool: its PerTool entry if it has one, otherwise
-// the default. A nil l, or one that sets only PerTool, gives DefaultMaxBytes
-// (16384) to every tool without an entry.
+// Policies returns the policies of m's limits ([ToolOutputLimits.Policies]).
+// It is safe on a nil m: every tool then gets DefaultMaxBytes and the head
+// strategy.
+func (m *WorkerManifest) Policies() (*Policies, error) {
+	return m.Limits().Policies()
+}
+
+// For returns the limit for tool: its PerTool entry's MaxBytes if it sets
+// one, otherwise the default. A nil l, or one that sets only PerTool,
+// gives DefaultMaxBytes (16384) to every tool without its own.
 func (l *ToolOutputLimits) For(tool string) int {
 	if l == nil {
 		return DefaultMaxBytes
 	}
-	if n, ok := l.PerTool[tool]; ok && n > 0 {
+	if n := l.PerTool[tool].MaxBytes; n > 0 {
 		return n
 	}
 	if l.DefaultMaxBytes > 0 {
@@ -137,14 +167,14 @@ func (l *ToolOutputLimits) Batch() int {
 	return l.BatchMaxBytes
 }
 
-// TokensFor returns the token limit for tool: the max_tokens of its
-// per_tool entry, otherwise DefaultMaxTokens; 0 when it has none. It is
+// TokensFor returns the token limit for tool: the MaxTokens of its
+// PerTool entry, otherwise DefaultMaxTokens; 0 when it has none. It is
 // safe on a nil l.
 func (l *ToolOutputLimits) TokensFor(tool string) int {
 	if l == nil {
 		return 0
 	}
-	if n, ok := l.PerToolTokens[tool]; ok && n > 0 {
+	if n := l.PerTool[tool].MaxTokens; n > 0 {
 		return n
 	}
 	return max(l.DefaultMaxTokens, 0)
@@ -160,7 +190,7 @@ func (l *ToolOutputLimits) BatchTokens() int {
 }
 
 // HasTokens reports whether l sets any token limit: DefaultMaxTokens, a
-// tool's max_tokens, or BatchMaxTokens. Without one, tokens are never
+// tool's MaxTokens, or BatchMaxTokens. Without one, tokens are never
 // counted. It is safe on a nil l.
 func (l *ToolOutputLimits) HasTokens() bool {
 	if l == nil {
@@ -169,8 +199,8 @@ func (l *ToolOutputLimits) HasTokens() bool {
 	if l.DefaultMaxTokens > 0 || l.BatchMaxTokens > 0 {
 		return true
 	}
-	for _, n := range l.PerToolTokens {
-		if n > 0 {
+	for _, e := range l.PerTool {
+		if e.MaxTokens > 0 {
 			return true
 		}
 	}
@@ -186,59 +216,60 @@ func (l *ToolOutputLimits) TokenizerName() string {
 	return l.Tokenizer
 }
 
-// Validate reports the first invalid limit or strategy of m, as an [*Error] whose source
-// is "WorkerManifest". A nil m, or a zero DefaultMaxBytes, is valid.
+// Validate reports the first invalid limit or strategy of m, as an [*Error]
+// whose source is "WorkerManifest": the keys of [worker.tool_output] in
+// the order of the manifest reference, then each per_tool entry by tool
+// name. A nil m, or a zero DefaultMaxBytes, is valid.
 func (m *WorkerManifest) Validate() error {
-	l := m.Limits()
+	return m.Limits().validate()
+}
+
+// sourceGo is the Source of an error in a Go value.
+const sourceGo = "WorkerManifest"
+
+// validate checks every key l sets against its bounds. A per_tool entry in
+// the short form has its MaxBytes checked even when 0: PerTool{"Read": {}}
+// says nothing, which a manifest cannot write (Read = 0 is an error).
+func (l *ToolOutputLimits) validate() error {
 	if l == nil {
 		return nil
 	}
-	const src = "WorkerManifest"
-	if l.DefaultMaxBytes != 0 {
-		if err := checkLimit(l.DefaultMaxBytes); err != nil {
-			return &Error{Source: src, Key: keyDefault, Value: strconv.Itoa(l.DefaultMaxBytes), Err: err}
-		}
-	}
-	if l.BatchMaxBytes != 0 {
-		if err := checkBatch(l.BatchMaxBytes); err != nil {
-			return &Error{Source: src, Key: keyBatch, Value: strconv.Itoa(l.BatchMaxBytes), Err: err}
-		}
-	}
-	if l.DefaultMaxTokens != 0 {
-		if err := checkTokens(l.DefaultMaxTokens); err != nil {
-			return &Error{Source: src, Key: keyDefaultTokens, Value: strconv.Itoa(l.DefaultMaxTokens), Err: err}
-		}
-	}
-	if l.BatchMaxTokens != 0 {
-		if err := checkTokens(l.BatchMaxTokens); err != nil {
-			return &Error{Source: src, Key: keyBatchTokens, Value: strconv.Itoa(l.BatchMaxTokens), Err: err}
-		}
-	}
-	if l.Tokenizer != "" {
-		if err := checkTokenizer(l.Tokenizer); err != nil {
-			return &Error{Source: src, Key: keyTokenizer, Value: strconv.Quote(l.Tokenizer), Err: err}
-		}
-	}
-	for _, tool := range slices.Sorted(maps.Keys(l.PerToolTokens)) {
-		n := l.PerToolTokens[tool]
-		if err := checkToolName(tool); err != nil {
-			return &Error{Source: src, Key: perToolKey(tool), Value: "(a table)", Err: err}
-		}
-		if err := checkTokens(n); err != nil {
-			return &Error{Source: src, Key: perToolKey(tool) + ".max_tokens", Value: strconv.Itoa(n), Err: err}
+	for _, k := range keys {
+		if v, ok := get(k.top(l)); ok {
+			if err := k.kind.check(v); err != nil {
+				return &Error{Source: sourceGo, Key: keyTable + "." + k.name, Value: k.kind.show(v), Err: err}
+			}
 		}
 	}
 	for _, tool := range slices.Sorted(maps.Keys(l.PerTool)) {
-		n := l.PerTool[tool]
+		e := l.PerTool[tool]
 		if err := checkToolName(tool); err != nil {
-			return &Error{Source: src, Key: perToolKey(tool), Value: strconv.Itoa(n), Err: err}
+			return &Error{Source: sourceGo, Key: perToolKey(tool), Value: e.shown(), Err: err}
 		}
-		if err := checkLimit(n); err != nil {
-			return &Error{Source: src, Key: perToolKey(tool), Value: strconv.Itoa(n), Err: err}
+		for _, k := range keys {
+			if k.entry == nil {
+				continue
+			}
+			v, ok := get(k.entry(&e))
+			if !ok && !(k.short && e.short()) {
+				continue
+			}
+			if err := k.kind.check(v); err != nil {
+				return &Error{Source: sourceGo, Key: fieldKey(tool, k, e.short()), Value: k.kind.show(v), Err: err}
+			}
 		}
 	}
-	_, err := l.Policies()
-	return err
+	return nil
+}
+
+// fieldKey names the key of a per_tool entry's field in an error: the
+// entry itself for the short form's field when the entry is written short
+// (per_tool.Read), otherwise the field (per_tool.Bash.max_tokens).
+func fieldKey(tool string, k *key, short bool) string {
+	if k.short && short {
+		return perToolKey(tool)
+	}
+	return perToolKey(tool) + "." + TOMLKey(k.field)
 }
 
 // checkLimit says why n cannot be a limit, or returns nil.
@@ -310,14 +341,11 @@ func checkToolName(name string) error {
 	return nil
 }
 
+// keyTable and keyPerTool are the dotted keys of toolcap's table and of its
+// per_tool table, as errors name them.
 const (
-	keyDefault = "worker.tool_output.default_max_bytes"
-	keyPerTool = "worker.tool_output.per_tool"
-	keyBatch   = "worker.tool_output.batch_max_bytes"
-
-	keyDefaultTokens = "worker.tool_output.default_max_tokens"
-	keyBatchTokens   = "worker.tool_output.batch_max_tokens"
-	keyTokenizer     = "worker.tool_output.tokenizer"
+	keyTable   = "worker.tool_output"
+	keyPerTool = keyTable + "." + perToolName
 )
 
 // perToolKey names a per_tool entry the way TOML writes it, quoting names

@@ -113,51 +113,23 @@ func (b rawBytes) Read() (map[string]any, error) {
 // Overrides adds limits as the layer named name (for example "flag
 // --max-bytes"): the place for explicit options and command-line flags, above
 // the environment. As in any Go value, a zero field is "not set": a zero
-// DefaultMaxBytes, a zero field of Default or of a PerToolStrategy entry.
+// DefaultMaxBytes, a zero field of Default or of a PerTool entry. A PerTool
+// entry that sets MaxBytes only is the short form (Read = 32768), one that
+// sets nothing is Read = 0, an error.
 func Overrides(name string, limits ToolOutputLimits) Option {
 	return func(c *config) {
 		tool := map[string]any{}
-		if limits.DefaultMaxBytes != 0 {
-			tool["default_max_bytes"] = limits.DefaultMaxBytes
+		for _, k := range keys {
+			if v, ok := get(k.top(&limits)); ok {
+				tool[k.name] = layerValue(v)
+			}
 		}
-		if limits.BatchMaxBytes != 0 {
-			tool["batch_max_bytes"] = limits.BatchMaxBytes
-		}
-		if limits.DefaultMaxTokens != 0 {
-			tool["default_max_tokens"] = limits.DefaultMaxTokens
-		}
-		if limits.BatchMaxTokens != 0 {
-			tool["batch_max_tokens"] = limits.BatchMaxTokens
-		}
-		if limits.Tokenizer != "" {
-			tool["tokenizer"] = limits.Tokenizer
-		}
-		putStrategy(tool, "default_", limits.Default)
 		per := map[string]any{}
-		for name, n := range limits.PerTool {
-			per[name] = n
-		}
-		for name, s := range limits.PerToolStrategy {
-			e := map[string]any{}
-			if n, ok := limits.PerTool[name]; ok {
-				e["max_bytes"] = n
-			}
-			putStrategy(e, "", s)
-			per[name] = e
-		}
-		for name, n := range limits.PerToolTokens {
-			e, ok := per[name].(map[string]any)
-			if !ok {
-				e = map[string]any{}
-				if b, ok := limits.PerTool[name]; ok {
-					e["max_bytes"] = b
-				}
-			}
-			e["max_tokens"] = n
-			per[name] = e
+		for name, e := range limits.PerTool {
+			per[name] = e.layer()
 		}
 		if len(per) > 0 {
-			tool["per_tool"] = per
+			tool[perToolName] = per
 		}
 		mp := map[string]any{"worker": map[string]any{"tool_output": tool}}
 		c.layers = append(c.layers, layer{
@@ -169,25 +141,22 @@ func Overrides(name string, limits ToolOutputLimits) Option {
 	}
 }
 
-// putStrategy writes the fields s sets into m as a TOML file would hold
-// them, their keys prefixed.
-func putStrategy(m map[string]any, prefix string, s Strategy) {
-	if s.Keep != "" {
-		m[prefix+"keep"] = string(s.Keep)
+// layer is e as a manifest writes it: the short form, a limit, or a table
+// of the fields e sets.
+func (e ToolEntry) layer() any {
+	if e.short() {
+		return e.MaxBytes
 	}
-	if s.TailShare != 0 {
-		m[prefix+"tail_share"] = s.TailShare
-	}
-	if s.KeepLines != nil {
-		l := make([]any, len(s.KeepLines))
-		for i, p := range s.KeepLines {
-			l[i] = p
+	m := map[string]any{}
+	for _, k := range keys {
+		if k.entry == nil {
+			continue
 		}
-		m[prefix+"keep_lines"] = l
+		if v, ok := get(k.entry(&e)); ok {
+			m[k.field] = layerValue(v)
+		}
 	}
-	if s.Fallback != "" {
-		m[prefix+"fallback"] = string(s.Fallback)
-	}
+	return m
 }
 
 // WithLogger sets the logger that warnings go to. Without it, Load is silent
@@ -391,106 +360,71 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 
 	out := map[string]any{}
 	base := "worker" + delim + "tool_output" + delim
-	for _, key := range slices.Sorted(maps.Keys(tm)) {
-		v := tm[key]
-		switch key {
-		case "default_max_bytes":
-			flat := base + key
-			src := srcOf(flat)
-			n, err := limitValue(v, src != source)
+	for _, name := range slices.Sorted(maps.Keys(tm)) {
+		v := tm[name]
+		if name == perToolName {
+			per, err := checkPerTool(v, base+name+delim, source, srcOf, res, tools, warn)
 			if err != nil {
-				return nil, &Error{Source: src, Key: keyDefault, Value: show(v), Err: err}
+				return nil, err
 			}
-			out[key] = n
-			res.Default = Setting{Value: n, Source: src}
-		case "batch_max_bytes":
-			src := srcOf(base + key)
-			n, err := intValue(v, src != source)
-			if err == nil {
-				err = checkBatch(n)
-			}
-			if err != nil {
-				return nil, &Error{Source: src, Key: keyBatch, Value: show(v), Err: err}
-			}
-			out[key] = n
-			res.Batch = Setting{Value: n, Source: src}
-		case "default_max_tokens", "batch_max_tokens":
-			src := srcOf(base + key)
-			n, err := tokensValue(v, src != source)
-			if err != nil {
-				return nil, &Error{Source: src, Key: "worker.tool_output." + key, Value: show(v), Err: err}
-			}
-			out[key] = n
-			if key == "default_max_tokens" {
-				res.DefaultTokens = Setting{Value: n, Source: src}
-			} else {
-				res.BatchTokens = Setting{Value: n, Source: src}
-			}
-		case "tokenizer":
-			src := srcOf(base + key)
-			name, ok := v.(string)
-			var err error
-			if !ok {
-				err = fmt.Errorf("%s, not a string", kindOf(v))
-			} else {
-				err = checkTokenizer(name)
-			}
-			if err != nil {
-				return nil, &Error{Source: src, Key: keyTokenizer, Value: show(v), Err: err}
-			}
-			out[key] = name
-			res.Tokenizer = StrategySetting{Value: name, Source: src}
-		case "default_keep", "default_tail_share", "default_keep_lines", "default_fallback":
-			flat := base + key
-			src := srcOf(flat)
-			field := strings.TrimPrefix(key, "default_")
-			val, shown, err := strategyValue(field, v, src != source)
-			if err != nil {
-				return nil, &Error{Source: src, Key: "worker.tool_output." + key, Value: show(v), Err: err}
-			}
-			out[key] = val
-			res.setStrategy("", field, shown, src)
-		case "per_tool":
-			pm, ok := v.(map[string]any)
-			if !ok {
-				return nil, &Error{Source: source, Key: keyPerTool, Value: show(v), Err: errors.New("must be a table of tool names to limits")}
-			}
-			if len(pm) > MaxPerToolEntries {
-				return nil, &Error{Source: source, Key: keyPerTool, Value: fmt.Sprintf("(a table of %d entries)", len(pm)),
-					Err: fmt.Errorf("more than %d entries (manifest.MaxPerToolEntries)", MaxPerToolEntries)}
-			}
-			per := map[string]any{}
-			for _, tool := range slices.Sorted(maps.Keys(pm)) {
-				tv := pm[tool]
-				flat := base + key + delim + tool
-				src := srcOf(flat)
-				if err := checkToolName(tool); err != nil {
-					return nil, &Error{Source: src, Key: perToolKey(tool), Value: show(tv), Err: err}
-				}
-				entry, src, shown, err := perToolEntry(tool, tv, flat, source, srcOf, res, warn)
-				if err != nil {
-					return nil, err
-				}
-				per[tool] = entry
-				// The bound holds for the manifest the layers make together,
-				// not only for each layer: what Load returns can always be
-				// written back as one file.
-				tools[tool] = true
-				if len(tools) > MaxPerToolEntries {
-					return nil, &Error{Source: src, Key: perToolKey(tool), Value: shown,
-						Err: fmt.Errorf("more than %d per_tool entries in all layers together (manifest.MaxPerToolEntries)", MaxPerToolEntries)}
-				}
-			}
-			out[key] = per
-		default:
-			msg := fmt.Sprintf("unknown key %s in [worker.tool_output] of %s; ignored", quoteShort(key), srcOf(base+key))
-			if s := suggest.Closest(key, toolOutputKeys); s != "" {
+			out[name] = per
+			continue
+		}
+		src := srcOf(base + name)
+		k := keyNamed(name)
+		if k == nil {
+			msg := fmt.Sprintf("unknown key %s in [worker.tool_output] of %s; ignored", quoteShort(name), src)
+			if s := suggest.Closest(name, topNames); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			warn("worker.tool_output."+TOMLKey(key), msg)
+			warn(keyTable+"."+TOMLKey(name), msg)
+			continue
 		}
+		val, err := k.value(v, src != source)
+		if err != nil {
+			return nil, &Error{Source: src, Key: keyTable + "." + name, Value: show(v), Err: err}
+		}
+		out[name] = val
+		k.record(res, k, "", val, src)
 	}
 	return map[string]any{"worker": map[string]any{"tool_output": out}}, nil
+}
+
+// checkPerTool checks one layer's per_tool table, v, whose entries' flat
+// keys start with prefix, and returns it with every entry a table
+// (perToolEntry). tools gathers the names of every layer so far, for
+// MaxPerToolEntries.
+func checkPerTool(v any, prefix, source string, srcOf func(string) string, res *Resolution, tools map[string]bool, warn func(key, msg string)) (map[string]any, error) {
+	pm, ok := v.(map[string]any)
+	if !ok {
+		return nil, &Error{Source: source, Key: keyPerTool, Value: show(v), Err: errors.New("must be a table of tool names to limits")}
+	}
+	if len(pm) > MaxPerToolEntries {
+		return nil, &Error{Source: source, Key: keyPerTool, Value: fmt.Sprintf("(a table of %d entries)", len(pm)),
+			Err: fmt.Errorf("more than %d entries (manifest.MaxPerToolEntries)", MaxPerToolEntries)}
+	}
+	per := map[string]any{}
+	for _, tool := range slices.Sorted(maps.Keys(pm)) {
+		tv := pm[tool]
+		flat := prefix + tool
+		if err := checkToolName(tool); err != nil {
+			return nil, &Error{Source: srcOf(flat), Key: perToolKey(tool), Value: show(tv), Err: err}
+		}
+		entry, src, shown, err := perToolEntry(tool, tv, flat, source, srcOf, res, warn)
+		if err != nil {
+			return nil, err
+		}
+		per[tool] = entry
+		// The bound holds for the manifest the layers make together,
+		// not only for each layer: what Load returns can always be
+		// written back as one file.
+		tools[tool] = true
+		if len(tools) > MaxPerToolEntries {
+			return nil, &Error{Source: src, Key: perToolKey(tool), Value: shown,
+				Err: fmt.Errorf("more than %d per_tool entries in all layers together (manifest.MaxPerToolEntries)", MaxPerToolEntries)}
+		}
+	}
+	return per, nil
 }
 
 // misplaced warns when key, found in the table at path (nil for the top
@@ -528,32 +462,6 @@ func misplaced(path []string, key string, v any, source string, warn func(key, m
 		where = "in [" + strings.Join(path, ".") + "]"
 	}
 	warn(full, fmt.Sprintf("unknown key %s %s of %s; ignored (did you mean %q?)", quoteShort(key), where, source, target))
-}
-
-// limitValue returns v as a valid limit. Environment values are strings and
-// are parsed; in a file a string is an error, since TOML has integers.
-func limitValue(v any, fromEnv bool) (int, error) {
-	n, err := intValue(v, fromEnv)
-	if err != nil {
-		return 0, err
-	}
-	if err := checkLimit(n); err != nil {
-		return 0, err
-	}
-	return n, nil
-}
-
-// tokensValue returns v as a valid token limit or budget, as limitValue
-// does a limit.
-func tokensValue(v any, fromEnv bool) (int, error) {
-	n, err := intValue(v, fromEnv)
-	if err != nil {
-		return 0, err
-	}
-	if err := checkTokens(n); err != nil {
-		return 0, err
-	}
-	return n, nil
 }
 
 // intValue returns v as an int, parsing an environment value, without

@@ -35,11 +35,11 @@ func TestForDefaults(t *testing.T) {
 	}{
 		{"nil limits", nil, "Glob", 16384},
 		{"zero value", &manifest.ToolOutputLimits{}, "Glob", 16384},
-		{"only per_tool, other tool", &manifest.ToolOutputLimits{PerTool: map[string]int{"Read": 4096}}, "Glob", 16384},
-		{"only per_tool, that tool", &manifest.ToolOutputLimits{PerTool: map[string]int{"Read": 4096}}, "Read", 4096},
+		{"only per_tool, other tool", &manifest.ToolOutputLimits{PerTool: short(map[string]int{"Read": 4096})}, "Glob", 16384},
+		{"only per_tool, that tool", &manifest.ToolOutputLimits{PerTool: short(map[string]int{"Read": 4096})}, "Read", 4096},
 		{"default set", &manifest.ToolOutputLimits{DefaultMaxBytes: 8192}, "Glob", 8192},
-		{"per_tool beats default", &manifest.ToolOutputLimits{DefaultMaxBytes: 8192, PerTool: map[string]int{"Read": 32768}}, "Read", 32768},
-		{"names are exact", &manifest.ToolOutputLimits{PerTool: map[string]int{"Read": 4096}}, "read", 16384},
+		{"per_tool beats default", &manifest.ToolOutputLimits{DefaultMaxBytes: 8192, PerTool: short(map[string]int{"Read": 32768})}, "Read", 32768},
+		{"names are exact", &manifest.ToolOutputLimits{PerTool: short(map[string]int{"Read": 4096})}, "read", 16384},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,7 +82,7 @@ Read = 4096
 		{
 			name: "the ticket's manifest",
 			opts: func(*testing.T) []manifest.Option { return []manifest.Option{manifest.File("testdata/ticket.toml")} },
-			want: manifest.ToolOutputLimits{DefaultMaxBytes: 16384, PerTool: map[string]int{"Read": 32768, "Grep": 8192}},
+			want: manifest.ToolOutputLimits{DefaultMaxBytes: 16384, PerTool: short(map[string]int{"Read": 32768, "Grep": 8192})},
 		},
 		{
 			name: "section omitted",
@@ -96,7 +96,7 @@ Read = 4096
 			opts: func(t *testing.T) []manifest.Option {
 				return []manifest.Option{manifest.File(writeFile(t, "m.toml", "[worker.tool_output.per_tool]\nRead = 4096\n"))}
 			},
-			want: manifest.ToolOutputLimits{DefaultMaxBytes: 16384, PerTool: map[string]int{"Read": 4096}},
+			want: manifest.ToolOutputLimits{DefaultMaxBytes: 16384, PerTool: short(map[string]int{"Read": 4096})},
 		},
 		{
 			name: "project over user, key by key; names with dots, slashes, dashes",
@@ -106,9 +106,9 @@ Read = 4096
 					manifest.File(writeFile(t, "project.toml", project)),
 				}
 			},
-			want: manifest.ToolOutputLimits{DefaultMaxBytes: 20000, PerTool: map[string]int{
+			want: manifest.ToolOutputLimits{DefaultMaxBytes: 20000, PerTool: short(map[string]int{
 				"Grep": 8192, "Read": 4096, "mcp.fs.read_file": 2048, "github/search": 1024, "my-tool": 512,
-			}},
+			})},
 		},
 		{
 			name: "environment over files, tool names as registered",
@@ -125,29 +125,29 @@ Read = 4096
 					}),
 				}
 			},
-			want: manifest.ToolOutputLimits{DefaultMaxBytes: 8192, PerTool: map[string]int{
+			want: manifest.ToolOutputLimits{DefaultMaxBytes: 8192, PerTool: short(map[string]int{
 				"Grep": 8192, "Read": 2000, "mcp.fs.read_file": 3000, "mcp__github__search": 4000, "a/b-c": 5000,
-			}},
+			})},
 		},
 		{
 			name: "overrides over the environment",
 			opts: func(*testing.T) []manifest.Option {
 				return []manifest.Option{
 					manifest.Environ([]string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=2000"}),
-					manifest.Overrides("flags", manifest.ToolOutputLimits{DefaultMaxBytes: 1000, PerTool: map[string]int{"Read": 3000, "x.y/z": 4000}}),
+					manifest.Overrides("flags", manifest.ToolOutputLimits{DefaultMaxBytes: 1000, PerTool: short(map[string]int{"Read": 3000, "x.y/z": 4000})}),
 				}
 			},
-			want: manifest.ToolOutputLimits{DefaultMaxBytes: 1000, PerTool: map[string]int{"Read": 3000, "x.y/z": 4000}},
+			want: manifest.ToolOutputLimits{DefaultMaxBytes: 1000, PerTool: short(map[string]int{"Read": 3000, "x.y/z": 4000})},
 		},
 		{
 			name: "zero default in overrides means not set",
 			opts: func(*testing.T) []manifest.Option {
 				return []manifest.Option{
 					manifest.Bytes("b.toml", []byte("[worker.tool_output]\ndefault_max_bytes = 9000\n")),
-					manifest.Overrides("flags", manifest.ToolOutputLimits{PerTool: map[string]int{"Read": 3000}}),
+					manifest.Overrides("flags", manifest.ToolOutputLimits{PerTool: short(map[string]int{"Read": 3000})}),
 				}
 			},
-			want: manifest.ToolOutputLimits{DefaultMaxBytes: 9000, PerTool: map[string]int{"Read": 3000}},
+			want: manifest.ToolOutputLimits{DefaultMaxBytes: 9000, PerTool: short(map[string]int{"Read": 3000})},
 		},
 		{
 			name: "optional file absent",
@@ -181,12 +181,22 @@ Read = 4096
 }
 
 // cmpEmpty treats nil and empty PerTool maps alike.
-var cmpEmpty = cmp.Transformer("perTool", func(m map[string]int) map[string]int {
+var cmpEmpty = cmp.Transformer("perTool", func(m map[string]manifest.ToolEntry) map[string]manifest.ToolEntry {
 	if len(m) == 0 {
 		return nil
 	}
 	return m
 })
+
+// short returns per_tool entries in the short form, Read = 32768: a byte
+// limit each.
+func short(limits map[string]int) map[string]manifest.ToolEntry {
+	per := make(map[string]manifest.ToolEntry, len(limits))
+	for tool, n := range limits {
+		per[tool] = manifest.ToolEntry{MaxBytes: n}
+	}
+	return per
+}
 
 func TestLoadErrors(t *testing.T) {
 	const section = "[worker.tool_output]\n"
@@ -350,7 +360,7 @@ func TestResolveSources(t *testing.T) {
 		manifest.OptionalFile(filepath.Join(t.TempDir(), "absent.toml")),
 		manifest.File(project),
 		manifest.Environ([]string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__mcp.fs.read=1000"}),
-		manifest.Overrides("flag --limit", manifest.ToolOutputLimits{PerTool: map[string]int{"Glob": 2000}}),
+		manifest.Overrides("flag --limit", manifest.ToolOutputLimits{PerTool: short(map[string]int{"Glob": 2000})}),
 	)
 	if err != nil {
 		t.Fatalf("Resolve() error: %v", err)
@@ -385,14 +395,14 @@ func TestValidate(t *testing.T) {
 		{"nil", nil, ""},
 		{"no section", &manifest.WorkerManifest{}, ""},
 		{"zero default", &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{}}, ""},
-		{"valid", &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: 4096, PerTool: map[string]int{"Read": 128}}}, ""},
+		{"valid", &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: 4096, PerTool: short(map[string]int{"Read": 128})}}, ""},
 		{"negative default", &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: -1}},
 			"manifest: WorkerManifest: worker.tool_output.default_max_bytes = -1: a limit must be positive"},
-		{"small per_tool", &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]int{"mcp.x": 10}}},
+		{"small per_tool", &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: short(map[string]int{"mcp.x": 10})}},
 			`manifest: WorkerManifest: worker.tool_output.per_tool."mcp.x" = 10: below the minimum of 128 bytes (the truncation marker alone takes up to 66)`},
-		{"zero per_tool", &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]int{"Read": 0}}},
+		{"zero per_tool", &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: short(map[string]int{"Read": 0})}},
 			"manifest: WorkerManifest: worker.tool_output.per_tool.Read = 0: 0 is not a limit; omit the key for the default (16384)"},
-		{"empty tool name", &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]int{"": 4096}}},
+		{"empty tool name", &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: short(map[string]int{"": 4096})}},
 			`manifest: WorkerManifest: worker.tool_output.per_tool."" = 4096: empty tool name`},
 		{"huge", &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: 1 << 40}},
 			"manifest: WorkerManifest: worker.tool_output.default_max_bytes = 1099511627776: above the maximum of 67108864 bytes (64 MiB)"},

@@ -3,13 +3,12 @@ package manifest
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/shape"
 )
 
 // Strategy is how a tool's over-long results are cut: the manifest's keep,
@@ -53,31 +52,15 @@ func (s Strategy) over(def Strategy) Strategy {
 	return s
 }
 
-// spec returns s compiled, or the key (a suffix such as "keep"), the
-// value and the error of its first invalid field.
-func (s Strategy) spec() (cut.Spec, string, string, error) {
+// spec returns s compiled. Its fields must be valid: keys' check, which
+// [ToolOutputLimits.validate] runs, compiles the same KeepLines, so that
+// what could fail here has been reported there.
+func (s Strategy) spec() cut.Spec {
 	spec := cut.Spec{Keep: s.Keep, TailShare: s.TailShare, Fallback: s.Fallback}
-	if s.Keep != "" {
-		if _, err := cut.ParseKeep(string(s.Keep)); err != nil {
-			return spec, "keep", strconv.Quote(string(s.Keep)), err
-		}
-	}
-	if err := checkFallback(s.Fallback); err != nil {
-		return spec, "fallback", strconv.Quote(string(s.Fallback)), err
-	}
-	if s.TailShare != 0 {
-		if err := checkTailShare(s.TailShare); err != nil {
-			return spec, "tail_share", strconv.FormatFloat(s.TailShare, 'g', -1, 64), err
-		}
-	}
-	res, err := cut.CompileKeepLines(s.KeepLines)
-	if err != nil {
-		return spec, "keep_lines", showList(s.KeepLines), err
-	}
-	if len(res) > 0 {
+	if res, err := cut.CompileKeepLines(s.KeepLines); err == nil && len(res) > 0 {
 		spec.KeepLines = res
 	}
-	return spec, "", "", nil
+	return spec
 }
 
 func checkFallback(k cut.Keep) error {
@@ -123,82 +106,77 @@ func hasControl(s string) bool {
 	return false
 }
 
-// Policy is what a worker applies to one tool's results: the limit and
-// the cut.
-type Policy struct {
-	// Limit is the tool's limit in bytes, marker included.
-	Limit int
-	// MaxTokens is the tool's token limit, marker included; 0 when it has
-	// none ([ToolOutputLimits.TokensFor]).
-	MaxTokens int
-	// Spec is how content over the limit is cut.
-	Spec cut.Spec
-}
-
 // Policies are the limits and compiled strategies of a [ToolOutputLimits],
-// ready for every call: regular expressions are compiled once, here. Build
-// them with [ToolOutputLimits.Policies]; they are immutable and safe for
-// concurrent use.
+// resolved for each tool once: regular expressions are compiled here, and
+// [Policies.For] is one map lookup. Build them with
+// [ToolOutputLimits.Policies]; they are immutable and safe for concurrent
+// use, and a later change to the limits they were built from does not
+// reach them.
 type Policies struct {
-	limits *ToolOutputLimits
-	def    cut.Spec
-	per    map[string]cut.Spec
+	def     shape.Policy            // every tool without a per_tool entry
+	per     map[string]shape.Policy // each tool with one
+	counter cut.Counter             // set on every Policy For returns
 }
 
-// Policies compiles l's strategies. It returns an [*Error] for an invalid
-// strategy, as [WorkerManifest.Validate] does. It is safe on a nil l: every
-// tool then gets DefaultMaxBytes and the head strategy.
+// Policies validates l as [WorkerManifest.Validate] does, returning its
+// [*Error], and resolves every tool's policy: each limit and strategy
+// field is the tool's own where its per_tool entry sets one, otherwise
+// the default. It is safe on a nil l: every tool then gets
+// DefaultMaxBytes and the head strategy.
 func (l *ToolOutputLimits) Policies() (*Policies, error) {
-	p := &Policies{limits: l}
+	if err := l.validate(); err != nil {
+		return nil, err
+	}
+	p := &Policies{def: shape.Policy{MaxBytes: DefaultMaxBytes}}
 	if l == nil {
 		return p, nil
 	}
-	const src = "WorkerManifest"
-	def, key, val, err := l.Default.spec()
-	if err != nil {
-		return nil, &Error{Source: src, Key: defaultKey(key), Value: val, Err: err}
-	}
-	p.def = def
-	for _, tool := range slices.Sorted(maps.Keys(l.PerToolStrategy)) {
-		s := l.PerToolStrategy[tool]
-		if err := checkToolName(tool); err != nil {
-			return nil, &Error{Source: src, Key: perToolKey(tool), Value: "(a table)", Err: err}
+	// No tool is named "" (validate): For("") and TokensFor("") are the
+	// defaults.
+	p.def = shape.Policy{MaxBytes: l.For(""), MaxTokens: l.TokensFor(""), Spec: l.Default.spec()}
+	for tool, e := range l.PerTool {
+		pol := shape.Policy{MaxBytes: l.For(tool), MaxTokens: l.TokensFor(tool), Spec: p.def.Spec}
+		if !e.Strategy.isZero() {
+			pol.Spec = e.Strategy.over(l.Default).spec()
 		}
-		if _, key, val, err := s.spec(); err != nil {
-			return nil, &Error{Source: src, Key: perToolKey(tool) + "." + key, Value: val, Err: err}
-		}
-		// Both halves are valid, so their merge is.
-		spec, _, _, _ := s.over(l.Default).spec()
 		if p.per == nil {
-			p.per = map[string]cut.Spec{}
+			p.per = make(map[string]shape.Policy, len(l.PerTool))
 		}
-		p.per[tool] = spec
+		p.per[tool] = pol
 	}
 	return p, nil
 }
 
-// defaultKey names the default_ key of a strategy field.
-func defaultKey(field string) string { return "worker.tool_output.default_" + field }
-
-// For returns the policy for tool: its limit ([ToolOutputLimits.For]) and
-// its spec, the tool's own strategy fields over the defaults. Safe on a nil
-// p.
-func (p *Policies) For(tool string) Policy {
+// For returns the policy for tool: its limits ([ToolOutputLimits.For],
+// [ToolOutputLimits.TokensFor]), its spec (the tool's own strategy fields
+// over the defaults) and the counter of [Policies.WithCounter], if any. It
+// has the shape of [shape.PolicyFunc]. A nil p gives DefaultMaxBytes and
+// the head strategy to every tool.
+func (p *Policies) For(tool string) shape.Policy {
 	if p == nil {
-		return Policy{Limit: DefaultMaxBytes}
+		return shape.Policy{MaxBytes: DefaultMaxBytes}
 	}
-	spec, ok := p.per[tool]
+	pol, ok := p.per[tool]
 	if !ok {
-		spec = p.def
+		pol = p.def
 	}
-	return Policy{Limit: p.limits.For(tool), MaxTokens: p.limits.TokensFor(tool), Spec: spec}
+	pol.Counter = p.counter
+	return pol
 }
 
-// Limit returns the limit for tool; it has the shape of middleware.Limits.
-func (p *Policies) Limit(tool string) int { return p.For(tool).Limit }
-
-// Spec returns the spec for tool.
-func (p *Policies) Spec(tool string) cut.Spec { return p.For(tool).Spec }
+// WithCounter returns a copy of p whose For sets Policy.Counter to c, so
+// that the policies hold their token limits: a front end that counts
+// tokens (a worker with a tokenizer, toolcap mcp) passes its counter here.
+// p itself is unchanged; a nil c gives policies that hold bytes only. On a
+// nil p it returns the policies of a nil [ToolOutputLimits] with c.
+func (p *Policies) WithCounter(c cut.Counter) *Policies {
+	q := &Policies{def: shape.Policy{MaxBytes: DefaultMaxBytes}}
+	if p != nil {
+		*q = *p
+	}
+	q.counter = c
+	return q
+}
 
 // StrategyFor returns the strategy in force for tool, the tool's own
 // fields over the defaults, as written in the manifest. Safe on a nil l.
@@ -206,5 +184,5 @@ func (l *ToolOutputLimits) StrategyFor(tool string) Strategy {
 	if l == nil {
 		return Strategy{}
 	}
-	return l.PerToolStrategy[tool].over(l.Default)
+	return l.PerTool[tool].Strategy.over(l.Default)
 }

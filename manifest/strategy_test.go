@@ -54,12 +54,14 @@ Bash = 8192
 	l := r.Manifest.Limits()
 	want := &manifest.ToolOutputLimits{
 		DefaultMaxBytes: 16384,
-		PerTool:         map[string]int{"Read": 32768, "Bash": 8192, "mcp__github__search": 4096, "Glob": 2048},
 		Default:         manifest.Strategy{Keep: cut.KeepHeadTail, TailShare: 0.4},
-		PerToolStrategy: map[string]manifest.Strategy{
-			"Bash":        {Keep: cut.KeepHeadTail, TailShare: 0.3, KeepLines: []string{`(?i)\b(error|fail|panic)\b`}},
-			"mcp.fs.read": {Keep: cut.KeepJSON, Fallback: cut.KeepHeadTail},
-			"Grep":        {Keep: cut.KeepHeadTail, KeepLines: []string{"^E", "FAIL"}},
+		PerTool: map[string]manifest.ToolEntry{
+			"Read":                {MaxBytes: 32768},
+			"Bash":                {MaxBytes: 8192, Strategy: manifest.Strategy{Keep: cut.KeepHeadTail, TailShare: 0.3, KeepLines: []string{`(?i)\b(error|fail|panic)\b`}}},
+			"mcp.fs.read":         {Strategy: manifest.Strategy{Keep: cut.KeepJSON, Fallback: cut.KeepHeadTail}},
+			"Grep":                {Strategy: manifest.Strategy{Keep: cut.KeepHeadTail, KeepLines: []string{"^E", "FAIL"}}},
+			"mcp__github__search": {MaxBytes: 4096},
+			"Glob":                {MaxBytes: 2048},
 		},
 	}
 	if diff := cmp.Diff(want, l); diff != "" {
@@ -97,7 +99,7 @@ Bash = 8192
 		for _, re := range pol.Spec.KeepLines {
 			lines = append(lines, re.String())
 		}
-		return policy{pol.Limit, pol.Spec.Keep, pol.Spec.TailShare, lines, pol.Spec.Fallback}
+		return policy{pol.MaxBytes, pol.Spec.Keep, pol.Spec.TailShare, lines, pol.Spec.Fallback}
 	}
 	for tool, w := range map[string]policy{
 		"Bash":        {8192, cut.KeepHeadTail, 0.3, []string{`(?i)\b(error|fail|panic)\b`}, ""},
@@ -126,11 +128,11 @@ func TestNilPolicies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.For("x"); got.Limit != manifest.DefaultMaxBytes || got.Spec.Keep != "" {
+	if got := p.For("x"); got.MaxBytes != manifest.DefaultMaxBytes || got.Spec.Keep != "" {
 		t.Errorf("nil limits: %+v", got)
 	}
 	var np *manifest.Policies
-	if got := np.For("x"); got.Limit != manifest.DefaultMaxBytes {
+	if got := np.For("x"); got.MaxBytes != manifest.DefaultMaxBytes {
 		t.Errorf("nil policies: %+v", got)
 	}
 }
@@ -220,7 +222,7 @@ func TestValidateStrategy(t *testing.T) {
 		{"valid", manifest.ToolOutputLimits{Default: manifest.Strategy{Keep: cut.KeepHeadTail}}, ""},
 		{"bad default", manifest.ToolOutputLimits{Default: manifest.Strategy{Keep: "tail"}},
 			`manifest: WorkerManifest: worker.tool_output.default_keep = "tail": unknown strategy "tail" (want "head", "head_tail" or "json")`},
-		{"bad per tool", manifest.ToolOutputLimits{PerToolStrategy: map[string]manifest.Strategy{"Bash": {KeepLines: []string{"("}}}},
+		{"bad per tool", manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"Bash": {Strategy: manifest.Strategy{KeepLines: []string{"("}}}}},
 			"manifest: WorkerManifest: worker.tool_output.per_tool.Bash.keep_lines = ['(']: pattern 0 \"(\": error parsing regexp: missing closing ): `(`"},
 	}
 	for _, tt := range tests {

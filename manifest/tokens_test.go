@@ -98,7 +98,7 @@ Grep = { max_tokens = 300 }
 			opts: []manifest.Option{
 				manifest.Environ([]string{manifest.EnvDefaultMaxTokens + "=2000"}),
 				manifest.Overrides("flag", manifest.ToolOutputLimits{DefaultMaxTokens: 1000, BatchMaxTokens: 3000,
-					Tokenizer: "o200k_base", PerTool: map[string]int{"Bash": 4096}, PerToolTokens: map[string]int{"Bash": 700}}),
+					Tokenizer: "o200k_base", PerTool: map[string]manifest.ToolEntry{"Bash": {MaxBytes: 4096, MaxTokens: 700}}}),
 			},
 			want: tokenView{Default: 1000, Batch: 3000, Bash: 700, Grep: 1000, Other: 1000, BashBytes: 4096,
 				Tokenizer: "o200k_base", HasTokens: true, MaxTokens: 700},
@@ -181,9 +181,13 @@ func TestValidateTokens(t *testing.T) {
 			`manifest: WorkerManifest: worker.tool_output.batch_max_tokens = -1: a token limit must be positive`},
 		{"tokenizer", manifest.ToolOutputLimits{Tokenizer: "p50k_base"},
 			`manifest: WorkerManifest: worker.tool_output.tokenizer = "p50k_base": unknown tokenizer (want "calibrated", "o200k_base" or "cl100k_base"); did you mean "o200k_base"?`},
-		{"per tool", manifest.ToolOutputLimits{PerToolTokens: map[string]int{"Read": 0}},
-			`manifest: WorkerManifest: worker.tool_output.per_tool.Read.max_tokens = 0: 0 is not a token limit; omit the key for none`},
-		{"valid", manifest.ToolOutputLimits{DefaultMaxTokens: 4000, Tokenizer: "cl100k_base", PerToolTokens: map[string]int{"Read": 32}}, ""},
+		{"per tool", manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"Read": {MaxTokens: 8}}},
+			`manifest: WorkerManifest: worker.tool_output.per_tool.Read.max_tokens = 8: below the minimum of 32 tokens (the truncation marker alone takes about 12)`},
+		{"per tool, negative", manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"Read": {MaxBytes: 4096, MaxTokens: -1}}},
+			`manifest: WorkerManifest: worker.tool_output.per_tool.Read.max_tokens = -1: a token limit must be positive`},
+		{"per tool, bytes of a long entry", manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"Read": {MaxBytes: 10, MaxTokens: 100}}},
+			`manifest: WorkerManifest: worker.tool_output.per_tool.Read.max_bytes = 10: below the minimum of 128 bytes (the truncation marker alone takes up to 66)`},
+		{"valid", manifest.ToolOutputLimits{DefaultMaxTokens: 4000, Tokenizer: "cl100k_base", PerTool: map[string]manifest.ToolEntry{"Read": {MaxTokens: 32}}}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

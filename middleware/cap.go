@@ -61,7 +61,8 @@ func newOptions(opts []Option) options {
 
 // Cap returns the byte cap: a middleware that cuts the content of every
 // result next returns to limits(call.Tool) by the head rule ([Truncate]),
-// or to the tool's whole policy with [WithPolicy], records the figures (see
+// or to the tool's whole policy with [WithPolicy] (nil limits without one:
+// [shape.DefaultMaxBytes] for every tool), records the figures (see
 // [chain.Result.Truncation]), and logs the cut once at info level with the
 // fields of [shape.LogFields]: tool, call_id, original_bytes, kept_bytes,
 // dropped_bytes, limit, and those of a strategy or a token limit.
@@ -74,28 +75,32 @@ func Cap(limits Limits, opts ...Option) chain.Middleware {
 	o := newOptions(opts)
 	return func(next chain.Handler) chain.Handler {
 		return func(ctx context.Context, call chain.Call) chain.Result {
-			res := next(ctx, call)
-			if res.Content == nil {
-				return res
-			}
-			capped, t, ok := o.cut(*res.Content, limits, call.Tool, false)
-			if !ok {
-				return res
-			}
-			if o.logs(o.logger.IsInfo()) {
-				o.logger.Info(shape.Message(t), shape.LogFields(call.Tool, call.ID, t)...)
-			}
-			return res.WithTruncation(capped, t)
+			return o.capResult(limits, call, next(ctx, call))
 		}
 	}
+}
+
+// capResult is the cap's work on one result.
+func (o *options) capResult(limits Limits, call chain.Call, res chain.Result) chain.Result {
+	if res.Content == nil {
+		return res
+	}
+	capped, t, ok := o.cut(*res.Content, limits, call.Tool)
+	if !ok {
+		return res
+	}
+	if o.logs(o.logger.IsInfo()) {
+		o.logger.Info(shape.Message(t), shape.LogFields(call.Tool, call.ID, t)...)
+	}
+	return res.WithTruncation(capped, t)
 }
 
 // Ceiling returns a middleware that holds the result next returns to the
 // same limits as [Cap]. Placed after user middleware, it keeps the limit
 // whatever they did: when it has to cut, one of them grew the content past
-// the limit, so it cuts again so that the content still carries one marker
-// counting all the model does not see ([shape.Recut]), records the figures
-// (see [chain.Result.Ceiling]) and logs a warning naming the tool.
+// the limit, so it cuts the content as it got it ([shape.Text]), records
+// the figures (see [chain.Result.Ceiling]) and logs a warning naming the
+// tool.
 func Ceiling(limits Limits, opts ...Option) chain.Middleware {
 	o := newOptions(opts)
 	return func(next chain.Handler) chain.Handler {
@@ -104,7 +109,7 @@ func Ceiling(limits Limits, opts ...Option) chain.Middleware {
 			if res.Content == nil {
 				return res
 			}
-			capped, t, ok := o.cut(*res.Content, limits, call.Tool, true)
+			capped, t, ok := o.cut(*res.Content, limits, call.Tool)
 			if !ok {
 				return res
 			}
@@ -130,21 +135,20 @@ func (o *options) logs(enabled bool) bool {
 }
 
 // cut holds content to the tool's policy and returns the cut text and its
-// figures, or ok == false when it fits. again cuts content that may carry a
-// marker already (the ceiling's).
-func (o *options) cut(content string, limits Limits, tool string, again bool) (string, chain.Truncation, bool) {
+// figures, or ok == false when it fits.
+func (o *options) cut(content string, limits Limits, tool string) (string, chain.Truncation, bool) {
 	var p shape.Policy
 	if o.policy != nil {
 		p = o.policy(tool)
 	} else {
-		limit := limits(tool)
+		limit := shape.DefaultMaxBytes
+		if limits != nil {
+			limit = limits(tool)
+		}
 		if len(content) <= limit {
 			return content, chain.Truncation{}, false
 		}
 		p = shape.Bytes(limit)
-	}
-	if again {
-		return shape.Recut(content, p)
 	}
 	return shape.Text(content, p)
 }

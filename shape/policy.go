@@ -23,6 +23,15 @@ type Policy struct {
 	Counter cut.Counter
 }
 
+// DefaultMaxBytes is the byte limit of a tool nobody gave one: 16 KiB, a
+// safe margin under a 30k input tokens/min rate limit. Package manifest's
+// DefaultMaxBytes is this.
+const DefaultMaxBytes = 16384
+
+// Default is the policy of a tool nobody gave one: [DefaultMaxBytes] and
+// the head rule.
+func Default(string) Policy { return Policy{MaxBytes: DefaultMaxBytes} }
+
 // PolicyFunc returns the policy of a tool, by its registered name.
 // (*manifest.Policies).For has this shape.
 type PolicyFunc func(tool string) Policy

@@ -35,16 +35,16 @@ func TestWorkerExactTokens(t *testing.T) {
 		}
 	}
 	// Bytes never cut (1 MiB each); the Bash tools keep head_tail.
-	per := map[string]int{}
-	strat := map[string]manifest.Strategy{}
+	per := map[string]manifest.ToolEntry{}
 	for _, c := range calls {
-		per[c.Tool] = 1 << 20
+		e := manifest.ToolEntry{MaxBytes: 1 << 20}
 		if c.Tool[:4] == "Bash" {
-			strat[c.Tool] = manifest.Strategy{Keep: cut.KeepHeadTail}
+			e.Strategy = manifest.Strategy{Keep: cut.KeepHeadTail}
 		}
+		per[c.Tool] = e
 	}
 	m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte("[worker.tool_output]\ndefault_max_tokens = 4000\ntokenizer = \"o200k_base\"\n")),
-		manifest.Overrides("test", manifest.ToolOutputLimits{PerTool: per, PerToolStrategy: strat}))
+		manifest.Overrides("test", manifest.ToolOutputLimits{PerTool: per}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,7 @@ import (
 	"sync"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/shape"
-	"github.com/toolcap/toolcap/middleware"
 )
 
 // The batch stage: with a batch budget (batch_max_bytes, batch_max_tokens or
@@ -17,18 +15,18 @@ import (
 // To cut a result again from what its tool returned, so that the model sees
 // one marker whose N is everything it does not see of that output, the
 // stage needs the tool's content as the cap received it. A worker with a
-// budget composes its chain with two recorders, one below the cap (the
-// original) and one above it (what the cap passed up), that write into the
+// budget composes its chain with a cap that reports what it received (the
+// original) and what it passed up ([middleware.PinnedObserved]) into the
 // call's custody, found through the call's context. Nothing is copied: the
 // custody holds the two strings the chain made anyway, so the cost is that
 // the original content of every call of the batch stays reachable until
 // ExecuteTools returns, where without a budget it could be collected once
-// the cap had cut it. A worker without a budget has no recorders, no
+// the cap had cut it. A worker without a budget has no observer, no
 // custody and no stage: its calls cost what they always did.
 
 // custody is what the batch stage keeps of one call: the content the cap
 // received and the content it passed up. A user middleware may run next on
-// a goroutine of its own and return before it does, so the recorders may
+// a goroutine of its own and return before it does, so the observer may
 // write late; the stage seals the custody before reading it, and writes
 // after that are dropped.
 type custody struct {
@@ -40,20 +38,16 @@ type custody struct {
 
 type custodyKey struct{}
 
-func (c *custody) set(original bool, content *string) {
+func (c *custody) set(original, capped *string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sealed {
 		return
 	}
-	if original {
-		c.original = content
-	} else {
-		c.capped = content
-	}
+	c.original, c.capped = original, capped
 }
 
-// seal stops the recorders and returns what they recorded.
+// seal stops the recorder and returns what it recorded.
 func (c *custody) seal() (original, capped *string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -61,17 +55,11 @@ func (c *custody) seal() (original, capped *string) {
 	return c.original, c.capped
 }
 
-// record returns the recorder of the original (below the cap) or of the
-// capped content (above it).
-func record(original bool) chain.Middleware {
-	return func(next chain.Handler) chain.Handler {
-		return func(ctx context.Context, call chain.Call) chain.Result {
-			res := next(ctx, call)
-			if c, ok := ctx.Value(custodyKey{}).(*custody); ok {
-				c.set(original, res.Content)
-			}
-			return res
-		}
+// recordCap is the cap's observer in a worker with a batch budget: it
+// writes what the cap received and passed up into the call's custody.
+func recordCap(ctx context.Context, _ chain.Call, received, passed *string) {
+	if c, ok := ctx.Value(custodyKey{}).(*custody); ok {
+		c.set(received, passed)
 	}
 }
 
@@ -170,38 +158,32 @@ func (w *Worker) shareBatch(calls []chain.Call, results []ToolResult, kept []cus
 // drops), and the figures are the ceiling's ([chain.Result.Ceiling]).
 // Either way Truncation.Batch is set.
 func (w *Worker) cutToShare(call chain.Call, res ToolResult, original *string, share, tokShare int) ToolResult {
-	spec := w.spec(call.Tool)
-	tokens := w.tokenLimit(call.Tool)
-	if tokShare > 0 && (tokens == 0 || tokShare < tokens) {
-		tokens = tokShare
+	p := w.policy(call.Tool)
+	p.MaxBytes = share
+	if tokShare > 0 && (p.MaxTokens == 0 || tokShare < p.MaxTokens) {
+		p.MaxTokens = tokShare
 	}
 	var out string
-	var st cut.Stats
-	switch {
-	case original != nil:
-		out, st = cut.CutTokens(*original, share, tokens, w.tokenizer, spec)
-	case tokens > 0:
-		// As below, the one marker the content may carry stays, in bytes.
-		out, st = cut.RecutTokens(*res.Content, share, tokens, w.tokenizer, spec)
-	default:
+	var t chain.Truncation
+	var changed bool
+	if original != nil {
+		out, t, changed = shape.Text(*original, p)
+	} else {
 		// The content may carry the cap's marker already: cut again so that
 		// it still carries one, its count adding what the cap dropped.
-		out, st = cut.Recut(*res.Content, share, spec)
+		out, t, changed = shape.Recut(*res.Content, p)
 	}
-	t := middleware.Figures(st, share, tokens)
+	if !changed {
+		return res
+	}
 	t.Batch = true
 	if w.logger.IsInfo() {
-		args := []any{"tool", call.Tool, "call_id", call.ID,
-			"original_bytes", t.OriginalBytes, "kept_bytes", t.KeptBytes, "dropped_bytes", t.DroppedBytes,
-			"limit", t.Limit}
+		args := shape.LogFields(call.Tool, call.ID, t)
 		if w.batchMax > 0 {
 			args = append(args, "batch_max_bytes", w.batchMax)
 		}
 		if w.batchTokens > 0 {
-			args = append(args, "limit_tokens", t.LimitTokens, "batch_max_tokens", w.batchTokens)
-		}
-		if t.Unit != "" {
-			args = append(args, "unit", t.Unit, "dropped_tokens", t.DroppedTokens)
+			args = append(args, "batch_max_tokens", w.batchTokens)
 		}
 		w.logger.Info("tool result cut to its share of the batch budget", args...)
 	}

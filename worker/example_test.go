@@ -52,7 +52,7 @@ func ExampleWithMiddleware() {
 		body := strings.Repeat("x", 50_000)
 		return worker.ToolOutput{Content: &body}, nil
 	})
-	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]int{"Read": 4096}}}
+	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"Read": {MaxBytes: 4096}}}}
 	w, err := worker.New([]worker.Tool{read},
 		worker.WithManifest(m),
 		worker.WithMiddleware(trace("outer"), trace("inner")),

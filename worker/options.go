@@ -39,12 +39,6 @@ func WithMiddleware(mws ...chain.Middleware) Option {
 	return func(o *options) { o.middleware = append(o.middleware, mws...) }
 }
 
-// WithInterceptors is [WithMiddleware] under its earlier name.
-//
-// Deprecated: use [WithMiddleware]; toolcap calls the user's stages
-// middleware everywhere.
-func WithInterceptors(mws ...chain.Middleware) Option { return WithMiddleware(mws...) }
-
 // WithLogger sets the logger for cuts, warnings and recovered panics. The
 // worker names an unnamed logger "toolcap". Without it the worker is silent.
 func WithLogger(l hclog.Logger) Option {

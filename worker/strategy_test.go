@@ -43,7 +43,7 @@ Read = 1024
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := p.Spec("Bash")
+	spec := p.For("Bash").Spec
 	wantBash, st := cut.Cut(log, 1024, spec)
 	wantRead, _ := cut.Cut(log, 1024, cut.Spec{})
 	if diff := cmp.Diff(wantBash, *res[0].Content); diff != "" {

@@ -13,10 +13,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/shape"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -30,12 +30,11 @@ type Worker struct {
 	handler     chain.Handler // the whole chain, over w.call
 	logger      hclog.Logger
 	concurrency int
-	fallback    Tool // runs calls to names not in tools; nil: they are unknown
-	batchMax    int  // batch_max_bytes; 0: no batch budget in bytes
-	batchTokens int  // batch_max_tokens; 0: no batch budget in tokens
-	spec        func(tool string) cut.Spec
+	fallback    Tool             // runs calls to names not in tools; nil: they are unknown
+	batchMax    int              // batch_max_bytes; 0: no batch budget in bytes
+	batchTokens int              // batch_max_tokens; 0: no batch budget in tokens
 	tokenizer   tokens.Tokenizer // nil: no token limits
-	tokenLimit  func(tool string) int
+	policy      shape.PolicyFunc // each tool's policy, counting with tokenizer
 }
 
 // New builds a Worker for tools.
@@ -85,7 +84,6 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 		batchMax:    o.manifest.Limits().Batch(),
 		batchTokens: o.manifest.Limits().BatchTokens(),
 		tokenizer:   tz,
-		tokenLimit:  o.manifest.Limits().TokensFor,
 	}
 	for i, t := range tools {
 		if t == nil {
@@ -108,28 +106,25 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
-	limit := w.limits.For
-	w.spec = policies.Spec
-	// Each tool's strategy (head, head_tail, json), compiled once; the cap
-	// and the ceiling look it up only for content over the limit.
-	cutOpts := []middleware.Option{middleware.WithLogger(logger), middleware.WithSpecs(policies.Spec)}
 	if w.tokenizer != nil {
-		cutOpts = append(cutOpts, middleware.WithTokens(w.tokenLimit, w.tokenizer))
+		policies = policies.WithCounter(w.tokenizer)
 	}
+	// Each tool's policy (limits and strategy), compiled once: the cap, the
+	// ceiling and the batch stage all hold a tool to the same one.
+	w.policy = policies.For
 	user, nilAt := checked(o.middleware)
 	w.run = middleware.Recover(logger)(w.runTool)
-	capped := middleware.Cap(limit, cutOpts...)
+	var observe middleware.CapObserver
 	if w.batching() {
-		// The batch stage cuts again from the tool's content: record it
-		// below the cap, and what the cap made of it above (see batch.go).
-		capped = chain.Chain(record(false), capped, record(true))
+		// The batch stage cuts again from the tool's content: the cap tells
+		// the call's custody what it received and passed up (see batch.go).
+		observe = recordCap
 	}
-	w.handler = chain.Chain(
-		middleware.Ceiling(limit, cutOpts...), // pinned after the user's: the limit holds whatever they do
-		middleware.Recover(logger),            // a panicking user middleware still gives its call a result
-		chain.Chain(user...),                  // the user's, first listed outermost
-		capped,                                // pinned first: nothing above it sees uncapped content
-	)(w.call) // the tool, inline or on a goroutine of its own; abandonment and Goexit become results here
+	// toolcap's pinned order, the one composition every front end builds
+	// from: the cap below the user's middleware, the ceiling above them.
+	w.handler = middleware.PinnedObserved(w.policy, user, observe, middleware.WithLogger(logger))(w.call)
+	// w.call runs the tool inline or on a goroutine of its own; abandonment
+	// and Goexit become results there.
 	if *nilAt >= 0 {
 		return nil, fmt.Errorf("worker: middleware %d returned a nil handler", *nilAt)
 	}
@@ -166,7 +161,7 @@ func (w *Worker) warnUnknownLimits() {
 		if _, ok := w.tools[name]; ok {
 			continue
 		}
-		args := []any{"tool", name, "limit", w.limits.PerTool[name]}
+		args := []any{"tool", name, "limit", w.limits.For(name)}
 		if s := suggest.Closest(name, w.names); s != "" {
 			args = append(args, "did_you_mean", s)
 		}
@@ -209,7 +204,7 @@ func (w *Worker) TokenLimit(tool string) int {
 	if w.tokenizer == nil {
 		return 0
 	}
-	return w.tokenLimit(tool)
+	return w.policy(tool).MaxTokens
 }
 
 // Tokenizer returns the tokenizer the worker counts tokens with, nil when

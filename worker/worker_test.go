@@ -160,7 +160,7 @@ func TestCeiling(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]int{"Grep": 512}}}
+	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"Grep": {MaxBytes: 512}}}}
 	w := newWorker(t, []worker.Tool{text("Grep", "short match")},
 		worker.WithManifest(m), worker.WithMiddleware(grow), worker.WithLogger(logtest.New(&buf, hclog.Debug)))
 	res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "g1", Tool: "Grep"}})
@@ -392,7 +392,7 @@ func TestNewErrors(t *testing.T) {
 		{"duplicate", []worker.Tool{text("Glob", ""), text("Glob", "")}, nil, `worker: tools[1]: duplicate tool name "Glob"`},
 		{"concurrency", nil, []worker.Option{worker.WithConcurrency(0)}, "worker: concurrency 0: must be at least 1"},
 		{"invalid manifest", nil, []worker.Option{worker.WithManifest(&manifest.WorkerManifest{
-			ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]int{"Read": 50}}})},
+			ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"Read": {MaxBytes: 50}}}})},
 			"worker: manifest: WorkerManifest: worker.tool_output.per_tool.Read = 50: below the minimum of 128 bytes (the truncation marker alone takes up to 66)"},
 	}
 	for _, tt := range tests {
@@ -416,8 +416,8 @@ func TestNewErrors(t *testing.T) {
 
 func TestNewWarnsUnknownPerTool(t *testing.T) {
 	var buf bytes.Buffer
-	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]int{
-		"Read": 4096, "Raed": 4096, "WebFetch": 2048,
+	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{
+		"Read": {MaxBytes: 4096}, "Raed": {MaxBytes: 4096}, "WebFetch": {MaxBytes: 2048},
 	}}}
 	newWorker(t, []worker.Tool{text("Read", ""), text("Glob", "")}, worker.WithManifest(m), worker.WithLogger(logtest.New(&buf, hclog.Debug)))
 	got := logtest.Lines(t, &buf)
@@ -469,7 +469,7 @@ func TestFromOutput(t *testing.T) {
 }
 
 func TestLimitAndTools(t *testing.T) {
-	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: 8192, PerTool: map[string]int{"Read": 32768}}}
+	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: 8192, PerTool: map[string]manifest.ToolEntry{"Read": {MaxBytes: 32768}}}}
 	w := newWorker(t, []worker.Tool{text("Read", ""), text("Glob", "")}, worker.WithManifest(m))
 	got := []any{w.Limit("Read"), w.Limit("Glob"), w.Tools()}
 	want := []any{32768, 8192, []string{"Glob", "Read"}}

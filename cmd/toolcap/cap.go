@@ -9,6 +9,7 @@ import (
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/shape"
 )
 
 const capHelp = `Usage: toolcap cap --tool NAME [--keep STRATEGY] [--manifest FILE]... [-v] < input > output
@@ -94,7 +95,7 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		// --keep is the highest layer, for this tool's strategy only: the
 		// tool's tail_share and keep_lines still apply.
 		extra = append(extra, manifest.Overrides("flag --keep", manifest.ToolOutputLimits{
-			PerToolStrategy: map[string]manifest.Strategy{*tool: {Keep: k}},
+			PerTool: map[string]manifest.ToolEntry{*tool: {Strategy: manifest.Strategy{Keep: k}}},
 		}))
 	}
 
@@ -170,7 +171,7 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 // the byte limit as it streams, then again from what was kept
 // ([cut.RecutTokens]), its one marker counting the bytes of the input the
 // output does not show.
-func capReader(ctx context.Context, r io.Reader, policy manifest.Policy, c cut.Counter) (string, cut.Stats, error) {
+func capReader(ctx context.Context, r io.Reader, policy shape.Policy, c cut.Counter) (string, cut.Stats, error) {
 	type result struct {
 		capped string
 		st     cut.Stats
@@ -182,7 +183,7 @@ func capReader(ctx context.Context, r io.Reader, policy manifest.Policy, c cut.C
 		if c != nil {
 			// Held whole up to the window, as json is held: at most 4 times
 			// the limit or 8 MiB.
-			window := min(cut.TokenWindow(policy.MaxTokens), max(4*policy.Limit, 8<<20))
+			window := min(cut.TokenWindow(policy.MaxTokens), max(4*policy.MaxBytes, 8<<20))
 			head, err := io.ReadAll(io.LimitReader(r, int64(window)+1))
 			switch {
 			case err != nil:
@@ -190,7 +191,7 @@ func capReader(ctx context.Context, r io.Reader, policy manifest.Policy, c cut.C
 				done <- res
 				return
 			case len(head) <= window:
-				res.capped, res.st = cut.CutTokens(string(head), policy.Limit, policy.MaxTokens, c, policy.Spec)
+				res.capped, res.st = cut.CutTokens(string(head), policy.MaxBytes, policy.MaxTokens, c, policy.Spec)
 				done <- res
 				return
 			}
@@ -198,7 +199,7 @@ func capReader(ctx context.Context, r io.Reader, policy manifest.Policy, c cut.C
 		}
 		res.capped, res.st, res.err = capStream(r, policy)
 		if res.err == nil && c != nil {
-			if out, st := cut.RecutTokens(res.capped, policy.Limit, policy.MaxTokens, c, policy.Spec); out != res.capped {
+			if out, st := cut.RecutTokens(res.capped, policy.MaxBytes, policy.MaxTokens, c, policy.Spec); out != res.capped {
 				res.capped, res.st = out, st
 			}
 		}
@@ -213,16 +214,16 @@ func capReader(ctx context.Context, r io.Reader, policy manifest.Policy, c cut.C
 }
 
 // capStream cuts r to the policy's byte limit as it reads it.
-func capStream(r io.Reader, policy manifest.Policy) (string, cut.Stats, error) {
+func capStream(r io.Reader, policy shape.Policy) (string, cut.Stats, error) {
 	if k := policy.Spec.Keep; k == "" || k == cut.KeepHead {
-		capped, d, err := middleware.TruncateReader(r, policy.Limit)
+		capped, d, err := middleware.TruncateReader(r, policy.MaxBytes)
 		n := int64(len(capped))
 		if d > 0 {
 			n -= int64(middleware.MarkerLen(int(d)))
 		}
 		return capped, cut.Stats{Original: int(n + d), Kept: int(n), Dropped: int(d), Strategy: cut.KeepHead}, err
 	}
-	w := cut.NewWriter(policy.Limit, policy.Spec)
+	w := cut.NewWriter(policy.MaxBytes, policy.Spec)
 	buf := make([]byte, 64<<10)
 	if _, err := io.CopyBuffer(w, onlyReader{r}, buf); err != nil {
 		return "", cut.Stats{}, fmt.Errorf("read: %w", err)

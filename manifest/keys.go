@@ -1,0 +1,358 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	gotoml "github.com/pelletier/go-toml/v2"
+
+	"github.com/toolcap/toolcap/cut"
+)
+
+// key describes one key of [worker.tool_output] and, when it has one, its
+// field in a per_tool entry's long form. The table of them, keys, is the
+// one place the keys are spelled out: parsing a layer (check,
+// perToolEntry), building the limits from the merged layers (assemble),
+// the environment's variable names (envKey), validating a Go value
+// (validate), Overrides, the "did you mean" of an unknown key and the
+// Resolution all read it.
+type key struct {
+	// name is the key in [worker.tool_output]: "default_max_bytes".
+	name string
+	// field is the key in a per_tool entry's long form, "max_bytes", or ""
+	// when the key has no per-tool form (batch_max_bytes, tokenizer).
+	field string
+	// short marks the field the short form of an entry sets (Read = 32768):
+	// max_bytes.
+	short bool
+	// kind is the type of the value and its bounds.
+	kind kind
+	// top points at the Go field of name in l.
+	top func(l *ToolOutputLimits) any
+	// entry points at the Go field of field in e; nil when field is "".
+	entry func(e *ToolEntry) any
+	// record stores the value in force, v (of the kind's Go type), and
+	// the layer that set it in r: for the table itself when tool is "",
+	// for tool's per_tool entry otherwise.
+	record func(r *Resolution, k *key, tool string, v any, src string)
+}
+
+// keys is every key of [worker.tool_output] but per_tool, in the order
+// validation reports them and suggestions consider them.
+var keys = []*key{
+	{
+		name: "default_max_bytes", field: "max_bytes", short: true, kind: bytesKind,
+		top:    func(l *ToolOutputLimits) any { return &l.DefaultMaxBytes },
+		entry:  func(e *ToolEntry) any { return &e.MaxBytes },
+		record: intSetting(func(r *Resolution) *Setting { return &r.Default }, func(r *Resolution) *map[string]Setting { return &r.PerTool }),
+	},
+	{
+		name: "batch_max_bytes", kind: batchKind,
+		top:    func(l *ToolOutputLimits) any { return &l.BatchMaxBytes },
+		record: intSetting(func(r *Resolution) *Setting { return &r.Batch }, nil),
+	},
+	{
+		name: "default_max_tokens", field: "max_tokens", kind: tokensKind,
+		top:    func(l *ToolOutputLimits) any { return &l.DefaultMaxTokens },
+		entry:  func(e *ToolEntry) any { return &e.MaxTokens },
+		record: intSetting(func(r *Resolution) *Setting { return &r.DefaultTokens }, func(r *Resolution) *map[string]Setting { return &r.PerToolTokens }),
+	},
+	{
+		name: "batch_max_tokens", kind: tokensKind,
+		top:    func(l *ToolOutputLimits) any { return &l.BatchMaxTokens },
+		record: intSetting(func(r *Resolution) *Setting { return &r.BatchTokens }, nil),
+	},
+	{
+		name: "tokenizer", kind: tokenizerKind,
+		top: func(l *ToolOutputLimits) any { return &l.Tokenizer },
+		// The tokenizer is recorded by name, unquoted, as config prints it.
+		record: func(r *Resolution, _ *key, _ string, v any, src string) {
+			r.Tokenizer = StrategySetting{Value: v.(string), Source: src}
+		},
+	},
+	{
+		name: "default_keep", field: "keep", kind: keepKind,
+		top:    func(l *ToolOutputLimits) any { return &l.Default.Keep },
+		entry:  func(e *ToolEntry) any { return &e.Strategy.Keep },
+		record: strategySetting,
+	},
+	{
+		name: "default_tail_share", field: "tail_share", kind: tailShareKind,
+		top:    func(l *ToolOutputLimits) any { return &l.Default.TailShare },
+		entry:  func(e *ToolEntry) any { return &e.Strategy.TailShare },
+		record: strategySetting,
+	},
+	{
+		name: "default_keep_lines", field: "keep_lines", kind: keepLinesKind,
+		top:    func(l *ToolOutputLimits) any { return &l.Default.KeepLines },
+		entry:  func(e *ToolEntry) any { return &e.Strategy.KeepLines },
+		record: strategySetting,
+	},
+	{
+		name: "default_fallback", field: "fallback", kind: fallbackKind,
+		top:    func(l *ToolOutputLimits) any { return &l.Default.Fallback },
+		entry:  func(e *ToolEntry) any { return &e.Strategy.Fallback },
+		record: strategySetting,
+	},
+}
+
+// perToolName is the key of the table of per-tool entries.
+const perToolName = "per_tool"
+
+// topNames are the keys of [worker.tool_output], and entryNames those of a
+// per_tool entry's long form, for "did you mean".
+var topNames, entryNames = func() (top, entry []string) {
+	for _, k := range keys {
+		top = append(top, k.name)
+		if k.field != "" {
+			entry = append(entry, k.field)
+		}
+	}
+	return append(top, perToolName), entry
+}()
+
+// keyNamed returns the key called name in [worker.tool_output], or nil.
+func keyNamed(name string) *key {
+	for _, k := range keys {
+		if k.name == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// fieldNamed returns the key whose per_tool field is called field, or nil.
+func fieldNamed(field string) *key {
+	for _, k := range keys {
+		if k.field != "" && k.field == field {
+			return k
+		}
+	}
+	return nil
+}
+
+// intSetting records an integer key in *top (the table's) or, for a tool,
+// in the map *per, which it creates on first use.
+func intSetting(top func(*Resolution) *Setting, per func(*Resolution) *map[string]Setting) func(*Resolution, *key, string, any, string) {
+	return func(r *Resolution, _ *key, tool string, v any, src string) {
+		s := Setting{Value: v.(int), Source: src}
+		if tool == "" || per == nil {
+			*top(r) = s
+			return
+		}
+		m := per(r)
+		if *m == nil {
+			*m = map[string]Setting{}
+		}
+		(*m)[tool] = s
+	}
+}
+
+// strategySetting records a strategy key by its field, under "" for the
+// table's default_ key, as TOML writes the value.
+func strategySetting(r *Resolution, k *key, tool string, v any, src string) {
+	if r.Strategy == nil {
+		r.Strategy = map[string]map[string]StrategySetting{}
+	}
+	if r.Strategy[tool] == nil {
+		r.Strategy[tool] = map[string]StrategySetting{}
+	}
+	r.Strategy[tool][k.field] = StrategySetting{Value: k.kind.show(v), Source: src}
+}
+
+// kind is the type of a key's value and its bounds. A value of the kind's
+// Go type is an int, a float64, a string or a []string; the Go field a key
+// points at may be a named type over one of them (cut.Keep).
+type kind struct {
+	// read converts a layer's value to the kind's Go type, without
+	// checking its bounds. fromEnv says v is an environment variable's
+	// text, to be parsed; in a file, a string where TOML has a number or
+	// an array is an error.
+	read func(v any, fromEnv bool) (any, error)
+	// check says why a value of the Go type cannot be used, or returns
+	// nil.
+	check func(v any) error
+	// show writes a value of the Go type as TOML does.
+	show func(v any) string
+}
+
+// value reads v as k's kind and checks its bounds.
+func (k *key) value(v any, fromEnv bool) (any, error) {
+	x, err := k.kind.read(v, fromEnv)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.kind.check(x); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+var (
+	bytesKind     = kind{readInt, checkInt(checkLimit), showInt}
+	batchKind     = kind{readInt, checkInt(checkBatch), showInt}
+	tokensKind    = kind{readInt, checkInt(checkTokens), showInt}
+	tokenizerKind = kind{readString, checkString(checkTokenizer), showString}
+	keepKind      = kind{readString, checkString(checkKeep), showString}
+	fallbackKind  = kind{readString, checkString(func(s string) error { return checkFallback(cut.Keep(s)) }), showString}
+	tailShareKind = kind{readFloat, func(v any) error { return checkTailShare(v.(float64)) }, showFloat}
+	keepLinesKind = kind{readLines, checkLines, func(v any) string { return showList(v.([]string)) }}
+)
+
+func checkInt(f func(int) error) func(any) error { return func(v any) error { return f(v.(int)) } }
+func checkString(f func(string) error) func(any) error {
+	return func(v any) error { return f(v.(string)) }
+}
+
+func showInt(v any) string    { return strconv.Itoa(v.(int)) }
+func showString(v any) string { return strconv.Quote(v.(string)) }
+func showFloat(v any) string  { return strconv.FormatFloat(v.(float64), 'g', -1, 64) }
+
+func checkKeep(s string) error {
+	_, err := cut.ParseKeep(s)
+	return err
+}
+
+func checkLines(v any) error {
+	_, err := cut.CompileKeepLines(v.([]string))
+	return err
+}
+
+func readInt(v any, fromEnv bool) (any, error) { return intValue(v, fromEnv) }
+
+// readString reads a string; the environment's text is one as it is.
+func readString(v any, _ bool) (any, error) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("%s, not a string", kindOf(v))
+	}
+	return s, nil
+}
+
+// readFloat reads a number, an integer included (tail_share = 1 is a
+// number TOML writes without a point, out of bounds but not of type).
+func readFloat(v any, fromEnv bool) (any, error) {
+	switch x := v.(type) {
+	case float64:
+		return x, nil
+	case int64:
+		return float64(x), nil
+	case int:
+		return float64(x), nil
+	case string:
+		if !fromEnv {
+			return nil, errors.New("a string, not a number (write it without quotes)")
+		}
+		f, err := strconv.ParseFloat(x, 64)
+		if err != nil {
+			return nil, errors.New("not a number")
+		}
+		return f, nil
+	}
+	return nil, fmt.Errorf("%s, not a number", kindOf(v))
+}
+
+// readLines reads an array of strings. From the environment it is one
+// pattern, or a TOML array of them when the text starts with "[". The
+// result is never nil: keep_lines = [] is set, to no patterns.
+func readLines(v any, fromEnv bool) (any, error) {
+	pats := []string{}
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("element %d is %s, not a string", i, kindOf(e))
+			}
+			pats = append(pats, s)
+		}
+	case string:
+		if !fromEnv {
+			return nil, errors.New("a string, not an array (write ['pattern'])")
+		}
+		if !strings.HasPrefix(strings.TrimSpace(x), "[") {
+			return []string{x}, nil
+		}
+		var doc struct {
+			V []string `toml:"v"`
+		}
+		if err := gotoml.Unmarshal([]byte("v = "+x), &doc); err != nil {
+			return nil, errors.New("not a TOML array of strings")
+		}
+		pats = append(pats, doc.V...)
+	default:
+		return nil, fmt.Errorf("%s, not an array of strings", kindOf(v))
+	}
+	return pats, nil
+}
+
+// get returns the value the Go field p points at, in its kind's Go type,
+// and whether it is set: a zero field is not.
+func get(p any) (any, bool) {
+	switch p := p.(type) {
+	case *int:
+		return *p, *p != 0
+	case *float64:
+		return *p, *p != 0
+	case *string:
+		return *p, *p != ""
+	case *cut.Keep:
+		return string(*p), *p != ""
+	case *[]string:
+		return *p, *p != nil
+	}
+	return nil, false
+}
+
+// put stores v, of the kind's Go type, in the Go field p points at.
+func put(p, v any) {
+	switch p := p.(type) {
+	case *int:
+		*p, _ = v.(int)
+	case *float64:
+		*p, _ = v.(float64)
+	case *string:
+		*p, _ = v.(string)
+	case *cut.Keep:
+		s, _ := v.(string)
+		*p = cut.Keep(s)
+	case *[]string:
+		s, _ := v.([]string)
+		*p = slices.Clone(s)
+	}
+}
+
+// layerValue is v, of a kind's Go type, as a TOML layer holds it: an
+// array is a []any.
+func layerValue(v any) any {
+	if ss, ok := v.([]string); ok {
+		a := make([]any, len(ss))
+		for i, s := range ss {
+			a[i] = s
+		}
+		return a
+	}
+	return v
+}
+
+// kindOf names the TOML type of v for an error: "a string", "an integer".
+func kindOf(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64, int:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case map[string]any:
+		return "a table"
+	case []any:
+		return "an array"
+	}
+	return fmt.Sprintf("a %T", v)
+}

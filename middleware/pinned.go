@@ -1,0 +1,62 @@
+package middleware
+
+import (
+	"context"
+
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/shape"
+)
+
+// Pinned returns toolcap's fixed composition around the user's middleware,
+// as one middleware: the cap innermost, next to the handler it wraps, then
+// the user's middleware (the first listed outermost), a [Recover], and the
+// ceiling last:
+//
+//	ceiling(recover(user[0](user[1](...cap(next)))))
+//
+// Every front end that runs user middleware builds from it (the worker
+// around its tools, toolcap mcp around a server's results), so none can
+// place a user middleware below the cap or above the ceiling: the innermost
+// user middleware receives exactly the cap's output, and whatever they do,
+// the ceiling holds each tool to policy(tool) again. Nil entries of user are
+// skipped. Options are those of [Cap] and [Ceiling] ([WithLogger]); the
+// policy is given here, so [WithPolicy] among them is overridden; a nil
+// policy is [shape.Default] for every tool.
+//
+// Compose once and keep the handler: composing costs an allocation per
+// layer, calling the composed handler allocates nothing of its own.
+func Pinned(policy shape.PolicyFunc, user []chain.Middleware, opts ...Option) chain.Middleware {
+	return PinnedObserved(policy, user, nil, opts...)
+}
+
+// CapObserver is told, for each call, the content the cap received and the
+// content it passed up (the same pointer when nothing was cut, nil when the
+// result had no content). The worker's batch stage uses one to cut a
+// result again from its tool's own content.
+type CapObserver func(ctx context.Context, call chain.Call, received, passed *string)
+
+// PinnedObserved is [Pinned] whose cap reports to observe, which may be nil.
+func PinnedObserved(policy shape.PolicyFunc, user []chain.Middleware, observe CapObserver, opts ...Option) chain.Middleware {
+	if policy == nil {
+		policy = shape.Default
+	}
+	opts = append(opts[:len(opts):len(opts)], WithPolicy(policy))
+	o := newOptions(opts)
+	capped := Cap(nil, opts...)
+	if observe != nil {
+		capped = func(next chain.Handler) chain.Handler {
+			return func(ctx context.Context, call chain.Call) chain.Result {
+				res := next(ctx, call)
+				out := o.capResult(nil, call, res)
+				observe(ctx, call, res.Content, out.Content)
+				return out
+			}
+		}
+	}
+	return chain.Chain(
+		Ceiling(nil, opts...), // pinned after the user's: the limit holds whatever they do
+		Recover(o.logger),     // a panicking user middleware still gives its call a result
+		chain.Chain(user...),  // the user's, first listed outermost
+		capped,                // pinned first: nothing above it sees uncapped content
+	)
+}

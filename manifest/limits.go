@@ -9,12 +9,14 @@ import (
 	"strings"
 
 	"github.com/toolcap/toolcap/internal/suggest"
+	"github.com/toolcap/toolcap/shape"
 )
 
 const (
 	// DefaultMaxBytes is the limit for every tool that has no limit of its
-	// own: 16 KiB, a safe margin under a 30k input tokens/min rate limit.
-	DefaultMaxBytes = 16384
+	// own: 16384 bytes (16 KiB), a safe margin under a 30k input
+	// tokens/min rate limit. It is shape.DefaultMaxBytes: one home.
+	DefaultMaxBytes = shape.DefaultMaxBytes
 
 	// MinMaxBytes is the smallest limit accepted. The truncation marker alone
 	// takes 48 to 66 bytes; 128 leaves room for content beside it.

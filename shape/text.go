@@ -16,21 +16,7 @@ func Text(s string, p Policy) (out string, t chain.Truncation, changed bool) {
 	if p.Fits(len(s)) {
 		return s, chain.Truncation{}, false
 	}
-	return textOver(s, p)
-}
-
-func textOver(s string, p Policy) (string, chain.Truncation, bool) {
-	var out string
-	var st cut.Stats
-	if p.HoldsTokens() {
-		out, st = cut.CutTokens(s, p.MaxBytes, p.MaxTokens, p.Counter, p.Spec)
-	} else {
-		out, st = cut.Cut(s, p.MaxBytes, p.Spec)
-	}
-	if !st.Changed() {
-		return s, chain.Truncation{}, false
-	}
-	return out, Figures(st, p), true
+	return fit(s, p, cut.Cut, cut.CutTokens)
 }
 
 // Recut is [Text] for a text that may be the output of an earlier cut,
@@ -41,11 +27,21 @@ func Recut(s string, p Policy) (out string, t chain.Truncation, changed bool) {
 	if p.Fits(len(s)) {
 		return s, chain.Truncation{}, false
 	}
+	return fit(s, p, cut.Recut, cut.RecutTokens)
+}
+
+// fit cuts s, known not to fit p by its length, with the byte cut or, when
+// p holds tokens, the token cut of one family (Cut or Recut).
+func fit(s string, p Policy,
+	byBytes func(string, int, cut.Spec) (string, cut.Stats),
+	byTokens func(string, int, int, cut.Counter, cut.Spec) (string, cut.Stats),
+) (string, chain.Truncation, bool) {
+	var out string
 	var st cut.Stats
 	if p.HoldsTokens() {
-		out, st = cut.RecutTokens(s, p.MaxBytes, p.MaxTokens, p.Counter, p.Spec)
+		out, st = byTokens(s, p.MaxBytes, p.MaxTokens, p.Counter, p.Spec)
 	} else {
-		out, st = cut.Recut(s, p.MaxBytes, p.Spec)
+		out, st = byBytes(s, p.MaxBytes, p.Spec)
 	}
 	if !st.Changed() {
 		return s, chain.Truncation{}, false

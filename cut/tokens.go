@@ -96,7 +96,8 @@ func CutTokens(content string, maxBytes, maxTokens int, c Counter, spec Spec) (s
 	if n <= maxBytes && n <= maxTokens {
 		return content, Stats{Original: n, Kept: n}
 	}
-	t := tokenCut{content: content, maxBytes: maxBytes, maxTokens: maxTokens, c: c, spec: spec, total: -1}
+	t := tokenCut{n: n, maxBytes: maxBytes, maxTokens: maxTokens, c: c, spec: spec, total: -1,
+		at: func(limit int) (string, Stats) { return Cut(content, limit, spec) }}
 	if n <= TokenWindow(maxTokens) {
 		t.total = c.Count(content)
 		if n <= maxBytes && t.total <= maxTokens {
@@ -124,7 +125,8 @@ func RecutTokens(text string, maxBytes, maxTokens int, c Counter, spec Spec) (st
 	if n <= maxBytes && n <= maxTokens {
 		return text, Stats{Original: n, Kept: n}
 	}
-	t := tokenCut{content: text, maxBytes: maxBytes, maxTokens: maxTokens, c: c, spec: spec, total: -1, recut: true}
+	t := tokenCut{n: n, maxBytes: maxBytes, maxTokens: maxTokens, c: c, spec: spec, total: -1, recut: true,
+		at: func(limit int) (string, Stats) { return Recut(text, limit, spec) }}
 	if n <= maxBytes {
 		if t.total = c.Count(text); t.total <= maxTokens {
 			return text, Stats{Original: n, Kept: n}
@@ -133,22 +135,17 @@ func RecutTokens(text string, maxBytes, maxTokens int, c Counter, spec Spec) (st
 	return t.cut()
 }
 
-// tokenCut is one cut under a token limit.
+// tokenCut is one cut under a token limit, of content of n bytes that at
+// cuts at a byte limit with the strategy's rule: a string held whole, or
+// what a Writer holds of a stream.
 type tokenCut struct {
-	content             string
+	n                   int
+	at                  func(limit int) (string, Stats)
 	maxBytes, maxTokens int
 	c                   Counter
 	spec                Spec
 	total               int  // Count(content), or -1 when not counted
-	recut               bool // content may be a cut's output: cut it with Recut
-}
-
-// at cuts the content at a byte limit with the strategy's rule.
-func (t *tokenCut) at(limit int) (string, Stats) {
-	if t.recut {
-		return Recut(t.content, limit, t.spec)
-	}
-	return Cut(t.content, limit, t.spec)
+	recut               bool // content may be a cut's output: its marker stays in bytes
 }
 
 // candidate is the output of the strategy's rule at one byte limit.
@@ -164,12 +161,13 @@ type candidate struct {
 const maxSteps = 12
 
 func (t *tokenCut) cut() (string, Stats) {
-	n := len(t.content)
+	n := t.n
 	// The byte limit first: when its cut fits the token limit, bytes cut.
 	var hi candidate
 	if n <= t.maxBytes && t.total >= 0 {
 		// The content itself, counted already: over the token limit.
-		hi = candidate{limit: n, out: t.content, st: Stats{Original: n, Kept: n}, count: t.total}
+		out, _ := t.at(n) // the content itself, held whole
+		hi = candidate{limit: n, out: out, st: Stats{Original: n, Kept: n}, count: t.total}
 	} else {
 		hi = t.eval(min(t.maxBytes, n-1, TokenWindow(t.maxTokens)), false)
 		if hi.count <= t.maxTokens {
@@ -232,7 +230,7 @@ func (t *tokenCut) eval(limit int, swap bool) candidate {
 			// N in proportion to the bytes dropped: only its digits matter
 			// here, and exact gives it its true value once the limit is
 			// chosen.
-			est := int(float64(t.total) * float64(st.Dropped) / float64(len(t.content)))
+			est := int(float64(t.total) * float64(st.Dropped) / float64(t.n))
 			out = before + TokenMarker(max(1, est)) + after
 		}
 	}
@@ -254,7 +252,8 @@ func (t *tokenCut) exact(c candidate) (string, Stats) {
 	}
 	// Unreachable for a Counter that keeps its contract: a cut to a few
 	// bytes under maxTokens fits.
-	return headStats(t.content, max(0, min(t.maxBytes, t.maxTokens)-3))
+	out, st := t.at(max(0, min(t.maxBytes, t.maxTokens)-3))
+	return out, st
 }
 
 // withTokenMarker rebuilds the cut of c (made at c.limit) with the token

@@ -191,13 +191,7 @@ func (w *Writer) lines(p []byte, off int) {
 func (w *Writer) Result() (string, Stats) {
 	w.done = true
 	if w.n <= w.limit {
-		var s string
-		if w.json != nil {
-			s = string(w.json)
-		} else {
-			s = string(w.head)
-		}
-		return s, Stats{Original: w.n, Kept: w.n}
+		return w.whole(), Stats{Original: w.n, Kept: w.n}
 	}
 	if w.limit <= 0 {
 		return "", Stats{Original: w.n, Dropped: w.n, Strategy: w.spec.text()}
@@ -209,12 +203,32 @@ func (w *Writer) Result() (string, Stats) {
 		out, dropped := HeadBytes(w.head, w.n, w.limit)
 		return bytesString(out), Stats{Original: w.n, Kept: w.n - dropped, Dropped: dropped, Strategy: KeepHead}
 	}
+	v := w.view()
+	var buf []byte
+	if cap(w.head) >= w.limit {
+		buf = w.head
+	}
+	return v.cut(w.limit, w.spec, buf)
+}
+
+// whole returns everything written, which the Writer holds whole: n is
+// within the limit.
+func (w *Writer) whole() string {
+	if w.json != nil {
+		return string(w.json)
+	}
+	return string(w.head)
+}
+
+// view returns the head_tail view of everything written.
+func (w *Writer) view() view {
 	v := view{n: w.n, head: bytesString(w.head)}
 	if w.ring == nil {
 		// Everything is in the head window.
 		v.tail = v.head[len(v.head)-min(w.n, w.win):]
 	} else {
-		// Rotate the ring in place so that it reads oldest first.
+		// Rotate the ring in place so that it reads oldest first (once:
+		// then pos is 0 and rotating again changes nothing).
 		slices.Reverse(w.ring[:w.pos])
 		slices.Reverse(w.ring[w.pos:])
 		slices.Reverse(w.ring)
@@ -225,11 +239,60 @@ func (w *Writer) Result() (string, Stats) {
 		w.rec.advance(w.n)
 		v.lines = w.rec.lines
 	}
-	var buf []byte
-	if cap(w.head) >= w.limit {
-		buf = w.head
+	return v
+}
+
+// ResultAt returns the cut of everything written at limit, a limit no
+// larger than the Writer's, byte for byte what [Cut] returns for the
+// concatenation of everything written at that limit, and ends the Writer
+// for Write. Unlike Result, it may be called again, at other limits: the
+// cuts of the token limit ([Writer.ResultTokens]) are made this way. Each
+// call allocates its output. A limit above the Writer's is cut at the
+// Writer's.
+func (w *Writer) ResultAt(limit int) (string, Stats) {
+	w.done = true
+	limit = min(limit, w.limit)
+	if w.n <= limit {
+		return w.whole(), Stats{Original: w.n, Kept: w.n}
 	}
-	return v.cut(w.limit, w.spec, buf)
+	if limit <= 0 {
+		return "", Stats{Original: w.n, Dropped: w.n, Strategy: w.spec.text()}
+	}
+	if w.json != nil {
+		return cutOver(bytesString(w.json), limit, w.spec)
+	}
+	if !w.tail {
+		// The head window holds limit+4 bytes of a smaller limit too.
+		head := slices.Clone(w.head[:min(len(w.head), windowLen(limit))])
+		out, dropped := HeadBytes(head, w.n, limit)
+		return bytesString(out), Stats{Original: w.n, Kept: w.n - dropped, Dropped: dropped, Strategy: KeepHead}
+	}
+	// The windows are wider than a cut at a smaller limit reads, and the
+	// lines between them are every matching line past the wider head
+	// window: the cut reads what a cut of the whole content reads.
+	v := w.view()
+	return v.cut(limit, w.spec, nil)
+}
+
+// ResultTokens is [CutTokens] of everything written at the Writer's limit
+// and maxTokens tokens as c counts them, for content too long to be
+// tokenized whole: longer than [TokenWindow](maxTokens). Such content is
+// cut by the token limit as CutTokens cuts it (the output of the
+// strategy's rule at the byte limit that fits the tokens, its marker
+// counting bytes), byte for byte, since each candidate cut is
+// [Writer.ResultAt]. Content of at most TokenWindow(maxTokens) bytes must
+// be held whole and cut with CutTokens, whose marker then counts tokens:
+// the Writer does not hold it, so ResultTokens cuts it by bytes as well.
+// With maxTokens <= 0 or a nil c it is ResultAt at the Writer's limit.
+func (w *Writer) ResultTokens(maxTokens int, c Counter) (string, Stats) {
+	if maxTokens <= 0 || c == nil {
+		return w.ResultAt(w.limit)
+	}
+	if w.n <= w.limit && w.n <= maxTokens {
+		return w.ResultAt(w.limit)
+	}
+	t := tokenCut{n: w.n, maxBytes: w.limit, maxTokens: maxTokens, c: c, spec: w.spec, total: -1, at: w.ResultAt}
+	return t.cut()
 }
 
 // stringBytes returns the bytes of s without a copy, for reading only.

@@ -99,3 +99,61 @@ func TestWriterJSONBound(t *testing.T) {
 		t.Error("Writer differs from Cut past JSONMaxInput")
 	}
 }
+
+// TestWriterResultAt checks that a Writer cuts what it holds at any limit
+// up to its own as Cut cuts the whole content at that limit, so that a
+// stream can be cut to a token limit as a string held whole is.
+func TestWriterResultAt(t *testing.T) {
+	inputs := map[string]string{
+		"log":             testLog(100000)[:120000] + "FAIL: TestX\n",
+		"log errors":      strings.Repeat("ok\nerror: a\nx\n", 2000),
+		"failures spread": strings.Repeat(strings.Repeat("ok  \tpkg/a/b\t0.01s\n", 40)+"--- FAIL: TestY\n", 200),
+		"one line":        strings.Repeat("é", 5000),
+		"json":            `{"a":[` + strings.Repeat(`{"k":"error v"},`, 2000) + `1]}`,
+		"binary":          string([]byte{0xff, '\n', 0xe2, 0x82, '\n'}) + strings.Repeat("\xf0\x9f\x98\n", 1000),
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for name, in := range inputs {
+		for si, spec := range streamSpecs() {
+			w := cut.NewWriter(4096, spec)
+			writeChunks(t, w, in, rng, 3000)
+			for _, limit := range []int{4096, 4000, 2500, 1000, 333, 128, 60, 0, 9000} {
+				want, wantSt := cut.Cut(in, min(limit, 4096), spec)
+				got, st := w.ResultAt(limit)
+				if got != want {
+					t.Fatalf("%s, spec %d, ResultAt(%d) differs from Cut:\n%s", name, si, limit, cmp.Diff(want, got))
+				}
+				if diff := cmp.Diff(wantSt, st); diff != "" {
+					t.Fatalf("%s, spec %d, ResultAt(%d): figures mismatch (-want +got):\n%s", name, si, limit, diff)
+				}
+			}
+		}
+	}
+}
+
+// TestWriterResultTokens checks that a stream too long to be tokenized
+// whole is cut by its token limit byte for byte as CutTokens cuts it.
+func TestWriterResultTokens(t *testing.T) {
+	in := strings.Repeat(strings.Repeat("ok  \tpkg/a/b\t0.01s coverage 80%\n", 40)+"--- FAIL: TestY\n", 200)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for si, spec := range streamSpecs() {
+		for _, maxTokens := range []int{300, 1000, 2500} {
+			if len(in) <= cut.TokenWindow(maxTokens) {
+				t.Fatalf("input of %d bytes is within the token window of %d tokens", len(in), maxTokens)
+			}
+			want, wantSt := cut.CutTokens(in, 12000, maxTokens, words{}, spec)
+			w := cut.NewWriter(12000, spec)
+			writeChunks(t, w, in, rng, 5000)
+			got, st := w.ResultTokens(maxTokens, words{})
+			if got != want {
+				t.Fatalf("spec %d, %d tokens: ResultTokens differs from CutTokens:\n%s", si, maxTokens, cmp.Diff(want, got))
+			}
+			if diff := cmp.Diff(wantSt, st); diff != "" {
+				t.Fatalf("spec %d, %d tokens: figures mismatch (-want +got):\n%s", si, maxTokens, diff)
+			}
+			if n := (words{}).Count(got); n > maxTokens {
+				t.Errorf("spec %d: %d tokens, over %d", si, n, maxTokens)
+			}
+		}
+	}
+}

@@ -25,7 +25,7 @@ func BenchmarkRelayResult(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var m *manifest.WorkerManifest
 			if tc.limit > 0 {
-				m = &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]int{"t": tc.limit}}}
+				m = &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"t": {MaxBytes: tc.limit}}}}
 			}
 			s := newRawSession(&testing.T{}, mcpproxy.Options{Manifest: m})
 			enc, _ := json.Marshal(bigText(tc.size))

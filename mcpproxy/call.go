@@ -3,14 +3,12 @@ package mcpproxy
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
-	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/mcpproxy/internal/shape"
 	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
+	"github.com/toolcap/toolcap/shape"
 )
 
 // A pendingCall is a tools/call the client sent and the server has not
@@ -21,8 +19,8 @@ type pendingCall struct {
 	callID string // the chain's call id, for logs
 	tool   string
 	args   json.RawMessage
-	gen    *generation // the limits and chain the call was sent under
-	policy manifest.Policy
+	gen    *generation  // the limits and chain the call was sent under
+	policy shape.Policy // the tool's, with the worker's tokenizer as its counter
 	// jsonText: the tool's text is cut as JSON although its strategy is
 	// the default (it has an output schema).
 	jsonText bool
@@ -122,7 +120,7 @@ func readCallResult(sc *wire.Scanner, retain int, calls []*pendingCall) (*callRe
 		if res.writers == nil {
 			res.writers = map[*pendingCall]*cut.Writer{}
 		}
-		res.writers[c] = cut.NewWriter(c.policy.Limit, c.policy.Spec)
+		res.writers[c] = cut.NewWriter(c.policy.MaxBytes, c.policy.Spec)
 	}
 	err := sc.Object(func(key string) error {
 		switch key {
@@ -192,7 +190,7 @@ func (res *callResult) block(sc *wire.Scanner) error {
 			res.kept += len(raw)
 			res.blocks = append(res.blocks, raw)
 		} else {
-			res.over = append(res.over, shape.Dropped{Kind: "a block", Size: int(sc.Offset() - start)})
+			res.over = append(res.over, shape.Dropped{Kind: shape.BlockOther, Size: int(sc.Offset() - start)})
 		}
 		return err
 	}
@@ -274,32 +272,6 @@ func (res *callResult) block(sc *wire.Scanner) error {
 	return nil
 }
 
-// blockKind names a block that was not kept, for the note.
-func blockKind(typ string) string {
-	switch typ {
-	case "image":
-		return "an image block"
-	case "audio":
-		return "an audio block"
-	case "resource":
-		return "an embedded resource"
-	case "resource_link":
-		return "a resource link"
-	}
-	return "a block"
-}
-
-func writeKey(b *bytes.Buffer, key string) {
-	writeString(b, []byte(key))
-	b.WriteByte(':')
-}
-
-// writeString writes s as a JSON string, as encoding/json would.
-func writeString(b *bytes.Buffer, s []byte) {
-	enc, _ := json.Marshal(string(s))
-	b.Write(enc)
-}
-
 // callError is a JSON-RPC error answering a tools/call, as read.
 type callError struct {
 	members []member // in order; message holds nil
@@ -330,27 +302,18 @@ func readCallError(sc *wire.Scanner, retain int) (*callError, error) {
 	return e, err
 }
 
-// capError brings the error within limit as [shape.CapError] does: when
-// its message and data together exceed limit, data of at most a quarter of
-// limit is kept and the message cut to the rest, larger data is dropped and
-// the message cut to limit. It returns nil when the error fits, unless
-// rebuild asks for the error to be written out all the same (the reader
-// kept no copy of the message).
-func (e *callError) capError(id []byte, limit int, rebuild bool) []byte {
-	fits := e.message.total+e.dataLen <= int64(limit)
-	if fits && !rebuild {
-		return nil
+// capError brings the error within the call's policy by
+// [shape.ErrorMessageHead]: when its message and data together exceed the
+// limit, data of at most a quarter of it is kept and the message cut to the
+// rest, larger data is dropped and the message cut to the limit. It returns
+// the response to send, the figures and whether it cut; the response is nil
+// when the error fits, unless rebuild asks for it to be written out all the
+// same (the reader kept no copy of the message).
+func (e *callError) capError(id []byte, pol shape.Policy, rebuild bool) ([]byte, chain.Truncation, bool) {
+	msg, data, t, capped := shape.ErrorMessageHead(e.message.head, int(e.message.total), e.data, int(e.dataLen), pol)
+	if !capped && !rebuild {
+		return nil, t, false
 	}
-	data := e.data
-	room := limit
-	if !fits {
-		if data != nil && len(data) <= limit/4 {
-			room -= len(data)
-		} else {
-			data = nil
-		}
-	}
-	msg, _, _ := e.message.cut(room)
 	var b bytes.Buffer
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
 	b.Write(id)
@@ -378,55 +341,8 @@ func (e *callError) capError(id []byte, limit int, rebuild bool) []byte {
 		b.Write(v)
 	}
 	b.WriteString("}}")
-	return b.Bytes()
+	return b.Bytes(), t, capped
 }
-
-// truncationMeta is the value of _meta["toolcap/truncation"] on a capped
-// result: the figures of its content, in the unit of the limit.
-type truncationMeta struct {
-	Unit     string `json:"unit"`
-	Limit    int    `json:"limit"`
-	Original int    `json:"original"`
-	Kept     int    `json:"kept"`
-	Dropped  int    `json:"dropped"`
-	// Tokens holds the figures in tokens of the text when its tool's token
-	// limit cut it and its marker counts tokens; nil otherwise.
-	Tokens *tokenMeta `json:"tokens,omitempty"`
-}
-
-// tokenMeta is the token figures of a text cut by its token limit.
-type tokenMeta struct {
-	Limit    int `json:"limit"`
-	Original int `json:"original"`
-	Kept     int `json:"kept"`
-	Dropped  int `json:"dropped"`
-}
-
-// metaKey is the _meta key of the figures.
-const metaKey = "toolcap/truncation"
-
-// withMeta returns the _meta object raw (nil: none) with the figures added.
-func withMeta(raw []byte, t truncationMeta) []byte {
-	fig, _ := json.Marshal(t)
-	var b bytes.Buffer
-	obj := bytes.TrimSpace(raw)
-	if len(obj) < 2 || obj[0] != '{' || obj[len(obj)-1] != '}' {
-		obj = []byte("{}")
-	}
-	inner := bytes.TrimSpace(obj[1 : len(obj)-1])
-	b.WriteByte('{')
-	if len(inner) > 0 {
-		b.Write(inner)
-		b.WriteByte(',')
-	}
-	writeKey(&b, metaKey)
-	b.Write(fig)
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-// itoa is strconv.Itoa for the proxy's call ids.
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // reducer copies a JSON value as it is read, keeping of each string longer
 // than retain only its first bytes (the cut that follows counts the rest), so

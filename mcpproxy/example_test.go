@@ -23,7 +23,7 @@ type conn struct {
 // with the figures in _meta.
 func ExampleProxy_Serve() {
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{
-		PerTool: map[string]int{"read": 128},
+		PerTool: map[string]manifest.ToolEntry{"read": {MaxBytes: 128}},
 	}}
 	proxy, err := mcpproxy.New(mcpproxy.Options{Manifest: m})
 	if err != nil {

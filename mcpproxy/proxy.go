@@ -91,8 +91,9 @@ type generation struct {
 	manifest *manifest.WorkerManifest
 	worker   *worker.Worker
 	policies *manifest.Policies // each tool's limit and cut strategy
-	// retain is how much of a result's text the reader keeps: the largest
-	// limit, so that any tool's cut can be made from what was kept.
+	// retain is how much of a result's text the reader keeps: the most
+	// any tool's policy must hold (shape.Policy.Hold), so that every cut
+	// made from what was kept is the one the worker makes.
 	retain int
 }
 
@@ -141,10 +142,12 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 	if err != nil {
 		return fmt.Errorf("mcpproxy: %w", err)
 	}
-	retain := limits.For("")
+	// Enough to cut any tool's text from what was kept exactly as the
+	// worker cuts it held whole (shape.Policy.Hold).
+	retain := policies.For("").Hold()
 	if limits != nil {
 		for name := range limits.PerTool {
-			retain = max(retain, limits.For(name))
+			retain = max(retain, policies.For(name).Hold())
 		}
 	}
 	p.gen.Store(&generation{manifest: m, worker: w, policies: policies, retain: retain})

@@ -94,7 +94,7 @@ func TestRelayCapsTextResults(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
 	server.AddTool(textTool("big", big))
 	server.AddTool(textTool("small", "hello"))
-	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]int{"small": 4096}}}
+	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"small": {MaxBytes: 4096}}}}
 	cs, _ := relay(t, server, mcpproxy.Options{Manifest: m}, nil)
 	ctx := context.Background()
 

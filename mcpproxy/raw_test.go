@@ -221,7 +221,7 @@ func TestRelayBoundsOtherMessages(t *testing.T) {
 // the middle too; the count is exact.
 func TestRelayHeadTailWhileReading(t *testing.T) {
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{
-		PerToolStrategy: map[string]manifest.Strategy{"t": {Keep: cut.KeepHeadTail, KeepLines: []string{`^error: `}}},
+		PerTool: map[string]manifest.ToolEntry{"t": {Strategy: manifest.Strategy{Keep: cut.KeepHeadTail, KeepLines: []string{`^error: `}}}},
 	}}
 	for _, lines := range []int{20_000, 1_000_000} { // in the buffer, and past it
 		t.Run(fmt.Sprint(lines), func(t *testing.T) {

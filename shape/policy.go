@@ -52,6 +52,22 @@ func (p Policy) Fits(n int) bool {
 	return n <= p.MaxBytes && (!p.HoldsTokens() || n <= p.MaxTokens)
 }
 
+// Hold returns how much of a result that arrives as a stream a front end
+// must hold whole to fit it exactly as [Text] fits it held whole: the byte
+// limit, or under a token limit the longest input Text counts whole
+// ([cut.TokenWindow]), at most [cut.JSONMaxInput] of the byte limit (8 MiB
+// or 4 times the limit) so that memory stays bounded. A longer stream is
+// cut as it is read ([cut.Writer]) and, under a token limit, by
+// [cut.Writer.ResultTokens]: byte for byte Text's cut, except for input
+// between that bound and the token window, which keeps a byte marker where
+// Text's would count tokens.
+func (p Policy) Hold() int {
+	if p.MaxTokens <= 0 {
+		return max(p.MaxBytes, 0)
+	}
+	return max(p.MaxBytes, min(cut.TokenWindow(p.MaxTokens), cut.JSONMaxInput(p.MaxBytes)))
+}
+
 // tokens returns the token limit p holds, 0 when none.
 func (p Policy) tokens() int {
 	if p.HoldsTokens() {

@@ -4,404 +4,155 @@
 // give the caller a hook to replace them, such as adk-go's
 // AfterToolCallback, and it needs no framework.
 //
-// # The measure
+// Every function fits a value to a tool's [shape.Policy] through package
+// shape, the one home of toolcap's rules, so that a value comes out as it
+// would through any other toolcap front end:
 //
-// [Cap] measures a value by its JSON encoding (encoding/json, HTML left
-// unescaped): what a framework serializes into the request its model reads.
-// When the encoding fits the limit the value is returned as it is. Otherwise
-// only strings are cut, each by the text rule of [middleware.Truncate] (the
-// marker "\n[truncated: N bytes dropped, refine your query]" within its
-// share), so the result has the same JSON shape (the same keys, the same array
-// lengths, numbers, booleans and nulls untouched) and its encoding is at most
-// limit bytes, escapes included.
-//
-// [Strings] cuts several strings that share one budget, for outputs the model
-// reads as text, such as a command's stdout and stderr.
-//
-// # Sharing the budget
-//
-// The strings share the budget fairly (max-min): strings shorter than an
-// equal share keep whole, and the longest ones are cut to equal shares, so
-// a short stderr survives next to a 1 MiB stdout. When the equal share is too
-// small to hold a marker (many long strings), the budget goes to the strings
-// in order instead: the first ones keep whole, one is cut with the marker, and
-// the rest are emptied. Either way the number of bytes dropped is exact.
-//
-// [middleware.Truncate]: https://pkg.go.dev/github.com/toolcap/toolcap/middleware#Truncate
+//   - [Cap] measures a value by its JSON encoding: what a framework
+//     serializes into the request its model reads. A value whose encoding
+//     fits is returned as it is. A longer string is cut as a text, by the
+//     policy's strategy and token limit; any other value into a shorter
+//     valid JSON value by [shape.JSON], the rule toolcap cuts MCP's
+//     structuredContent by.
+//   - [JSON] is that second half alone, for a value that must stay JSON of
+//     its own shape, such as structuredContent: it says when no valid form
+//     fits, and gives the note a result's content should carry.
+//   - [Strings] fits several strings that share one budget, for outputs
+//     the model reads as text, such as a command's stdout and stderr, by
+//     [shape.Texts]: a short stderr survives next to a 1 MiB stdout.
 package capvalue
 
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
-	"strings"
 
-	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/shape"
 )
 
-// Cap returns v capped so that its JSON encoding is at most limit bytes, and
-// the number of string bytes dropped; dropped == 0 means v is returned
-// unchanged.
+// Cap returns v fitted to p by its JSON encoding, with the figures of the
+// cut, in bytes of that encoding; changed is false, and v is returned as it
+// is, when the encoding fits.
 //
-// A cut value comes back as the generic form encoding/json decodes: objects
-// as map[string]any, arrays as []any, numbers as [json.Number], so a struct
-// becomes a map with its JSON field names. When the value without its
-// strings' contents takes more than half the limit (long arrays of records,
-// of numbers), every array is cut to the same number of first elements, as
-// many as leave half the limit to the strings, and a cut array ends with one
-// more element, the string "[truncated: N bytes dropped, refine your query]"
-// (N: the encoded bytes of the elements it lost). When even empty arrays do
-// not fit (an object with too many keys), Cap returns the value's JSON text
-// as one string, cut by the text rule so that it encodes within the limit:
-// the shape is lost, the limit holds. A value
-// encoding/json cannot encode (a channel, a func, a cycle) is returned
-// unchanged with dropped == 0, as no framework can send it either. Cap never
-// panics.
-func Cap(v any, limit int) (capped any, dropped int) {
-	enc, err := encode(v)
-	if err != nil || len(enc) <= limit {
-		return v, 0
+// A string is a text: it is cut by [shape.Text], p's strategy and token
+// limit included, so that its encoding, quotes and escapes included, fits.
+// Any other value is cut as [JSON] cuts it, into a shorter valid JSON value
+// decoded back into the generic form encoding/json decodes: objects as
+// map[string]any, arrays as []any, numbers as [json.Number], so a struct
+// becomes a map with its JSON field names. When no valid JSON form of the
+// value fits p (an object with too many keys for the limit), Cap returns
+// the value's JSON text as one string, cut as a string is: the shape is
+// lost, the limit holds. A value encoding/json cannot encode (a channel, a
+// func, a cycle) is returned unchanged, as no framework can send it either.
+// Cap never panics.
+func Cap(v any, p shape.Policy) (capped any, t chain.Truncation, changed bool) {
+	if s, ok := v.(string); ok {
+		return asText(s, p)
 	}
-	var tree any
-	dec := json.NewDecoder(bytes.NewReader(enc))
-	dec.UseNumber()
-	if err := dec.Decode(&tree); err != nil {
-		return v, 0
+	out, st, ok := JSON(v, p)
+	switch {
+	case ok:
+		return out, st.Figures, st.Cut
+	case st.Raw == nil:
+		return v, chain.Truncation{}, false // not encodable
 	}
-
-	root := []any{tree} // so that a bare string is a leaf like any other
-	leaves := collect(root, nil)
-	fixed := len(enc)
-	sizes := make([]int, len(leaves))
-	for i, l := range leaves {
-		sizes[i] = encodedLen(l.get()) - 2
-		fixed -= sizes[i]
-	}
-	if fixed > limit/2 {
-		// The structure alone takes more than half the limit: keep the
-		// head of each long array, and leave the strings the other half.
-		n, d, ok := pruneArrays(root[0], limit/2)
-		if !ok {
-			s, d := cutEncoded(string(enc), limit-2)
-			return s, d
-		}
-		root[0], dropped = n, d
-		return capStrings(root, limit, dropped)
-	}
-	return capStrings(root, limit, 0)
+	return asText(string(st.Raw), p)
 }
 
-// capStrings cuts the strings of root[0] so that its encoding fits limit;
-// dropped is what was dropped before.
-func capStrings(root []any, limit, dropped int) (any, int) {
-	var leaves []leaf
-	for _, l := range collect(root, nil) {
-		if !isMarker(l.get()) { // an array's marker is not cut
-			leaves = append(leaves, l)
-		}
-	}
-	enc, _ := encode(root[0])
-	fixed := len(enc)
-	sizes := make([]int, len(leaves))
-	for i, l := range leaves {
-		sizes[i] = encodedLen(l.get()) - 2
-		fixed -= sizes[i]
-	}
-	for i, share := range shares(sizes, limit-fixed) {
-		if share >= sizes[i] {
-			continue
-		}
-		s, d := cutEncoded(leaves[i].get(), share)
-		leaves[i].set(s)
-		dropped += d
-	}
-	return root[0], dropped
-}
-
-// pruneArrays returns v with every array cut to its first m elements, for
-// the largest m that makes the encoding of v, strings emptied, at most
-// budget bytes. A cut array ends with one more element, the string
-// "[truncated: N bytes dropped, refine your query]", N being the bytes of the
-// elements it lost, so the model is told. ok is false when even m = 0 does
-// not fit. v is not changed: the result shares only its strings with it.
-func pruneArrays(v any, budget int) (pruned any, dropped int, ok bool) {
-	longest := 0
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case []any:
-			longest = max(longest, len(x))
-			for _, e := range x {
-				walk(e)
-			}
-		case map[string]any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
-	walk(v)
-	fits := func(m int) (any, int, bool) {
-		p, d := prune(v, m)
-		enc, err := encode(emptied(p))
-		return p, d, err == nil && len(enc) <= budget
-	}
-	if _, _, ok := fits(0); !ok {
-		return nil, 0, false
-	}
-	// The largest m in [0, longest) that fits; m = longest cuts nothing,
-	// and the caller knows that does not fit.
-	lo, hi := 0, longest-1
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if _, _, ok := fits(mid); ok {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	pruned, dropped, _ = fits(lo)
-	return pruned, dropped, true
-}
-
-// prune copies v with every array longer than m cut to m elements and the
-// marker element.
-func prune(v any, m int) (any, int) {
-	switch x := v.(type) {
-	case []any:
-		n := min(len(x), m)
-		out := make([]any, 0, n+1)
-		dropped := 0
-		for _, e := range x[:n] {
-			p, d := prune(e, m)
-			out = append(out, p)
-			dropped += d
-		}
-		if len(x) > n {
-			lost, _ := encode(x[n:]) // "[a,b]": the brackets stand for the commas
-			d := len(lost) - 2 + min(n, 1)
-			out = append(out, strings.TrimPrefix(middleware.Marker(d), "\n"))
-			dropped += d
-		}
-		return out, dropped
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		dropped := 0
-		for k, e := range x {
-			p, d := prune(e, m)
-			out[k] = p
-			dropped += d
-		}
-		return out, dropped
-	default:
-		return v, 0
-	}
-}
-
-// emptied copies v with every string replaced by "", but for the markers
-// prune adds, which are not cut.
-func emptied(v any) any {
-	switch x := v.(type) {
-	case string:
-		if isMarker(x) {
-			return x
-		}
-		return ""
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = emptied(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = emptied(e)
-		}
-		return out
-	default:
-		return v
-	}
-}
-
-func isMarker(s string) bool {
-	return strings.HasPrefix(s, "[truncated: ") && strings.HasSuffix(s, " bytes dropped, refine your query]")
-}
-
-// Strings cuts ss so that the sum of their lengths, markers included, is at
-// most limit bytes, and returns the cut strings (a new slice, in the same
-// order) and the number of bytes dropped. When they fit, ss itself is
-// returned with dropped == 0.
-func Strings(ss []string, limit int) (capped []string, dropped int) {
-	sizes := make([]int, len(ss))
-	total := 0
-	for i, s := range ss {
-		sizes[i] = len(s)
-		total += len(s)
-	}
-	if total <= limit {
-		return ss, 0
-	}
-	capped = make([]string, len(ss))
-	for i, share := range shares(sizes, limit) {
-		var d int
-		capped[i], d = middleware.Truncate(ss[i], share)
-		dropped += d
-	}
-	return capped, dropped
-}
-
-// leaf is one string of a decoded JSON value, in place: element i of a, or
-// entry k of m.
-type leaf struct {
-	a []any
-	i int
-	m map[string]any
-	k string
-}
-
-func (l leaf) get() string {
-	if l.m != nil {
-		return l.m[l.k].(string)
-	}
-	return l.a[l.i].(string)
-}
-
-func (l leaf) set(s string) {
-	if l.m != nil {
-		l.m[l.k] = s
-	} else {
-		l.a[l.i] = s
-	}
-}
-
-// collect walks a decoded JSON value in the order encoding/json writes it
-// (object keys sorted) and returns its strings, in place. A value that is
-// itself a string is boxed in a one-element slice by the caller.
-func collect(v any, leaves []leaf) []leaf {
-	switch x := v.(type) {
-	case []any:
-		for i, e := range x {
-			if _, ok := e.(string); ok {
-				leaves = append(leaves, leaf{a: x, i: i})
-			} else {
-				leaves = collect(e, leaves)
-			}
-		}
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if _, ok := x[k].(string); ok {
-				leaves = append(leaves, leaf{m: x, k: k})
-			} else {
-				leaves = collect(x[k], leaves)
-			}
-		}
-	}
-	return leaves
-}
-
-// encode is json.Marshal without HTML escaping and without the newline
-// json.Encoder adds.
-func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	e := json.NewEncoder(&buf)
-	e.SetEscapeHTML(false)
-	if err := e.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// encodedLen returns the length of s encoded as a JSON string, quotes
-// included.
-func encodedLen(s string) int {
-	enc, err := encode(s)
+// JSON is [Cap] for a value that must stay a JSON value of its own shape,
+// such as an MCP result's structuredContent: it measures v by its JSON
+// encoding (encoding/json's, HTML escaped, the longer of the forms
+// frameworks send) and fits it by [shape.JSON], the rule toolcap fits every
+// structured value by. It returns the fitted value (v itself when its
+// encoding fits, else the cut form decoded as Cap describes) and what
+// shape.JSON says of the cut: Cut, the Figures in bytes of the encoding,
+// and the Note a result's content should end with when a container lost
+// elements. ok is false when no valid JSON form fits p, and the caller
+// drops the value (s.Raw then holds v's encoding), or when v cannot be
+// encoded at all (s.Raw nil).
+func JSON(v any, p shape.Policy) (fitted any, s shape.Structured, ok bool) {
+	enc, err := json.Marshal(v)
 	if err != nil {
-		return len(s) + 2
+		return v, shape.Structured{}, false
 	}
-	return len(enc)
+	if len(enc) <= p.MaxBytes && !p.HoldsTokens() {
+		return v, shape.Structured{Raw: enc}, true
+	}
+	// The cut value comes back in the generic form, whose objects encode
+	// with their keys sorted: cut that form, so that what a framework
+	// encodes is exactly what shape.JSON made. (A struct's fields are
+	// ordered as declared.)
+	var generic any
+	if err := decode(enc, &generic); err != nil {
+		return v, shape.Structured{Raw: enc}, false
+	}
+	sorted, err := json.Marshal(generic)
+	if err != nil {
+		return v, shape.Structured{Raw: enc}, false
+	}
+	s, ok = shape.JSON(sorted, p, nil)
+	if !ok {
+		return v, shape.Structured{Raw: enc}, false
+	}
+	if !s.Cut {
+		return v, s, true
+	}
+	var out any
+	if err := decode(s.Raw, &out); err != nil {
+		// shape.JSON returns valid JSON; should it ever not, the caller
+		// drops the value rather than send an invalid one.
+		return v, shape.Structured{Raw: enc}, false
+	}
+	return out, s, true
 }
 
-// cutEncoded cuts s by the text rule so that its JSON encoding, quotes
-// excluded, is at most share bytes, and returns it with the number of bytes
-// of s dropped. Escapes make the encoding longer than the text; each round
-// gives the text less room by the excess, so it ends after a few rounds.
-func cutEncoded(s string, share int) (string, int) {
-	room := share
+// decode decodes JSON into the generic form, numbers as json.Number so that
+// they keep every digit.
+func decode(raw []byte, v *any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// asText cuts text so that its encoding as a JSON string, quotes and
+// escapes included, fits p, by [shape.Text]. Escapes make the encoding
+// longer than the text; each round gives the text less room by the excess,
+// so it ends after a few rounds.
+func asText(text string, p shape.Policy) (string, chain.Truncation, bool) {
+	q := p
+	q.MaxBytes = p.MaxBytes - len(`""`)
 	for {
-		c, d := middleware.Truncate(s, max(room, 0))
-		over := encodedLen(c) - 2 - share
-		if over <= 0 || room <= 0 {
-			return c, d
-		}
-		room -= over
-	}
-}
-
-// shares splits budget among strings of the given sizes: max-min fair when
-// the fair share can hold a marker, in order otherwise (see the package
-// doc). A share >= its size means "keep whole". The shares sum to at most
-// max(budget, 0).
-func shares(sizes []int, budget int) []int {
-	budget = max(budget, 0)
-	out := make([]int, len(sizes))
-	order := make([]int, len(sizes))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return sizes[a] - sizes[b] })
-	left := budget
-	for pos, i := range order {
-		n := len(order) - pos
-		fair := left / n
-		if sizes[i] <= fair {
-			out[i] = sizes[i]
-			left -= sizes[i]
-			continue
-		}
-		// Every string from here on is longer than the fair share: each gets
-		// it, the first ones one byte more for the remainder.
-		if fair < middleware.MarkerLen(sizes[i]) {
-			return inOrder(sizes, budget)
-		}
-		extra := left % n
-		for _, j := range order[pos:] {
-			out[j] = fair
-			if extra > 0 {
-				out[j]++
-				extra--
+		out, t, changed := shape.Text(text, q)
+		enc, _ := json.Marshal(out) // a string always encodes
+		over := len(enc) - p.MaxBytes
+		if p.HoldsTokens() {
+			if n := p.Counter.Count(string(enc)) - p.MaxTokens; n > 0 {
+				// The escapes' tokens: both limits give way, so that a
+				// text counted at a token a byte shrinks too.
+				q.MaxTokens = max(q.MaxTokens-n, 1)
+				over = max(over, n)
 			}
 		}
-		return out
+		if over <= 0 || q.MaxBytes <= 0 {
+			if !changed {
+				return text, chain.Truncation{}, false
+			}
+			// The figures name p's limits, not the last round's.
+			t.Limit, t.LimitTokens = p.MaxBytes, 0
+			if p.HoldsTokens() {
+				t.LimitTokens = p.MaxTokens
+			}
+			return out, t, true
+		}
+		q.MaxBytes -= over
 	}
-	return out
 }
 
-// inOrder gives the budget to the strings in order: whole while they fit,
-// then the rest to the first that does not, then nothing. When the rest is
-// too small for that string's marker, the string before it is cut instead,
-// with its own share and the rest, so that a cut carries its marker whenever
-// the budget can hold one.
-func inOrder(sizes []int, budget int) []int {
-	out := make([]int, len(sizes))
-	left := budget
-	cut := -1
-	for i, n := range sizes {
-		out[i] = min(n, left)
-		left -= out[i]
-		if cut < 0 && out[i] < n {
-			cut = i
-		}
-	}
-	for cut > 0 && out[cut] < middleware.MarkerLen(sizes[cut]) {
-		out[cut-1] = min(out[cut-1]+out[cut], sizes[cut-1]-1) // < its size: it is cut
-		out[cut] = 0
-		cut--
-	}
-	return out
+// Strings fits ss, which share p's limits, as [shape.Texts] does: together
+// they hold at most p.MaxBytes bytes (and p.MaxTokens tokens), markers
+// included; a short string keeps whole next to a long one. It returns the
+// strings in order (ss itself when they fit, and then changed is false) and
+// the figures of the cuts added up.
+func Strings(ss []string, p shape.Policy) (capped []string, t chain.Truncation, changed bool) {
+	return shape.Texts(ss, p)
 }

@@ -6,23 +6,25 @@ import (
 	"strings"
 
 	"github.com/toolcap/toolcap/adapters/capvalue"
+	"github.com/toolcap/toolcap/shape"
 )
 
 // A tool result as adk-go's AfterToolCallback receives it: a map. Capping it
 // keeps its keys and its numbers, cuts the long string, and keeps the JSON
-// encoding within the limit, marker included.
+// encoding within the limit, marker included; the marker counts the bytes
+// of the string as encoded (each newline is two: \n).
 func ExampleCap() {
 	result := map[string]any{
 		"exit_code": 0,
 		"output":    strings.Repeat("line of build output\n", 5000),
 	}
-	capped, dropped := capvalue.Cap(result, 200)
+	capped, t, _ := capvalue.Cap(result, shape.Bytes(200))
 	enc, _ := json.Marshal(capped)
-	fmt.Println(len(enc), "bytes,", dropped, "dropped")
+	fmt.Println(len(enc), "bytes of", t.OriginalBytes)
 	fmt.Println(string(enc))
 	// Output:
-	// 200 bytes, 104886 dropped
-	// {"exit_code":0,"output":"line of build output\nline of build output\nline of build output\nline of build output\nline of build output\nline of b\n[truncated: 104886 bytes dropped, refine your query]"}
+	// 200 bytes of 110027
+	// {"exit_code":0,"output":"line of build output\nline of build output\nline of build output\nline of build output\nline of build output\nline of b\n[truncated: 109881 bytes dropped, refine your query]"}
 }
 
 // Inside adk-go's AfterToolCallback (its module is not a dependency here;
@@ -33,7 +35,7 @@ func ExampleCap() {
 //	llmagent.Config{
 //		AfterToolCallbacks: []llmagent.AfterToolCallback{
 //			func(ctx tool.Context, t tool.Tool, args, result map[string]any, err error) (map[string]any, error) {
-//				if capped, dropped := capvalue.Cap(result, limits.For(t.Name())); dropped > 0 {
+//				if capped, _, changed := capvalue.Cap(result, policies.For(t.Name())); changed {
 //					if m, ok := capped.(map[string]any); ok {
 //						return m, nil
 //					}
@@ -46,8 +48,8 @@ func ExampleCap() {
 func ExampleStrings() {
 	stdout := strings.Repeat("ok\n", 10000)
 	stderr := "FAIL: TestParse (0.01s)"
-	out, dropped := capvalue.Strings([]string{stdout, stderr}, 120)
-	fmt.Printf("%q\n%q\n%d dropped\n", out[0], out[1], dropped)
+	out, t, _ := capvalue.Strings([]string{stdout, stderr}, shape.Bytes(120))
+	fmt.Printf("%q\n%q\n%d dropped\n", out[0], out[1], t.DroppedBytes)
 	// Output:
 	// "ok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\n\n[truncated: 29955 bytes dropped, refine your query]"
 	// "FAIL: TestParse (0.01s)"

@@ -9,35 +9,42 @@
 //   - [AgentMiddleware] is an [adk.ChatModelAgentMiddleware] for an
 //     [adk.ChatModelAgent]: list it in its config's Handlers.
 //
-// Both cut every tool call's result to limits(tool name) by toolcap's rule
-// ([middleware.Truncate]): the head that fits, then
-// "\n[truncated: N bytes dropped, refine your query]", the marker included
-// in the limit. (Eino's own tool-output truncation puts its notice and a
-// file path on top of its limit; this one stays within it.)
+// Both fit every tool call's result to its tool's [shape.Policy], as every
+// toolcap front end does, through package shape: the byte limit, the token
+// limit and the strategy (head, head_tail with its keep_lines, json) that
+// the manifest gives the tool, the marker
+// "\n[truncated: N bytes dropped, refine your query]" (or "N tokens")
+// within the limit. (Eino's own tool-output truncation puts its notice and
+// a file path on top of its limit; this one stays within it.) Policies
+// come from a manifest:
+//
+//	policies, err := m.Policies()
+//	// ...
+//	eino.ToolMiddleware(policies.For)
 //
 // What is cut, per kind of tool:
 //
-//   - an invokable tool's string result;
-//   - a streamable tool's stream: it is read to its end, keeping at most
-//     the limit plus 4 bytes ([middleware.TruncateReader]), and handed on as
-//     one chunk, so the model's next request holds at most the limit;
+//   - an invokable tool's string result, by [shape.Text];
+//   - a streamable tool's stream: it is read to its end by [shape.Read],
+//     which holds about what the strategy keeps (the limit for head, twice
+//     it for head_tail), and handed on as one chunk, so the model's next
+//     request holds at most the limit;
 //   - an enhanced tool's [schema.ToolResult]: its text parts share the
-//     limit; images, audio, video and files are left alone. An enhanced
-//     stream is concatenated first ([schema.ConcatToolResults]).
+//     policy ([shape.Texts]); images, audio, video and files are left
+//     alone. An enhanced stream is concatenated first
+//     ([schema.ConcatToolResults]).
 //
 // Errors pass through untouched: Eino turns a tool error into an error of
 // the run, not into content for the model.
 //
-// Limits are a func(tool string) int such as (*manifest.ToolOutputLimits).For;
-// a nil one gives every tool the default limit, 16384 bytes.
-//
-// [middleware.Truncate]: https://pkg.go.dev/github.com/toolcap/toolcap/middleware#Truncate
-// [middleware.TruncateReader]: https://pkg.go.dev/github.com/toolcap/toolcap/middleware#TruncateReader
+// A nil [shape.PolicyFunc] gives every tool the default limit, 16384 bytes,
+// and the head rule.
 package eino
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/cloudwego/eino/adk"
@@ -46,17 +53,18 @@ import (
 	"github.com/cloudwego/eino/schema"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/shape"
 )
 
 // Option configures [ToolMiddleware] and [AgentMiddleware].
 type Option func(*capper)
 
 // WithLogger sets the logger each cut is reported to, at info level, with
-// tool, call_id, original_bytes, dropped_bytes and limit. Without it nothing
-// is logged.
+// the field set every toolcap front end logs a cut with ([shape.LogFields]:
+// tool, call_id, original_bytes, kept_bytes, dropped_bytes, limit, and the
+// strategy and token figures when they apply). Without it nothing is
+// logged.
 func WithLogger(l hclog.Logger) Option {
 	return func(c *capper) {
 		if l != nil {
@@ -65,17 +73,17 @@ func WithLogger(l hclog.Logger) Option {
 	}
 }
 
-// capper cuts results to their tool's limit.
+// capper fits results to their tool's policy.
 type capper struct {
-	limits middleware.Limits
-	logger hclog.Logger
+	policies shape.PolicyFunc
+	logger   hclog.Logger
 }
 
-func newCapper(limits middleware.Limits, opts []Option) *capper {
-	if limits == nil {
-		limits = (*manifest.ToolOutputLimits)(nil).For // the default limit for every tool
+func newCapper(policies shape.PolicyFunc, opts []Option) *capper {
+	if policies == nil {
+		policies = (*manifest.Policies)(nil).For // the default limit and the head rule for every tool
 	}
-	c := &capper{limits: limits, logger: hclog.NewNullLogger()}
+	c := &capper{policies: policies, logger: hclog.NewNullLogger()}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(c)
@@ -84,53 +92,45 @@ func newCapper(limits middleware.Limits, opts []Option) *capper {
 	return c
 }
 
-func (c *capper) logCut(tool, callID string, original, dropped, limit int) {
-	if dropped > 0 && c.logger.IsInfo() {
-		c.logger.Info("tool result truncated", "tool", tool, "call_id", callID,
-			"original_bytes", original, "dropped_bytes", dropped, "limit", limit)
-	}
-}
-
 func (c *capper) text(tool, callID, s string) string {
-	limit := c.limits(tool)
-	out, dropped := middleware.Truncate(s, limit)
-	c.logCut(tool, callID, len(s), dropped, limit)
+	out, t, changed := shape.Text(s, c.policies(tool))
+	if changed {
+		shape.Log(c.logger, tool, callID, t)
+	}
 	return out
 }
 
-// stream reads sr to its end and returns its capped text as a one-chunk
-// stream.
+// stream reads sr to its end and returns its text, fitted to the tool's
+// policy, as a one-chunk stream.
 func (c *capper) stream(tool, callID string, sr *schema.StreamReader[string]) (*schema.StreamReader[string], error) {
 	defer sr.Close()
-	limit := c.limits(tool)
-	out, dropped, err := middleware.TruncateReader(&streamReader{sr: sr}, limit)
+	out, t, changed, err := shape.Read(&streamReader{sr: sr}, c.policies(tool))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("eino: tool %s, call %s: %w", tool, callID, err)
 	}
-	c.logCut(tool, callID, len(out)-middleware.MarkerLen(int(dropped))+int(dropped), int(dropped), limit)
+	if changed {
+		shape.Log(c.logger, tool, callID, t)
+	}
 	return schema.StreamReaderFromArray([]string{out}), nil
 }
 
-// result caps the text parts of an enhanced tool's result; a cut result is
-// a copy.
+// result fits the text parts of an enhanced tool's result, which share the
+// tool's policy; a cut result is a copy.
 func (c *capper) result(tool, callID string, res *schema.ToolResult) *schema.ToolResult {
 	if res == nil {
 		return nil
 	}
 	var texts []string
-	original := 0
 	for _, p := range res.Parts {
 		if p.Type == schema.ToolPartTypeText {
 			texts = append(texts, p.Text)
-			original += len(p.Text)
 		}
 	}
-	limit := c.limits(tool)
-	cut, dropped := capvalue.Strings(texts, limit)
-	if dropped == 0 {
+	cut, t, changed := shape.Texts(texts, c.policies(tool))
+	if !changed {
 		return res
 	}
-	c.logCut(tool, callID, original, dropped, limit)
+	shape.Log(c.logger, tool, callID, t)
 	out := &schema.ToolResult{Parts: make([]schema.ToolOutputPart, len(res.Parts))}
 	i := 0
 	for j, p := range res.Parts {
@@ -182,21 +182,21 @@ func (r *streamReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// ToolMiddleware returns a [compose.ToolMiddleware] that caps the result of
-// every tool call a [compose.ToolsNode] runs to limits(tool name), for
+// ToolMiddleware returns a [compose.ToolMiddleware] that fits the result of
+// every tool call a [compose.ToolsNode] runs to policies(tool name), for
 // invokable, streamable and enhanced tools alike:
 //
 //	compose.NewToolNode(ctx, &compose.ToolsNodeConfig{
 //		Tools:               tools,
-//		ToolCallMiddlewares: []compose.ToolMiddleware{eino.ToolMiddleware(m.Limits().For)},
+//		ToolCallMiddlewares: []compose.ToolMiddleware{eino.ToolMiddleware(policies.For)},
 //	})
 //
 // A ToolsNode applies its middleware in the order listed, the first
 // outermost: list this one first, so that it sees what the others made of
-// the result. The limit holds per call: a ToolsNode runs a message's calls in
-// parallel, and each gets its own tool's limit.
-func ToolMiddleware(limits middleware.Limits, opts ...Option) compose.ToolMiddleware {
-	c := newCapper(limits, opts)
+// the result. The policy holds per call: a ToolsNode runs a message's calls
+// in parallel, and each gets its own tool's policy.
+func ToolMiddleware(policies shape.PolicyFunc, opts ...Option) compose.ToolMiddleware {
+	c := newCapper(policies, opts)
 	return compose.ToolMiddleware{
 		Invokable: func(next compose.InvokableToolEndpoint) compose.InvokableToolEndpoint {
 			return func(ctx context.Context, in *compose.ToolInput) (*compose.ToolOutput, error) {
@@ -245,17 +245,17 @@ func ToolMiddleware(limits middleware.Limits, opts ...Option) compose.ToolMiddle
 	}
 }
 
-// AgentMiddleware returns an [adk.ChatModelAgentMiddleware] that caps the
-// result of every tool call of an [adk.ChatModelAgent] to limits(tool
+// AgentMiddleware returns an [adk.ChatModelAgentMiddleware] that fits the
+// result of every tool call of an [adk.ChatModelAgent] to policies(tool
 // name), through its WrapInvokableToolCall, WrapStreamableToolCall and
 // enhanced counterparts; its other hooks do nothing:
 //
 //	adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
 //		// ...
-//		Handlers: []adk.ChatModelAgentMiddleware{eino.AgentMiddleware(m.Limits().For)},
+//		Handlers: []adk.ChatModelAgentMiddleware{eino.AgentMiddleware(policies.For)},
 //	})
-func AgentMiddleware(limits middleware.Limits, opts ...Option) adk.ChatModelAgentMiddleware {
-	return &agentMiddleware{BaseChatModelAgentMiddleware: &adk.BaseChatModelAgentMiddleware{}, c: newCapper(limits, opts)}
+func AgentMiddleware(policies shape.PolicyFunc, opts ...Option) adk.ChatModelAgentMiddleware {
+	return &agentMiddleware{BaseChatModelAgentMiddleware: &adk.BaseChatModelAgentMiddleware{}, c: newCapper(policies, opts)}
 }
 
 type agentMiddleware struct {

@@ -1,9 +1,13 @@
 package eino_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -15,21 +19,90 @@ import (
 	"github.com/cloudwego/eino/flow/agent/react"
 	"github.com/cloudwego/eino/schema"
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/adapters/eino"
+	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/capcheck"
+	"github.com/toolcap/toolcap/shape"
 )
 
 const mib = 1 << 20
 
 var markerRE = " bytes dropped, refine your query]"
 
-// limits: "dump" and "stream" 4096, "small" and everything else 16384.
-func limits(tool string) int {
+// policies: "dump" and "stream" 4096 bytes, "log" and "logstream" the
+// head_tail policy below, "small" and everything else 16384 bytes.
+func policies(tool string) shape.Policy {
 	switch tool {
 	case "dump", "stream":
-		return 4096
+		return shape.Bytes(4096)
+	case "log", "logstream":
+		return headTail
 	}
-	return 16384
+	return shape.Bytes(16384)
+}
+
+// words counts a token per run of letters and one per other byte: at most
+// a token per byte, as a Counter must.
+type words struct{}
+
+func (words) Count(s string) int {
+	n, in := 0, false
+	for i := 0; i < len(s); i++ {
+		letter := s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z'
+		if !letter || !in {
+			n++
+		}
+		in = letter
+	}
+	return n
+}
+
+// headTail is the policy of a manifest entry { max_bytes = 4096,
+// max_tokens = 600, keep = "head_tail", keep_lines = ['FAIL'] }.
+var headTail = shape.Policy{MaxBytes: 4096, MaxTokens: 600, Counter: words{},
+	Spec: cut.Spec{Keep: cut.KeepHeadTail, KeepLines: []*regexp.Regexp{regexp.MustCompile(`FAIL`)}}}
+
+// testLog is a test run's output with one failure inside, short enough to
+// be counted whole under headTail's token limit (cut.TokenWindow).
+var testLog = func() string {
+	var b strings.Builder
+	for i := range 300 {
+		if i == 170 {
+			b.WriteString("--- FAIL: TestParse (0.01s)\n")
+		}
+		fmt.Fprintf(&b, "=== RUN   TestCase%d\n--- PASS: TestCase%d (0.00s)\n", i, i)
+	}
+	return b.String()
+}()
+
+// logTool returns the test log.
+type logTool struct{}
+
+func (logTool) Info(context.Context) (*schema.ToolInfo, error) {
+	return &schema.ToolInfo{Name: "log", Desc: "runs the tests"}, nil
+}
+
+func (logTool) InvokableRun(context.Context, string, ...tool.Option) (string, error) {
+	return testLog, nil
+}
+
+// logStreamTool streams the test log in pieces of 1000 bytes.
+type logStreamTool struct{}
+
+func (logStreamTool) Info(context.Context) (*schema.ToolInfo, error) {
+	return &schema.ToolInfo{Name: "logstream", Desc: "streams the tests"}, nil
+}
+
+func (logStreamTool) StreamableRun(context.Context, string, ...tool.Option) (*schema.StreamReader[string], error) {
+	var chunks []string
+	for rest := testLog; rest != ""; {
+		n := min(1000, len(rest))
+		chunks = append(chunks, rest[:n])
+		rest = rest[n:]
+	}
+	return schema.StreamReaderFromArray(chunks), nil
 }
 
 // dumpTool returns 1 MiB.
@@ -146,7 +219,7 @@ func TestToolMiddlewareReactAgent(t *testing.T) {
 		ToolCallingModel: m,
 		ToolsConfig: compose.ToolsNodeConfig{
 			Tools:               tools,
-			ToolCallMiddlewares: []compose.ToolMiddleware{eino.ToolMiddleware(limits)},
+			ToolCallMiddlewares: []compose.ToolMiddleware{eino.ToolMiddleware(policies)},
 		},
 	})
 	if err != nil {
@@ -163,7 +236,7 @@ func TestToolMiddlewareToolsNode(t *testing.T) {
 	ctx := context.Background()
 	node, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{
 		Tools:               tools,
-		ToolCallMiddlewares: []compose.ToolMiddleware{eino.ToolMiddleware(limits)},
+		ToolCallMiddlewares: []compose.ToolMiddleware{eino.ToolMiddleware(policies)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +287,7 @@ func TestAgentMiddleware(t *testing.T) {
 				Description: "reads logs",
 				Model:       m,
 				ToolsConfig: adk.ToolsConfig{ToolsNodeConfig: compose.ToolsNodeConfig{Tools: tools}},
-				Handlers:    []adk.ChatModelAgentMiddleware{eino.AgentMiddleware(limits)},
+				Handlers:    []adk.ChatModelAgentMiddleware{eino.AgentMiddleware(policies)},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -237,7 +310,7 @@ func TestAgentMiddleware(t *testing.T) {
 
 func TestEnhancedResult(t *testing.T) {
 	ctx := context.Background()
-	mw := eino.ToolMiddleware(limits)
+	mw := eino.ToolMiddleware(policies)
 	big := strings.Repeat("é", mib/2)
 	img := &schema.ToolOutputImage{}
 	orig := &schema.ToolResult{Parts: []schema.ToolOutputPart{
@@ -258,5 +331,92 @@ func TestEnhancedResult(t *testing.T) {
 	}
 	if orig.Parts[0].Text != big {
 		t.Error("the tool's own result changed")
+	}
+}
+
+// A per-tool strategy and token limit hold for every kind of tool: the
+// text the model reads is shape.Text's cut of the tool's, byte for byte.
+func TestPolicy(t *testing.T) {
+	want, fig, _ := shape.Text(testLog, headTail)
+	if err := capcheck.Text(testLog, want, headTail); err != nil || fig.Unit != "tokens" {
+		t.Fatalf("the setup: %v; unit %q, want a cut by tokens", err, fig.Unit)
+	}
+	ctx := context.Background()
+	var buf bytes.Buffer
+	logger := hclog.New(&hclog.LoggerOptions{Output: &buf, JSONFormat: true, DisableTime: true, Level: hclog.Info})
+	mw := eino.ToolMiddleware(policies, eino.WithLogger(logger))
+	node, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{
+		Tools:               []tool.BaseTool{logTool{}, logStreamTool{}},
+		ToolCallMiddlewares: []compose.ToolMiddleware{mw},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &fakeModel{tools: []string{"log", "logstream"}}
+	call, _ := m.Generate(ctx, nil)
+	msgs, err := node.Invoke(ctx, call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, msg := range msgs {
+		if diff := cmp.Diff(want, msg.Content); diff != "" {
+			t.Errorf("%s: the model's text differs from shape.Text's (-want +got):\n%s", msg.ToolCallID, diff)
+		}
+	}
+
+	// Each call logged its cut once, with the one field set.
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d log lines, want 2:\n%s", len(lines), buf.String())
+	}
+	for _, l := range lines {
+		var got map[string]any
+		if err := json.Unmarshal([]byte(l), &got); err != nil {
+			t.Fatal(err)
+		}
+		tool, _ := got["tool"].(string)
+		wantLine := map[string]any{"@level": "info", "@message": shape.Message(fig)}
+		for i, f := 0, shape.LogFields(tool, "call_"+tool, fig); i < len(f); i += 2 {
+			wantLine[f[i].(string)] = f[i+1]
+		}
+		enc, _ := json.Marshal(wantLine)
+		var decoded map[string]any
+		_ = json.Unmarshal(enc, &decoded) // numbers as a decoded log line has them
+		if diff := cmp.Diff(decoded, got); diff != "" {
+			t.Errorf("log line (-want +got):\n%s", diff)
+		}
+	}
+
+	// An enhanced tool's text part too.
+	endpoint := mw.EnhancedInvokable(func(context.Context, *compose.ToolInput) (*compose.EnhancedInvokableToolOutput, error) {
+		return &compose.EnhancedInvokableToolOutput{Result: &schema.ToolResult{Parts: []schema.ToolOutputPart{
+			{Type: schema.ToolPartTypeText, Text: testLog},
+		}}}, nil
+	})
+	out, err := endpoint(ctx, &compose.ToolInput{Name: "log", CallID: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, out.Result.Parts[0].Text); diff != "" {
+		t.Errorf("enhanced: the text differs from shape.Text's (-want +got):\n%s", diff)
+	}
+}
+
+// A stream's read error ends the call with an error that names the tool.
+func TestStreamError(t *testing.T) {
+	broken := errors.New("connection reset")
+	mw := eino.ToolMiddleware(policies)
+	endpoint := mw.Streamable(func(context.Context, *compose.ToolInput) (*compose.StreamToolOutput, error) {
+		sr, sw := schema.Pipe[string](1)
+		go func() {
+			sw.Send("partial", nil)
+			sw.Send("", broken)
+			sw.Close()
+		}()
+		return &compose.StreamToolOutput{Result: sr}, nil
+	})
+	_, err := endpoint(context.Background(), &compose.ToolInput{Name: "stream", CallID: "c1"})
+	if !errors.Is(err, broken) || !strings.Contains(err.Error(), "stream") {
+		t.Errorf("err = %v, want the stream's error, naming the tool", err)
 	}
 }

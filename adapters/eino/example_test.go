@@ -24,13 +24,25 @@ func (tailLogs) InvokableRun(context.Context, string, ...tool.Option) (string, e
 }
 
 // A ToolsNode with the middleware: the tool message the model reads next
-// holds the tool's limit, marker included.
+// holds the tool's policy from the manifest, marker included.
 func ExampleToolMiddleware() {
 	ctx := context.Background()
-	limits := &manifest.ToolOutputLimits{PerTool: map[string]int{"tail_logs": 170}}
+	m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte(`
+[worker.tool_output.per_tool]
+tail_logs = 170
+`)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	policies, err := m.Policies()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	node, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{
 		Tools:               []tool.BaseTool{tailLogs{}},
-		ToolCallMiddlewares: []compose.ToolMiddleware{eino.ToolMiddleware(limits.For)},
+		ToolCallMiddlewares: []compose.ToolMiddleware{eino.ToolMiddleware(policies.For)},
 	})
 	if err != nil {
 		fmt.Println(err)

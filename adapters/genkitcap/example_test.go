@@ -39,13 +39,25 @@ func ExampleMiddleware() {
 	tailLogs := genkit.DefineTool(g, "tail_logs", "the service's log", func(*ai.ToolContext, struct{}) (string, error) {
 		return strings.Repeat("GET /healthz 200\n", 1<<16), nil
 	})
-	limits := &manifest.ToolOutputLimits{PerTool: map[string]int{"tail_logs": 128}}
+	m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte(`
+[worker.tool_output.per_tool]
+tail_logs = 128
+`)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	policies, err := m.Policies()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	resp, err := genkit.Generate(ctx, g,
 		ai.WithModel(model),
 		ai.WithTools(tailLogs),
 		ai.WithPrompt("is the service healthy?"),
-		ai.WithMiddleware(genkitcap.Middleware(limits.For)),
+		ai.WithMiddleware(genkitcap.Middleware(policies.For)),
 	)
 	if err != nil {
 		fmt.Println(err)

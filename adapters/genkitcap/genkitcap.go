@@ -11,7 +11,7 @@
 //		ai.WithModel(model),
 //		ai.WithTools(readFile, grep),
 //		ai.WithPrompt("why does the build fail?"),
-//		ai.WithMiddleware(genkitcap.Middleware(m.Limits().For)),
+//		ai.WithMiddleware(genkitcap.Middleware(policies.For)),
 //	)
 //
 // (The package is not named genkit so that it can sit next to Genkit's own
@@ -21,20 +21,24 @@
 //
 // A tool response ([ai.ToolResponse]) carries its result in Output (any Go
 // value the tool returned, which the model plugin encodes as JSON) and,
-// optionally, in Content parts. Output is held to the limit by its JSON
-// encoding ([capvalue.Cap]: strings cut by toolcap's rule, marker
-// included, the value's shape kept); the text of the Content parts shares
-// the limit on its own, as MCP's two copies do in toolcap's proxy; media
-// parts are left alone. The request the caller built is never changed: the
-// model gets a copy that shares every part that needed no cut.
+// optionally, in Content parts. Both are fitted to the tool's
+// [shape.Policy] through package shape, as every toolcap front end fits a
+// result: Output by its JSON encoding ([capvalue.Cap], the rule toolcap
+// cuts MCP's structuredContent by: a shorter valid JSON value), the text of
+// the Content parts sharing the policy on its own ([shape.Texts]: the byte
+// and token limits, the strategy, the marker within the limit), as MCP's
+// two copies of a result do; media parts are left alone. The request the
+// caller built is never changed: the model gets a copy that shares every
+// part that needed no cut.
 //
-// Responses already in the history are capped again on every turn; the cut
-// is idempotent, so they stay as the model first read them. The limit holds
-// per tool call: a budget across the calls of one turn waits for toolcap's
-// batch budget.
+// Responses already in the history are fitted again on every turn; the cut
+// is idempotent, so they stay as the model first read them. The policy
+// holds per tool call: a budget across the calls of one turn waits for
+// toolcap's batch budget.
 //
-// Limits are a func(tool string) int such as (*manifest.ToolOutputLimits).For;
-// a nil one gives every tool the default limit, 16384 bytes.
+// Policies come from a manifest (policies.For, policies from
+// (*manifest.WorkerManifest).Policies); a nil [shape.PolicyFunc] gives every
+// tool the default limit, 16384 bytes, and the head rule.
 //
 // [capvalue.Cap]: https://pkg.go.dev/github.com/toolcap/toolcap/adapters/capvalue#Cap
 package genkitcap
@@ -46,8 +50,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/adapters/capvalue"
+	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/shape"
 )
 
 // Option configures [Middleware].
@@ -58,7 +63,9 @@ type options struct {
 }
 
 // WithLogger sets the logger each cut is reported to, at info level, with
-// tool, ref, dropped_bytes and limit. Without it nothing is logged.
+// the field set every toolcap front end logs a cut with ([shape.LogFields]),
+// the response's Ref as its call_id; a response whose Output and Content
+// are both cut logs two lines. Without it nothing is logged.
 func WithLogger(l hclog.Logger) Option {
 	return func(o *options) {
 		if l != nil {
@@ -67,11 +74,11 @@ func WithLogger(l hclog.Logger) Option {
 	}
 }
 
-// Middleware returns an [ai.ModelMiddleware] that caps every tool response
-// in a model request to limits(tool name) before the model reads it.
-func Middleware(limits middleware.Limits, opts ...Option) ai.ModelMiddleware {
-	if limits == nil {
-		limits = (*manifest.ToolOutputLimits)(nil).For // the default limit for every tool
+// Middleware returns an [ai.ModelMiddleware] that fits every tool response
+// in a model request to policies(tool name) before the model reads it.
+func Middleware(policies shape.PolicyFunc, opts ...Option) ai.ModelMiddleware {
+	if policies == nil {
+		policies = (*manifest.Policies)(nil).For // the default limit and the head rule for every tool
 	}
 	o := options{logger: hclog.NewNullLogger()}
 	for _, opt := range opts {
@@ -81,14 +88,14 @@ func Middleware(limits middleware.Limits, opts ...Option) ai.ModelMiddleware {
 	}
 	return func(next ai.ModelFunc) ai.ModelFunc {
 		return func(ctx context.Context, req *ai.ModelRequest, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
-			return next(ctx, o.capRequest(req, limits), cb)
+			return next(ctx, o.capRequest(req, policies), cb)
 		}
 	}
 }
 
-// capRequest returns req with its tool responses capped, or req itself when
+// capRequest returns req with its tool responses fitted, or req itself when
 // none needed a cut.
-func (o options) capRequest(req *ai.ModelRequest, limits middleware.Limits) *ai.ModelRequest {
+func (o options) capRequest(req *ai.ModelRequest, policies shape.PolicyFunc) *ai.ModelRequest {
 	if req == nil {
 		return nil
 	}
@@ -102,13 +109,14 @@ func (o options) capRequest(req *ai.ModelRequest, limits middleware.Limits) *ai.
 			if p == nil || !p.IsToolResponse() || p.ToolResponse == nil {
 				continue
 			}
-			tr, dropped := CapToolResponse(p.ToolResponse, limits(p.ToolResponse.Name))
-			if dropped == 0 {
+			tr, output, content := CapToolResponse(p.ToolResponse, policies(p.ToolResponse.Name))
+			if tr == p.ToolResponse {
 				continue
 			}
-			if o.logger.IsInfo() {
-				o.logger.Info("tool response truncated", "tool", tr.Name, "ref", tr.Ref,
-					"dropped_bytes", dropped, "limit", limits(tr.Name))
+			for _, t := range []chain.Truncation{output, content} {
+				if t != (chain.Truncation{}) {
+					shape.Log(o.logger, tr.Name, tr.Ref, t)
+				}
 			}
 			if parts == nil {
 				parts = append([]*ai.Part(nil), m.Content...)
@@ -136,38 +144,43 @@ func (o options) capRequest(req *ai.ModelRequest, limits middleware.Limits) *ai.
 }
 
 // CapToolResponse returns tr with its Output and the text of its Content
-// each held to limit bytes (see the package doc), and the number of bytes
-// dropped. When nothing is over the limit it returns tr itself and 0;
-// otherwise a copy.
-func CapToolResponse(tr *ai.ToolResponse, limit int) (*ai.ToolResponse, int) {
+// each fitted to p (see the package doc), and the figures of each cut: of
+// Output in bytes of its JSON encoding, of Content in bytes of its text
+// parts; a figure is the zero value when its part was not cut. When neither
+// was, it returns tr itself; otherwise a copy.
+func CapToolResponse(tr *ai.ToolResponse, p shape.Policy) (out *ai.ToolResponse, output, content chain.Truncation) {
 	if tr == nil {
-		return nil, 0
+		return nil, output, content
 	}
-	output, dropped := capvalue.Cap(tr.Output, limit)
+	v, output, outputCut := capvalue.Cap(tr.Output, p)
 	var texts []string
-	for _, p := range tr.Content {
-		if p != nil && p.IsText() {
-			texts = append(texts, p.Text)
+	for _, part := range tr.Content {
+		if part != nil && part.IsText() {
+			texts = append(texts, part.Text)
 		}
 	}
-	cut, d := capvalue.Strings(texts, limit)
-	if dropped+d == 0 {
-		return tr, 0
+	cut, content, contentCut := shape.Texts(texts, p)
+	if !outputCut && !contentCut {
+		return tr, chain.Truncation{}, chain.Truncation{}
 	}
-	out := *tr
-	out.Output = output
-	if d > 0 {
-		out.Content = make([]*ai.Part, len(tr.Content))
+	c := *tr
+	if outputCut {
+		c.Output = v
+	}
+	if contentCut {
+		c.Content = make([]*ai.Part, len(tr.Content))
 		i := 0
-		for j, p := range tr.Content {
-			if p != nil && p.IsText() {
-				cp := *p
+		for j, part := range tr.Content {
+			if part != nil && part.IsText() {
+				cp := *part
 				cp.Text = cut[i]
 				i++
-				p = &cp
+				part = &cp
 			}
-			out.Content[j] = p
+			c.Content[j] = part
 		}
+	} else {
+		content = chain.Truncation{}
 	}
-	return &out, dropped + d
+	return &c, output, content
 }

@@ -1,8 +1,11 @@
 package genkitcap_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -10,23 +13,66 @@ import (
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/adapters/genkitcap"
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/capcheck"
+	"github.com/toolcap/toolcap/shape"
 )
 
 const mib = 1 << 20
 
 const markerEnd = " bytes dropped, refine your query]"
 
-func limits(tool string) int {
+// policies gives "dump" 4096 bytes, "query" 8192, "log" the head_tail
+// policy below, and every other tool 16384 bytes.
+func policies(tool string) shape.Policy {
 	switch tool {
 	case "dump":
-		return 4096
+		return shape.Bytes(4096)
 	case "query":
-		return 8192
+		return shape.Bytes(8192)
+	case "log":
+		return headTail
 	}
-	return 16384
+	return shape.Bytes(16384)
 }
+
+// words counts a token per run of letters and one per other byte: at most
+// a token per byte, as a Counter must.
+type words struct{}
+
+func (words) Count(s string) int {
+	n, in := 0, false
+	for i := 0; i < len(s); i++ {
+		letter := s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z'
+		if !letter || !in {
+			n++
+		}
+		in = letter
+	}
+	return n
+}
+
+// headTail is the policy of a manifest entry { max_bytes = 4096,
+// max_tokens = 600, keep = "head_tail", keep_lines = ['FAIL'] }.
+var headTail = shape.Policy{MaxBytes: 4096, MaxTokens: 600, Counter: words{},
+	Spec: cut.Spec{Keep: cut.KeepHeadTail, KeepLines: []*regexp.Regexp{regexp.MustCompile(`FAIL`)}}}
+
+// testLog is a test run's output with one failure inside.
+var testLog = func() string {
+	var b strings.Builder
+	for i := range 300 {
+		if i == 170 {
+			b.WriteString("--- FAIL: TestParse (0.01s)\n")
+		}
+		fmt.Fprintf(&b, "=== RUN   TestCase%d\n--- PASS: TestCase%d (0.00s)\n", i, i)
+	}
+	return b.String()
+}()
 
 type rows struct {
 	Rows  []string `json:"rows"`
@@ -119,18 +165,28 @@ func encoded(t *testing.T, v any) string {
 }
 
 func TestMiddleware(t *testing.T) {
-	got := run(t, genkitcap.Middleware(limits)).toolResponses(t)
+	got := run(t, genkitcap.Middleware(policies)).toolResponses(t)
 	for _, name := range []string{"dump", "query"} {
 		tr, ok := got[name]
 		if !ok {
 			t.Fatalf("no tool response for %s", name)
 		}
-		if enc := encoded(t, tr.Output); len(enc) > limits(name) || len(enc) < limits(name)/2 || !strings.Contains(enc, markerEnd) {
-			t.Errorf("%s: the model got an output of %d bytes (limit %d)", name, len(enc), limits(name))
+		limit := policies(name).MaxBytes
+		if enc := encoded(t, tr.Output); len(enc) > limit || len(enc) < limit/2 {
+			t.Errorf("%s: the model got an output of %d bytes (limit %d)", name, len(enc), limit)
 		}
 	}
-	if q, ok := got["query"].Output.(map[string]any); !ok || q["count"] != json.Number("2048") {
-		t.Errorf("query: the output lost its shape: %T %.80v", got["query"].Output, got["query"].Output)
+	if !strings.HasSuffix(got["dump"].Output.(string), markerEnd) {
+		t.Errorf("dump: the output ends %q, want the marker", got["dump"].Output.(string)[3900:])
+	}
+	// The structured output is shape.JSON's cut: every member kept, the
+	// rows cut.
+	q, ok := got["query"].Output.(map[string]any)
+	if !ok || q["count"] != json.Number("2048") {
+		t.Fatalf("query: the output lost its shape: %T %.80v", got["query"].Output, got["query"].Output)
+	}
+	if rows, _ := q["rows"].([]any); len(rows) == 0 || len(rows) >= 2048 {
+		t.Errorf("query: %d rows of 2048, want a cut", len(rows))
 	}
 	if diff := cmp.Diff("hello", got["small"].Output); diff != "" {
 		t.Errorf("small output changed (-want +got):\n%s", diff)
@@ -151,18 +207,88 @@ func TestCapToolResponse(t *testing.T) {
 	orig := &ai.ToolResponse{Name: "dump", Ref: "1", Output: big, Content: []*ai.Part{
 		ai.NewTextPart(big), ai.NewMediaPart("image/png", "data:image/png;base64,iVBO"), ai.NewTextPart("short"),
 	}}
-	got, dropped := genkitcap.CapToolResponse(orig, 4096)
-	if dropped == 0 || got.Name != "dump" || got.Ref != "1" {
-		t.Fatalf("dropped %d, name %q, ref %q", dropped, got.Name, got.Ref)
+	p := shape.Bytes(4096)
+	got, output, content := genkitcap.CapToolResponse(orig, p)
+	if got == orig || got.Name != "dump" || got.Ref != "1" {
+		t.Fatalf("a copy %v, name %q, ref %q", got != orig, got.Name, got.Ref)
 	}
-	if n := len(encoded(t, got.Output)); n > 4096 {
-		t.Errorf("output encodes to %d bytes, over 4096", n)
+	wantOut, wantOutFig, _ := capvalue.Cap(big, p)
+	if diff := cmp.Diff(wantOut, got.Output); diff != "" || output != wantOutFig {
+		t.Errorf("output differs from capvalue.Cap's (-want +got):\n%s\nfigures %+v, want %+v", diff, output, wantOutFig)
 	}
+	wantTexts, wantFig, _ := shape.Texts([]string{big, "short"}, p)
 	c := got.Content
-	if len(c[0].Text)+len(c[2].Text) > 4096 || c[2].Text != "short" || c[1] != orig.Content[1] || !strings.HasSuffix(c[0].Text, markerEnd) {
-		t.Errorf("content: %d + %d text bytes, media kept %v", len(c[0].Text), len(c[2].Text), c[1] == orig.Content[1])
+	if diff := cmp.Diff(wantTexts, []string{c[0].Text, c[2].Text}); diff != "" || c[1] != orig.Content[1] {
+		t.Errorf("content differs from shape.Texts's (-want +got):\n%s\nmedia kept %v", diff, c[1] == orig.Content[1])
+	}
+	if diff := cmp.Diff(wantFig, content); diff != "" {
+		t.Errorf("content figures (-want +got):\n%s", diff)
 	}
 	if orig.Output != big || orig.Content[0].Text != big {
 		t.Error("CapToolResponse changed the tool's own response")
+	}
+
+	small := &ai.ToolResponse{Name: "small", Output: "hello", Content: []*ai.Part{ai.NewTextPart("hi")}}
+	if same, o, c := genkitcap.CapToolResponse(small, p); same != small || o != (chain.Truncation{}) || c != (chain.Truncation{}) {
+		t.Errorf("a small response: a copy %v, figures %+v and %+v", same != small, o, c)
+	}
+}
+
+// A per-tool strategy and token limit hold: the text parts are
+// shape.Text's cut, byte for byte, and the output string the cut of
+// capvalue.Cap, which leaves room for its quotes and escapes.
+func TestPolicy(t *testing.T) {
+	var buf bytes.Buffer
+	logger := hclog.New(&hclog.LoggerOptions{Output: &buf, JSONFormat: true, DisableTime: true, Level: hclog.Info})
+	mw := genkitcap.Middleware(policies, genkitcap.WithLogger(logger))
+	var seen *ai.ModelRequest
+	model := mw(func(_ context.Context, req *ai.ModelRequest, _ ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+		seen = req
+		return &ai.ModelResponse{}, nil
+	})
+	tr := &ai.ToolResponse{Name: "log", Ref: "r1", Output: testLog, Content: []*ai.Part{ai.NewTextPart(testLog)}}
+	req := &ai.ModelRequest{Messages: []*ai.Message{ai.NewMessage(ai.RoleTool, nil, ai.NewToolResponsePart(tr))}}
+	if _, err := model(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := seen.Messages[0].Content[0].ToolResponse
+	want, _, _ := shape.Text(testLog, headTail)
+	_, fig, _ := shape.Texts([]string{testLog}, headTail) // the figures of the parts, added up
+	if diff := cmp.Diff(want, got.Content[0].Text); diff != "" {
+		t.Errorf("the text part differs from shape.Text's (-want +got):\n%s", diff)
+	}
+	if err := capcheck.Text(testLog, got.Content[0].Text, headTail); err != nil {
+		t.Error(err)
+	}
+	wantOut, outFig, _ := capvalue.Cap(testLog, headTail)
+	if diff := cmp.Diff(wantOut, got.Output); diff != "" {
+		t.Errorf("the output differs from capvalue.Cap's (-want +got):\n%s", diff)
+	}
+	if req.Messages[0].Content[0].ToolResponse != tr || tr.Output != testLog {
+		t.Error("the caller's request changed")
+	}
+
+	// Two cuts, two log lines, each with the one field set.
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log %q: %v", l, err)
+		}
+		lines = append(lines, m)
+	}
+	var want2 []map[string]any
+	for _, f := range []chain.Truncation{outFig, fig} {
+		w := map[string]any{"@level": "info", "@message": shape.Message(f)}
+		for i, kv := 0, shape.LogFields("log", "r1", f); i < len(kv); i += 2 {
+			w[kv[i].(string)] = kv[i+1]
+		}
+		enc, _ := json.Marshal(w)
+		var d map[string]any
+		_ = json.Unmarshal(enc, &d) // numbers as a decoded log line has them
+		want2 = append(want2, d)
+	}
+	if diff := cmp.Diff(want2, lines); diff != "" {
+		t.Errorf("log lines (-want +got):\n%s", diff)
 	}
 }

@@ -11,17 +11,33 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/mcpgo"
 	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/tokens"
 )
 
-// An mcp-go server whose tool returns 1 MiB: with the middleware, its
-// clients receive the tool's limit, marker included.
+// An mcp-go server whose tool returns 1.7 KB: with the middleware, its
+// clients receive the tool's policy from the manifest, here a token limit
+// counted by the calibrated estimate (2 bytes a token until it learns), the
+// marker included and naming its unit.
 func ExampleMiddleware() {
-	limits := &manifest.ToolOutputLimits{PerTool: map[string]int{"tail_logs": 170}}
+	m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte(`
+[worker.tool_output.per_tool]
+tail_logs = { max_bytes = 4096, max_tokens = 80 }
+`)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	policies, err := m.Policies()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	policies = policies.WithCounter(tokens.NewCalibrated())
 	s := server.NewMCPServer("logs", "1.0.0",
 		server.WithToolCapabilities(true),
-		server.WithToolHandlerMiddleware(mcpgo.Middleware(limits.For)))
+		server.WithToolHandlerMiddleware(mcpgo.Middleware(policies.For)))
 	s.AddTool(mcp.NewTool("tail_logs"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText(strings.Repeat("GET /healthz 200\n", 1<<16)), nil
+		return mcp.NewToolResultText(strings.Repeat("GET /healthz 200\n", 100)), nil
 	})
 
 	ctx := context.Background()
@@ -52,21 +68,22 @@ func ExampleMiddleware() {
 	fmt.Println(len(text), "bytes")
 	fmt.Println(text)
 	// Output:
-	// 170 bytes
+	// 159 bytes
 	// GET /healthz 200
 	// GET /healthz 200
 	// GET /healthz 200
 	// GET /healthz 200
 	// GET /healthz 200
 	// GET /healthz 200
-	// GET /healthz 2
-	// [truncated: 1113996 bytes dropped, refine your query]
+	// GET /h
+	// [truncated: 796 tokens dropped, refine your query]
 }
 
 // An agent's mcp-go client, wrapped: CallTool returns capped results whatever
 // the server sends.
 func ExampleWrapClient() {
-	var mcpClient *client.Client // from client.NewStdioMCPClient, client.NewStreamableHttpClient, ...
-	capped := mcpgo.WrapClient(mcpClient, (*manifest.ToolOutputLimits)(nil).For)
+	var mcpClient *client.Client    // from client.NewStdioMCPClient, client.NewStreamableHttpClient, ...
+	var policies *manifest.Policies // from (*manifest.WorkerManifest).Policies; nil: the defaults
+	capped := mcpgo.WrapClient(mcpClient, policies.For)
 	_ = capped // use it wherever a client.MCPClient goes
 }

@@ -4,39 +4,93 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/adapters/mcpgo"
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/capcheck"
+	"github.com/toolcap/toolcap/shape"
 )
 
 const mib = 1 << 20
 
-const markerEnd = " bytes dropped, refine your query]"
+// words counts a token per run of letters and one per other byte: at most
+// a token per byte, as a Counter must.
+type words struct{}
 
-func limits(tool string) int {
-	if tool == "dump" {
-		return 4096
+func (words) Count(s string) int {
+	n, in := 0, false
+	for i := 0; i < len(s); i++ {
+		letter := s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z'
+		if !letter || !in {
+			n++
+		}
+		in = letter
 	}
-	return 16384
+	return n
+}
+
+// headTail is the policy of a manifest entry { max_bytes = 4096,
+// max_tokens = 600, keep = "head_tail", keep_lines = ['FAIL'] }.
+var headTail = shape.Policy{MaxBytes: 4096, MaxTokens: 600, Counter: words{},
+	Spec: cut.Spec{Keep: cut.KeepHeadTail, KeepLines: []*regexp.Regexp{regexp.MustCompile(`FAIL`)}}}
+
+// policies gives "dump" 4096 bytes, "test" the head_tail policy above, and
+// every other tool 16384 bytes.
+func policies(tool string) shape.Policy {
+	switch tool {
+	case "dump":
+		return shape.Bytes(4096)
+	case "test":
+		return headTail
+	}
+	return shape.Bytes(16384)
+}
+
+// testLog is a test run's output with one failure deep inside.
+var testLog = func() string {
+	var b strings.Builder
+	for i := range 3000 {
+		if i == 1700 {
+			b.WriteString("--- FAIL: TestParse (0.01s)\n")
+		}
+		fmt.Fprintf(&b, "=== RUN   TestCase%d\n--- PASS: TestCase%d (0.00s)\n", i, i)
+	}
+	return b.String()
+}()
+
+// dumpContent is what the "dump" tool returns: more than its limit of
+// text, an image, an embedded text resource and a short last block, as
+// values and pointers.
+func dumpContent() []mcp.Content {
+	return []mcp.Content{
+		mcp.NewTextContent(strings.Repeat("log line\n", mib/9)),
+		mcp.NewImageContent(strings.Repeat("iVBO", 16<<10), "image/png"),
+		mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "file:///big.txt", Text: strings.Repeat("r", mib)}),
+		&mcp.TextContent{Type: "text", Text: "exit status 1"},
+	}
 }
 
 // newServer returns a real mcp-go server with a tool returning 1 MiB of
-// text blocks, one returning 1 MiB of structured content and a small one.
+// blocks, one a test log, one 1 MiB of structured content and a small one.
 func newServer(opts ...server.ServerOption) *server.MCPServer {
 	s := server.NewMCPServer("big", "1.0.0", append(opts, server.WithToolCapabilities(true))...)
 	s.AddTool(mcp.NewTool("dump"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{
-			mcp.NewTextContent(strings.Repeat("log line\n", mib/9)),
-			mcp.NewImageContent(strings.Repeat("iVBO", 16<<10), "image/png"),
-			mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "file:///big.txt", Text: strings.Repeat("r", mib)}),
-			&mcp.TextContent{Type: "text", Text: "exit status 1"},
-		}}, nil
+		return &mcp.CallToolResult{Content: dumpContent()}, nil
+	})
+	s.AddTool(mcp.NewTool("test"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(testLog), nil
 	})
 	s.AddTool(mcp.NewTool("query"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		rows := make([]any, 2048)
@@ -83,20 +137,23 @@ func call(t *testing.T, c client.MCPClient, tool string) *mcp.CallToolResult {
 	return res
 }
 
-// modelText is the text an agent hands its model of a result.
-func modelText(res *mcp.CallToolResult) []string {
-	var out []string
-	for _, c := range res.Content {
-		switch c := c.(type) {
-		case mcp.TextContent:
-			out = append(out, c.Text)
-		case *mcp.TextContent:
-			out = append(out, c.Text)
-		case mcp.EmbeddedResource:
-			out = append(out, c.Resource.(mcp.TextResourceContents).Text)
-		}
+// blocks is what shape sees of content, wherever the blocks came from.
+func blocks(content []mcp.Content) []shape.Block {
+	b := mcpgo.Blocks(content)
+	for i := range b {
+		b[i].From = 0
 	}
-	return out
+	return b
+}
+
+// wantContent is what shape.Content makes of content under p: the rule
+// every front end follows.
+func wantContent(content []mcp.Content, p shape.Policy) []shape.Block {
+	fitted, _ := shape.Content(mcpgo.Blocks(content), p)
+	for i := range fitted {
+		fitted[i].From = 0
+	}
+	return fitted
 }
 
 func TestCaps(t *testing.T) {
@@ -105,62 +162,156 @@ func TestCaps(t *testing.T) {
 		client func(t *testing.T) client.MCPClient
 	}{
 		{"server middleware", func(t *testing.T) client.MCPClient {
-			return connect(t, newServer(server.WithToolHandlerMiddleware(mcpgo.Middleware(limits))))
+			return connect(t, newServer(server.WithToolHandlerMiddleware(mcpgo.Middleware(policies))))
 		}},
 		{"server Use", func(t *testing.T) client.MCPClient {
 			s := newServer()
-			s.Use(mcpgo.Middleware(limits))
+			s.Use(mcpgo.Middleware(policies))
 			return connect(t, s)
 		}},
 		{"client wrapper", func(t *testing.T) client.MCPClient {
-			return mcpgo.WrapClient(connect(t, newServer()), limits)
+			return mcpgo.WrapClient(connect(t, newServer()), policies)
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := tt.client(t)
 
+			// The blocks share the limit by shape.Content's rule.
 			res := call(t, c, "dump")
-			texts := modelText(res)
-			total := 0
-			for _, s := range texts {
-				total += len(s)
+			got := blocks(res.Content)
+			if diff := cmp.Diff(wantContent(dumpContent(), policies("dump")), got); diff != "" {
+				t.Errorf("dump: the blocks differ from shape.Content's (-want +got):\n%s", diff)
 			}
-			if len(texts) != 3 || total > 4096 || total < 4000 || !strings.HasSuffix(texts[0], markerEnd) || !strings.HasSuffix(texts[1], markerEnd) {
-				t.Errorf("dump: %d blocks, %d text bytes (limit 4096)", len(texts), total)
-			}
-			if texts[2] != "exit status 1" {
-				t.Errorf("dump: the short block = %q, want it whole", texts[2])
+			if n := shape.Size(got); n > 4096 {
+				t.Errorf("dump: the blocks take %d bytes, over the limit 4096", n)
 			}
 
+			// A per-tool strategy and token limit hold: the text is
+			// shape.Text's cut, byte for byte.
+			res = call(t, c, "test")
+			text, _, _ := shape.Text(testLog, headTail)
+			if diff := cmp.Diff([]shape.Block{{Kind: shape.BlockText, Text: text}}, blocks(res.Content)); diff != "" {
+				t.Errorf("test: the text differs from shape.Text's (-want +got):\n%s", diff)
+			}
+			if err := capcheck.Text(testLog, text, headTail); err != nil {
+				t.Errorf("test: %v", err)
+			}
+
+			// structuredContent is cut by shape.JSON on its own, the raw
+			// copy in step, and the content carries the note.
 			res = call(t, c, "query")
 			enc, _ := json.Marshal(res.StructuredContent)
-			if len(enc) > 16384 || !bytes.Contains(enc, []byte(markerEnd)) {
-				t.Errorf("query: structuredContent encodes to %d bytes (limit 16384), marker %v", len(enc), bytes.Contains(enc, []byte(markerEnd)))
+			var sc struct{ Rows []any }
+			if err := json.Unmarshal(enc, &sc); err != nil || len(enc) > 16384 || len(sc.Rows) == 0 || len(sc.Rows) >= 2048 {
+				t.Errorf("query: structuredContent encodes to %d bytes (limit 16384) with %d rows of 2048 (%v), want a cut", len(enc), len(sc.Rows), err)
 			}
 			if res.RawStructuredContent != nil && len(res.RawStructuredContent) > 16384 {
 				t.Errorf("query: RawStructuredContent still has %d bytes", len(res.RawStructuredContent))
 			}
+			if b := blocks(res.Content); len(b) != 2 || !strings.Contains(b[1].Text, "structuredContent cut") {
+				t.Errorf("query: %d blocks, want the text and the note", len(b))
+			}
 
-			if diff := cmp.Diff([]string{"hello"}, modelText(call(t, c, "small"))); diff != "" {
+			if diff := cmp.Diff([]shape.Block{{Kind: shape.BlockText, Text: "hello"}}, blocks(call(t, c, "small").Content)); diff != "" {
 				t.Errorf("small result changed (-want +got):\n%s", diff)
 			}
 			tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
-			if err != nil || len(tools.Tools) != 3 {
+			if err != nil || len(tools.Tools) != 4 {
 				t.Errorf("ListTools: %v", err)
 			}
 		})
 	}
 }
 
-func TestCapResultKeepsTheOriginal(t *testing.T) {
+func TestCapResult(t *testing.T) {
 	big := strings.Repeat("é", mib/2)
-	orig := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(big)}, IsError: true}
-	got, dropped := mcpgo.CapResult(orig, 1000)
-	if dropped == 0 || !got.IsError || len(got.Content[0].(mcp.TextContent).Text) > 1000 {
-		t.Errorf("dropped %d, IsError %v", dropped, got.IsError)
+	orig := &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(big), &mcp.TextContent{Type: "text", Text: big}},
+		StructuredContent: map[string]any{"text": big},
+		IsError:           true,
 	}
-	if orig.Content[0].(mcp.TextContent).Text != big {
+	p := shape.Bytes(1000)
+	got, content, structured := mcpgo.CapResult(orig, p)
+	if got == orig || !got.IsError {
+		t.Fatalf("CapResult returned the result itself (%v) or lost IsError (%v)", got == orig, got.IsError)
+	}
+	if diff := cmp.Diff(wantContent(orig.Content, p), blocks(got.Content)); diff != "" {
+		t.Errorf("the blocks differ from shape.Content's (-want +got):\n%s", diff)
+	}
+	if _, ok := got.Content[0].(mcp.TextContent); !ok {
+		t.Errorf("the cut block is a %T, want the value it was", got.Content[0])
+	}
+	_, wantFig := shape.Content(mcpgo.Blocks(orig.Content), p)
+	if diff := cmp.Diff(wantFig.Figures, content); diff != "" {
+		t.Errorf("content figures (-want +got):\n%s", diff)
+	}
+	wantSC, s, _ := capvalue.JSON(orig.StructuredContent, p)
+	if diff := cmp.Diff(wantSC, got.StructuredContent); diff != "" {
+		t.Errorf("structuredContent differs from capvalue.JSON's (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(s.Figures, structured); diff != "" {
+		t.Errorf("structuredContent figures (-want +got):\n%s", diff)
+	}
+	if orig.Content[0].(mcp.TextContent).Text != big || orig.StructuredContent.(map[string]any)["text"] != big {
 		t.Error("CapResult changed the tool's own result")
+	}
+
+	small := mcp.NewToolResultText("ok")
+	if same, c, sc := mcpgo.CapResult(small, p); same != small || c != (chain.Truncation{}) || sc != (chain.Truncation{}) {
+		t.Errorf("a small result: a copy %v, figures %+v and %+v", same != small, c, sc)
+	}
+}
+
+// A client's result is measured by the JSON it arrived as, and both copies
+// are cut alike; one no valid form of which fits is dropped.
+func TestCapResultRawStructured(t *testing.T) {
+	raw := json.RawMessage(`{"id":9223372036854775807,"body":"` + strings.Repeat("z", 4000) + `"}`)
+	res := &mcp.CallToolResult{StructuredContent: map[string]any{"id": 9.223372036854776e18}, RawStructuredContent: raw}
+	p := shape.Bytes(1000)
+	got, _, fig := mcpgo.CapResult(res, p)
+	want, _ := shape.JSON(raw, p, nil)
+	if diff := cmp.Diff(string(want.Raw), string(got.RawStructuredContent)); diff != "" {
+		t.Errorf("RawStructuredContent differs from shape.JSON's cut (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want.Figures, fig); diff != "" {
+		t.Errorf("figures (-want +got):\n%s", diff)
+	}
+	if m, ok := got.StructuredContent.(map[string]any); !ok || m["id"] != json.Number("9223372036854775807") {
+		t.Errorf("StructuredContent = %v, want the cut, its id exact", got.StructuredContent)
+	}
+
+	var keys strings.Builder
+	keys.WriteString("{")
+	for i := range 200 {
+		fmt.Fprintf(&keys, "%q:%d,", fmt.Sprintf("key%04d", i), i)
+	}
+	many := json.RawMessage(strings.TrimSuffix(keys.String(), ",") + "}")
+	got, _, fig = mcpgo.CapResult(&mcp.CallToolResult{StructuredContent: map[string]any{}, RawStructuredContent: many}, shape.Bytes(300))
+	dropped := chain.Truncation{Limit: 300, OriginalBytes: len(many), DroppedBytes: len(many), Strategy: "json"}
+	if got.StructuredContent != nil || got.RawStructuredContent != nil || fig != dropped {
+		t.Errorf("too many keys: %v, %q, figures %+v; want both dropped, figures %+v", got.StructuredContent, got.RawStructuredContent, fig, dropped)
+	}
+}
+
+// Every cut is logged once with the one field set.
+func TestLog(t *testing.T) {
+	var buf bytes.Buffer
+	logger := hclog.New(&hclog.LoggerOptions{Output: &buf, JSONFormat: true, DisableTime: true, Level: hclog.Info})
+	c := mcpgo.WrapClient(connect(t, newServer()), policies, mcpgo.WithLogger(logger))
+	call(t, c, "test")
+	_, fig, _ := shape.Text(testLog, headTail)
+	want := map[string]any{"@level": "info", "@message": shape.Message(fig)}
+	for i, f := 0, shape.LogFields("test", "", fig); i < len(f); i += 2 {
+		want[f[i].(string)] = f[i+1]
+	}
+	wantJSON, _ := json.Marshal(want)
+	var wantLine, line map[string]any
+	_ = json.Unmarshal(wantJSON, &wantLine) // numbers as a decoded log line has them
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatalf("log %q: %v", buf.String(), err)
+	}
+	if diff := cmp.Diff(wantLine, line); diff != "" {
+		t.Errorf("log line (-want +got):\n%s", diff)
 	}
 }

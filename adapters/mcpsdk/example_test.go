@@ -12,18 +12,31 @@ import (
 )
 
 // A Go MCP server whose tool returns 1 MiB: with the middleware added, the
-// client receives the tool's limit, marker included.
+// client receives the tool's policy from the manifest, here 300 bytes that
+// keep the head and the tail, the marker included.
 func ExampleServerMiddleware() {
 	ctx := context.Background()
+	m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte(`
+[worker.tool_output.per_tool]
+tail_logs = { max_bytes = 300, keep = "head_tail" }
+`)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	policies, err := m.Policies()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	server := mcp.NewServer(&mcp.Implementation{Name: "logs", Version: "v1"}, nil)
 	server.AddTool(&mcp.Tool{Name: "tail_logs", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{
-				&mcp.TextContent{Text: strings.Repeat("GET /healthz 200\n", 1<<16)},
+				&mcp.TextContent{Text: strings.Repeat("GET /healthz 200\n", 1<<16) + "GET /metrics 500\n"},
 			}}, nil
 		})
-	limits := &manifest.ToolOutputLimits{PerTool: map[string]int{"tail_logs": 200}}
-	server.AddReceivingMiddleware(mcpsdk.ServerMiddleware(limits.For))
+	server.AddReceivingMiddleware(mcpsdk.ServerMiddleware(policies.For))
 
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := server.Connect(ctx, st, nil)
@@ -49,7 +62,7 @@ func ExampleServerMiddleware() {
 	fmt.Println(len(text), "bytes")
 	fmt.Println(text)
 	// Output:
-	// 200 bytes
+	// 292 bytes
 	// GET /healthz 200
 	// GET /healthz 200
 	// GET /healthz 200
@@ -57,16 +70,22 @@ func ExampleServerMiddleware() {
 	// GET /healthz 200
 	// GET /healthz 200
 	// GET /healthz 200
+	// [truncated: 1113892 bytes dropped, refine your query]
 	// GET /healthz 200
-	// GET /healt
-	// [truncated: 1113966 bytes dropped, refine your query]
+	// GET /healthz 200
+	// GET /healthz 200
+	// GET /healthz 200
+	// GET /healthz 200
+	// GET /healthz 200
+	// GET /metrics 500
 }
 
 // An agent calling MCP servers caps what it receives, whatever the server
 // sends, by adding the middleware to its client.
 func ExampleClientMiddleware() {
 	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "v1"}, nil)
-	client.AddSendingMiddleware(mcpsdk.ClientMiddleware((*manifest.ToolOutputLimits)(nil).For))
+	var policies *manifest.Policies // from (*manifest.WorkerManifest).Policies; nil: the defaults
+	client.AddSendingMiddleware(mcpsdk.ClientMiddleware(policies.For))
 	// Connect as usual; every CallTool result is now at most its tool's
 	// limit (16384 bytes without a manifest).
 }

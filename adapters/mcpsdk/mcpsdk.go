@@ -3,47 +3,59 @@
 //
 // A server author adds [ServerMiddleware] with
 // [mcp.Server.AddReceivingMiddleware], so that every tools/call result the
-// server sends is held to its tool's limit; an agent that calls MCP servers
-// (adk-go's MCP toolset among them, which uses a go-sdk client) adds
-// [ClientMiddleware] with [mcp.Client.AddSendingMiddleware], so that every
-// result it receives is capped before it reaches the model:
+// server sends is held to its tool's policy; an agent that calls MCP
+// servers (adk-go's MCP toolset among them, which uses a go-sdk client)
+// adds [ClientMiddleware] with [mcp.Client.AddSendingMiddleware], so that
+// every result it receives is capped before it reaches the model:
 //
-//	server.AddReceivingMiddleware(mcpsdk.ServerMiddleware(m.Limits().For))
-//	client.AddSendingMiddleware(mcpsdk.ClientMiddleware(m.Limits().For))
+//	policies, err := m.Policies() // m: a loaded *manifest.WorkerManifest
+//	// ...
+//	server.AddReceivingMiddleware(mcpsdk.ServerMiddleware(policies.For))
+//	client.AddSendingMiddleware(mcpsdk.ClientMiddleware(policies.For))
 //
 // # What is capped
 //
-// [CapResult] does the work, for the limit of the tool the request named.
-// The text of the result's text blocks and embedded text resources shares
-// the limit (cut by [middleware.Truncate]'s rule: the head that fits, then
-// the marker, marker included), and structuredContent, when there is one,
-// is held to the same limit on its own, by its JSON encoding
-// ([capvalue.Cap]), so each of the two copies a client may hand its model
-// fits. Images, audio, blobs and links are left alone, as are IsError and
-// _meta. A result within its limit is returned as it is; a cut one is a
-// copy, so the tool's own value is never changed.
+// [CapResult] does the work, for the [shape.Policy] of the tool the request
+// named, through package shape, by the rules toolcap mcp applies to the
+// results it relays: the byte limit, the token limit and the strategy
+// (head, head_tail and its keep_lines, json) all hold.
+//
+//   - The content blocks share the policy ([shape.Content]): the text
+//     blocks, joined, are cut as one text by the policy, then every block
+//     (images, audio and blobs by their base64 size, embedded resources
+//     and resource links by what a model may read of them) and the notes
+//     are brought within the byte limit together; a block that does not
+//     fit is cut or dropped, and a note says what was dropped.
+//   - structuredContent, when there is one, is held to the same policy on
+//     its own, by its JSON encoding ([shape.JSON]: a shorter valid JSON
+//     value; a note at the end of the content says which containers lost
+//     elements). When no valid form fits, it is dropped.
+//
+// IsError and _meta are left alone. A result within its policy is returned
+// as it is; a cut one is a copy, so the tool's own value is never changed.
 //
 // The SDK's middleware order depends on the order of calls: a later
 // AddReceivingMiddleware call wraps the earlier ones. Add this middleware
 // last on a server (outermost: it sees what the others made of the result)
 // and first on a client.
 //
-// Limits are a func(tool string) int such as (*manifest.ToolOutputLimits).For;
-// a nil one gives every tool the default limit, 16384 bytes.
-//
-// [middleware.Truncate]: https://pkg.go.dev/github.com/toolcap/toolcap/middleware#Truncate
-// [capvalue.Cap]: https://pkg.go.dev/github.com/toolcap/toolcap/adapters/capvalue#Cap
+// A nil [shape.PolicyFunc] gives every tool the default limit, 16384 bytes,
+// and the head rule.
 package mcpsdk
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcap/toolcap/adapters/capvalue"
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/shape"
 )
 
 // Option configures [ServerMiddleware] and [ClientMiddleware].
@@ -54,8 +66,9 @@ type options struct {
 }
 
 // WithLogger sets the logger each cut is reported to, at info level, with
-// tool, original_bytes, dropped_bytes and limit. Without it the middleware
-// is silent.
+// the field set every toolcap front end logs a cut with ([shape.LogFields]);
+// a result whose content and structuredContent are both cut logs two
+// lines. Without it the middleware is silent.
 func WithLogger(l hclog.Logger) Option {
 	return func(o *options) {
 		if l != nil {
@@ -65,23 +78,23 @@ func WithLogger(l hclog.Logger) Option {
 }
 
 // ServerMiddleware returns a receiving middleware for an [mcp.Server] that
-// caps the result of every tools/call request to limits(tool name). Other
-// methods pass through untouched.
-func ServerMiddleware(limits middleware.Limits, opts ...Option) mcp.Middleware {
-	return capping(limits, opts)
+// fits the result of every tools/call request to policies(tool name).
+// Other methods pass through untouched.
+func ServerMiddleware(policies shape.PolicyFunc, opts ...Option) mcp.Middleware {
+	return capping(policies, opts)
 }
 
-// ClientMiddleware returns a sending middleware for an [mcp.Client] that caps
-// the result of every tools/call request it sends to limits(tool name),
-// before [mcp.ClientSession.CallTool] returns it. Other methods pass through
-// untouched.
-func ClientMiddleware(limits middleware.Limits, opts ...Option) mcp.Middleware {
-	return capping(limits, opts)
+// ClientMiddleware returns a sending middleware for an [mcp.Client] that
+// fits the result of every tools/call request it sends to policies(tool
+// name), before [mcp.ClientSession.CallTool] returns it. Other methods
+// pass through untouched.
+func ClientMiddleware(policies shape.PolicyFunc, opts ...Option) mcp.Middleware {
+	return capping(policies, opts)
 }
 
-func capping(limits middleware.Limits, opts []Option) mcp.Middleware {
-	if limits == nil {
-		limits = (*manifest.ToolOutputLimits)(nil).For // the default limit for every tool
+func capping(policies shape.PolicyFunc, opts []Option) mcp.Middleware {
+	if policies == nil {
+		policies = (*manifest.Policies)(nil).For // the default limit and the head rule for every tool
 	}
 	o := options{logger: hclog.NewNullLogger()}
 	for _, opt := range opts {
@@ -100,10 +113,11 @@ func capping(limits middleware.Limits, opts []Option) mcp.Middleware {
 				return res, err
 			}
 			tool := toolName(req)
-			limit := limits(tool)
-			capped, dropped := CapResult(out, limit)
-			if dropped > 0 && o.logger.IsInfo() {
-				o.logger.Info("tool result truncated", "tool", tool, "dropped_bytes", dropped, "limit", limit)
+			capped, content, structured := CapResult(out, policies(tool))
+			for _, t := range []chain.Truncation{content, structured} {
+				if t != (chain.Truncation{}) {
+					shape.Log(o.logger, tool, "", t)
+				}
 			}
 			return capped, nil
 		}
@@ -129,64 +143,144 @@ func toolName(req mcp.Request) string {
 	return ""
 }
 
-// CapResult returns res with its text and its structuredContent each held to
-// limit bytes (see the package doc), and the number of bytes dropped. When
-// nothing is over the limit it returns res itself and 0; otherwise a copy,
-// sharing the blocks it did not cut.
-func CapResult(res *mcp.CallToolResult, limit int) (*mcp.CallToolResult, int) {
+// CapResult returns res with its content and its structuredContent each
+// fitted to p (see the package doc), and the figures of each cut: of the
+// content in bytes of its blocks as [shape.Size] measures them, of
+// structuredContent in bytes of its JSON encoding; a figure is the zero
+// value when its part was not changed. When neither was, it returns res
+// itself; otherwise a copy, sharing the blocks it did not cut.
+func CapResult(res *mcp.CallToolResult, p shape.Policy) (out *mcp.CallToolResult, content, structured chain.Truncation) {
 	if res == nil {
-		return nil, 0
+		return nil, content, structured
 	}
-	var texts []string
-	for _, c := range res.Content {
-		switch c := c.(type) {
+	sc, s, scChanged := fitStructured(res.StructuredContent, p)
+	in := Blocks(res.Content)
+	joined, had := shape.JoinText(in)
+	var j shape.Joined
+	if had {
+		text, t, _ := shape.Text(joined, p)
+		j = shape.Joined{Text: &text, Cut: t}
+	}
+	fitted, fig := shape.Fit(in, j, p, s.Note, nil)
+	// A note about structuredContent alone changes the content too.
+	contentChanged := fig.Changed() || len(fitted) != len(in)
+	if !contentChanged && !scChanged {
+		return res, chain.Truncation{}, chain.Truncation{}
+	}
+	c := *res
+	if scChanged {
+		c.StructuredContent = sc
+		structured = s.Figures
+	}
+	if contentChanged {
+		c.Content = rebuild(res.Content, in, fitted)
+	}
+	if fig.Changed() {
+		content = fig.Figures
+	}
+	return &c, content, structured
+}
+
+// fitStructured fits a result's structuredContent to p by its JSON
+// encoding ([capvalue.JSON]): the cut value and what shape.JSON said of it,
+// or nil when no valid form fits (its figures then drop it whole). changed
+// is false when v is kept as it is, as is a value that cannot be encoded
+// (the SDK cannot send it either).
+func fitStructured(v any, p shape.Policy) (any, shape.Structured, bool) {
+	if v == nil {
+		return nil, shape.Structured{}, false
+	}
+	out, s, ok := capvalue.JSON(v, p)
+	switch {
+	case ok:
+		return out, s, s.Cut
+	case s.Raw == nil:
+		return v, shape.Structured{}, false
+	}
+	n := len(s.Raw)
+	return nil, shape.Structured{Figures: shape.Figures(cut.Stats{Original: n, Dropped: n, Strategy: cut.KeepJSON}, p)}, true
+}
+
+// Blocks returns what package shape sees of content, block by block, as
+// toolcap mcp measures it: a text block its text; an image or audio block
+// its MIME type and its data as sent (base64); an embedded resource its
+// URI, MIME type and blob (base64), its text as the part shape may cut; a
+// resource link its URI, name, title and MIME type, its description as the
+// part shape may cut. The JSON around them, _meta and annotations are not
+// counted, as the JSON wrapping of a text block is not; any other block
+// counts its JSON encoding.
+func Blocks(content []mcp.Content) []shape.Block {
+	out := make([]shape.Block, len(content))
+	for i, c := range content {
+		out[i] = block(c)
+	}
+	return out
+}
+
+func block(c mcp.Content) shape.Block {
+	b64 := base64.StdEncoding.EncodedLen
+	switch b := c.(type) {
+	case *mcp.TextContent:
+		if b != nil {
+			return shape.Block{Kind: shape.BlockText, Text: b.Text}
+		}
+	case *mcp.ImageContent:
+		if b != nil {
+			return shape.Block{Kind: shape.BlockImage, Fixed: len(b.MIMEType) + b64(len(b.Data)), Name: b.MIMEType}
+		}
+	case *mcp.AudioContent:
+		if b != nil {
+			return shape.Block{Kind: shape.BlockAudio, Fixed: len(b.MIMEType) + b64(len(b.Data)), Name: b.MIMEType}
+		}
+	case *mcp.EmbeddedResource:
+		if b != nil && b.Resource != nil {
+			r := b.Resource
+			return shape.Block{Kind: shape.BlockResource, Text: r.Text,
+				Fixed: len(r.URI) + len(r.MIMEType) + b64(len(r.Blob)), Name: r.URI}
+		}
+	case *mcp.ResourceLink:
+		if b != nil {
+			return shape.Block{Kind: shape.BlockLink, Text: b.Description,
+				Fixed: len(b.URI) + len(b.Name) + len(b.Title) + len(b.MIMEType), Name: b.URI}
+		}
+	}
+	// Another kind of block, or a nil one: all of it counts.
+	enc, _ := json.Marshal(c)
+	return shape.Block{Kind: shape.BlockOther, Fixed: len(enc)}
+}
+
+// rebuild turns the blocks shape.Fit returned for in, the Blocks of
+// content, back into content: a block kept as it was is the tool's own, a
+// cut one a copy with its new text, a note a new text block.
+func rebuild(content []mcp.Content, in, fitted []shape.Block) []mcp.Content {
+	out := make([]mcp.Content, 0, len(fitted))
+	for _, f := range fitted {
+		if f.From < 0 {
+			out = append(out, &mcp.TextContent{Text: f.Text})
+			continue
+		}
+		c := content[f.From]
+		if f.Text == in[f.From].Text {
+			out = append(out, c)
+			continue
+		}
+		switch b := c.(type) {
 		case *mcp.TextContent:
-			texts = append(texts, c.Text)
+			cc := *b
+			cc.Text = f.Text
+			c = &cc
 		case *mcp.EmbeddedResource:
-			if c.Resource != nil && c.Resource.Text != "" {
-				texts = append(texts, c.Resource.Text)
-			}
+			rc := *b.Resource
+			rc.Text = f.Text
+			cc := *b
+			cc.Resource = &rc
+			c = &cc
+		case *mcp.ResourceLink:
+			cc := *b
+			cc.Description = f.Text
+			c = &cc
 		}
+		out = append(out, c)
 	}
-	cut, dropped := capvalue.Strings(texts, limit)
-	structured, d := capvalue.Cap(res.StructuredContent, limit)
-	if dropped+d == 0 {
-		return res, 0
-	}
-	out := *res
-	out.StructuredContent = structured
-	if dropped > 0 {
-		out.Content = make([]mcp.Content, len(res.Content))
-		i := 0
-		for j, c := range res.Content {
-			switch c := c.(type) {
-			case *mcp.TextContent:
-				if cut[i] != c.Text {
-					cc := *c
-					cc.Text = cut[i]
-					out.Content[j] = &cc
-				} else {
-					out.Content[j] = c
-				}
-				i++
-				continue
-			case *mcp.EmbeddedResource:
-				if c.Resource != nil && c.Resource.Text != "" {
-					if cut[i] != c.Resource.Text {
-						rc := *c.Resource
-						rc.Text = cut[i]
-						cc := *c
-						cc.Resource = &rc
-						out.Content[j] = &cc
-					} else {
-						out.Content[j] = c
-					}
-					i++
-					continue
-				}
-			}
-			out.Content[j] = c
-		}
-	}
-	return &out, dropped + d
+	return out
 }

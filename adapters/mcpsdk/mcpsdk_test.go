@@ -4,46 +4,99 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/adapters/mcpsdk"
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/capcheck"
+	"github.com/toolcap/toolcap/shape"
 )
 
 const mib = 1 << 20
 
-var markerEnd = " bytes dropped, refine your query]"
+// words counts a token per run of letters and one per other byte: at most
+// a token per byte, as a Counter must.
+type words struct{}
 
-// limits gives "dump" 4096 bytes and every other tool 16384.
-func limits(tool string) int {
-	if tool == "dump" {
-		return 4096
+func (words) Count(s string) int {
+	n, in := 0, false
+	for i := 0; i < len(s); i++ {
+		letter := s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z'
+		if !letter || !in {
+			n++
+		}
+		in = letter
 	}
-	return 16384
+	return n
 }
+
+// headTail is the policy of a manifest entry { max_bytes = 4096,
+// max_tokens = 600, keep = "head_tail", keep_lines = ['FAIL'] }.
+var headTail = shape.Policy{MaxBytes: 4096, MaxTokens: 600, Counter: words{},
+	Spec: cut.Spec{Keep: cut.KeepHeadTail, KeepLines: []*regexp.Regexp{regexp.MustCompile(`FAIL`)}}}
+
+// policies gives "dump" 4096 bytes, "test" the head_tail policy above, and
+// every other tool 16384 bytes.
+func policies(tool string) shape.Policy {
+	switch tool {
+	case "dump":
+		return shape.Bytes(4096)
+	case "test":
+		return headTail
+	}
+	return shape.Bytes(16384)
+}
+
+// testLog is a test run's output with one failure deep inside.
+var testLog = func() string {
+	var b strings.Builder
+	for i := range 3000 {
+		if i == 1700 {
+			b.WriteString("--- FAIL: TestParse (0.01s)\n")
+		}
+		fmt.Fprintf(&b, "=== RUN   TestCase%d\n--- PASS: TestCase%d (0.00s)\n", i, i)
+	}
+	return b.String()
+}()
 
 type rows struct {
 	Rows []string `json:"rows"`
 }
 
-// connect starts a real go-sdk server with three tools over in-memory
+// dumpContent is what the "dump" tool returns: more than its limit of
+// text, an image, an embedded text resource and a short last block.
+func dumpContent() []mcp.Content {
+	return []mcp.Content{
+		&mcp.TextContent{Text: strings.Repeat("log line\n", mib/9)},
+		&mcp.ImageContent{Data: bytes.Repeat([]byte{0x89}, 64<<10), MIMEType: "image/png"},
+		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///big.txt", Text: strings.Repeat("r", mib)}},
+		&mcp.TextContent{Text: "exit status 1"},
+	}
+}
+
+// connect starts a real go-sdk server with four tools over in-memory
 // transports and returns a connected client session. server and client
-// say which side gets the middleware.
-func connect(t *testing.T, server, client bool) *mcp.ClientSession {
+// say which side gets the middleware, built from pf.
+func connect(t *testing.T, pf shape.PolicyFunc, server, client bool, opts ...mcpsdk.Option) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	s := mcp.NewServer(&mcp.Implementation{Name: "big", Version: "v1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "dump", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{
-				&mcp.TextContent{Text: strings.Repeat("log line\n", mib/9)},
-				&mcp.ImageContent{Data: bytes.Repeat([]byte{0x89}, 64<<10), MIMEType: "image/png"},
-				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///big.txt", Text: strings.Repeat("r", mib)}},
-				&mcp.TextContent{Text: "exit status 1"},
-			}}, nil
+			return &mcp.CallToolResult{Content: dumpContent()}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "test", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: testLog}}}, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "query"},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, rows, error) {
@@ -58,7 +111,7 @@ func connect(t *testing.T, server, client bool) *mcp.ClientSession {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello"}}}, nil
 		})
 	if server {
-		s.AddReceivingMiddleware(mcpsdk.ServerMiddleware(limits))
+		s.AddReceivingMiddleware(mcpsdk.ServerMiddleware(pf, opts...))
 	}
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := s.Connect(ctx, st, nil)
@@ -68,7 +121,7 @@ func connect(t *testing.T, server, client bool) *mcp.ClientSession {
 	t.Cleanup(func() { ss.Close() })
 	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "v1"}, nil)
 	if client {
-		c.AddSendingMiddleware(mcpsdk.ClientMiddleware(limits))
+		c.AddSendingMiddleware(mcpsdk.ClientMiddleware(pf, opts...))
 	}
 	cs, err := c.Connect(ctx, ct, nil)
 	if err != nil {
@@ -78,19 +131,27 @@ func connect(t *testing.T, server, client bool) *mcp.ClientSession {
 	return cs
 }
 
-// modelText is what an agent hands its model of a result: the text of its
-// text blocks and text resources.
-func modelText(res *mcp.CallToolResult) []string {
-	var out []string
-	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *mcp.TextContent:
-			out = append(out, c.Text)
-		case *mcp.EmbeddedResource:
-			out = append(out, c.Resource.Text)
-		}
+// wantContent is what shape.Content makes of content under p, as go-sdk
+// blocks: the rule the middleware must follow.
+func wantContent(content []mcp.Content, p shape.Policy) []shape.Block {
+	fitted, _ := shape.Content(mcpsdk.Blocks(content), p)
+	for i := range fitted {
+		fitted[i].From = 0 // the output's blocks do not say where they come from
 	}
-	return out
+	return fitted
+}
+
+func gotContent(content []mcp.Content) []shape.Block {
+	return mcpsdk.Blocks(content)
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, tool string) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool})
+	if err != nil {
+		t.Fatalf("CallTool(%s): %v", tool, err)
+	}
+	return res
 }
 
 func TestMiddleware(t *testing.T) {
@@ -99,51 +160,55 @@ func TestMiddleware(t *testing.T) {
 		server, client bool
 	}{{"server", true, false}, {"client", false, true}, {"both", true, true}} {
 		t.Run(side.name, func(t *testing.T) {
-			cs := connect(t, side.server, side.client)
-			ctx := context.Background()
+			cs := connect(t, policies, side.server, side.client)
 
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "dump"})
-			if err != nil {
-				t.Fatal(err)
+			// The blocks share the limit by shape.Content's rule: the text
+			// cut, the image dropped with a note, the resource cut.
+			res := call(t, cs, "dump")
+			want := wantContent(dumpContent(), policies("dump"))
+			got := gotContent(res.Content)
+			for i := range got {
+				got[i].From = 0
 			}
-			texts := modelText(res)
-			total := 0
-			for _, s := range texts {
-				total += len(s)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("dump: the blocks differ from shape.Content's (-want +got):\n%s", diff)
 			}
-			if total > 4096 || total < 4000 || !strings.HasSuffix(texts[0], markerEnd) || !strings.HasSuffix(texts[1], markerEnd) {
-				t.Errorf("dump: %d text bytes (limit 4096), first ends %q", total, texts[0][max(0, len(texts[0])-60):])
-			}
-			if texts[2] != "exit status 1" {
-				t.Errorf("dump: the short block = %q, want it whole", texts[2])
-			}
-			if img := res.Content[1].(*mcp.ImageContent); len(img.Data) != 64<<10 {
-				t.Errorf("dump: the image has %d bytes, want it whole", len(img.Data))
+			if n := shape.Size(got); n > 4096 {
+				t.Errorf("dump: the blocks take %d bytes, over the limit 4096", n)
 			}
 
-			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "query"})
-			if err != nil {
-				t.Fatal(err)
+			// A per-tool strategy and token limit hold: the one text block
+			// is shape.Text's cut, byte for byte.
+			res = call(t, cs, "test")
+			text, _, _ := shape.Text(testLog, headTail)
+			if diff := cmp.Diff([]shape.Block{{Kind: shape.BlockText, Text: text}}, gotContent(res.Content)); diff != "" {
+				t.Errorf("test: the text differs from shape.Text's (-want +got):\n%s", diff)
 			}
+			if err := capcheck.Text(testLog, res.Content[0].(*mcp.TextContent).Text, headTail); err != nil {
+				t.Errorf("test: %v", err)
+			}
+
+			// structuredContent is cut by shape.JSON on its own, and the
+			// content, its text copy, by the text rule, with the note.
+			res = call(t, cs, "query")
 			enc, _ := json.Marshal(res.StructuredContent)
-			if len(enc) > 16384 || !bytes.Contains(enc, []byte(markerEnd)) {
-				t.Errorf("query: structuredContent encodes to %d bytes (limit 16384)", len(enc))
+			var sc rows
+			if err := json.Unmarshal(enc, &sc); err != nil || len(enc) > 16384 || len(sc.Rows) == 0 || len(sc.Rows) >= 2048 {
+				t.Errorf("query: structuredContent encodes to %d bytes (limit 16384) with %d rows of 2048 (%v), want a cut", len(enc), len(sc.Rows), err)
 			}
-			if text := modelText(res); len(text) != 1 || len(text[0]) > 16384 || !strings.HasSuffix(text[0], markerEnd) {
-				t.Errorf("query: the text copy has %d blocks", len(text))
+			blocks := gotContent(res.Content)
+			if n := shape.Size(blocks); n > 16384 || len(blocks) != 2 || !strings.Contains(blocks[1].Text, "structuredContent cut") {
+				t.Errorf("query: %d blocks of %d bytes, want the text cut and the note: %+v", len(blocks), n, blocks[len(blocks)-1])
 			}
 
-			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "small"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff([]string{"hello"}, modelText(res)); diff != "" {
+			res = call(t, cs, "small")
+			if diff := cmp.Diff([]shape.Block{{Kind: shape.BlockText, Text: "hello"}}, gotContent(res.Content)); diff != "" {
 				t.Errorf("small result changed (-want +got):\n%s", diff)
 			}
 
 			// Other methods pass through.
-			tools, err := cs.ListTools(ctx, nil)
-			if err != nil || len(tools.Tools) != 3 {
+			tools, err := cs.ListTools(context.Background(), nil)
+			if err != nil || len(tools.Tools) != 4 {
 				t.Errorf("ListTools = %v tools, %v", len(tools.Tools), err)
 			}
 		})
@@ -157,50 +222,97 @@ func TestCapResult(t *testing.T) {
 		StructuredContent: map[string]any{"text": big},
 		IsError:           true,
 	}
-	got, dropped := mcpsdk.CapResult(orig, 1000)
-	if dropped == 0 || !got.IsError {
-		t.Fatalf("dropped %d, IsError %v", dropped, got.IsError)
+	p := shape.Bytes(1000)
+	got, content, structured := mcpsdk.CapResult(orig, p)
+	if got == orig || !got.IsError {
+		t.Fatalf("CapResult returned the result itself (%v) or lost IsError (%v)", got == orig, got.IsError)
 	}
-	a, b := got.Content[0].(*mcp.TextContent).Text, got.Content[1].(*mcp.TextContent).Text
-	if len(a)+len(b) > 1000 || !strings.HasSuffix(a, markerEnd) || !strings.HasSuffix(b, markerEnd) {
-		t.Errorf("texts %d + %d bytes, over 1000 or without a marker", len(a), len(b))
+	if diff := cmp.Diff(wantContent(orig.Content, p), zeroFrom(gotContent(got.Content))); diff != "" {
+		t.Errorf("the blocks differ from shape.Content's (-want +got):\n%s", diff)
 	}
-	if enc, _ := json.Marshal(got.StructuredContent); len(enc) > 1000 {
-		t.Errorf("structuredContent encodes to %d bytes, over 1000", len(enc))
+	_, wantFig := shape.Content(mcpsdk.Blocks(orig.Content), p)
+	if diff := cmp.Diff(wantFig.Figures, content); diff != "" {
+		t.Errorf("content figures (-want +got):\n%s", diff)
+	}
+	wantSC, s, _ := capvalue.JSON(orig.StructuredContent, p)
+	if diff := cmp.Diff(wantSC, got.StructuredContent); diff != "" {
+		t.Errorf("structuredContent differs from capvalue.JSON's (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(s.Figures, structured); diff != "" {
+		t.Errorf("structuredContent figures (-want +got):\n%s", diff)
 	}
 	if orig.Content[0].(*mcp.TextContent).Text != big || orig.StructuredContent.(map[string]any)["text"] != big {
 		t.Error("CapResult changed the tool's own result")
 	}
-	if same, d := mcpsdk.CapResult(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, 1000); d != 0 || same.Content[0].(*mcp.TextContent).Text != "ok" {
-		t.Errorf("a small result: dropped %d", d)
+
+	small := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}, StructuredContent: map[string]any{"ok": true}}
+	if same, c, sc := mcpsdk.CapResult(small, p); same != small || c != (chain.Truncation{}) || sc != (chain.Truncation{}) {
+		t.Errorf("a small result: a copy %v, figures %+v and %+v", same != small, c, sc)
+	}
+	if got, _, _ := mcpsdk.CapResult(nil, p); got != nil {
+		t.Errorf("CapResult(nil) = %v", got)
 	}
 }
 
-// A nil Limits gives every tool the default limit.
-func TestNilLimits(t *testing.T) {
-	ctx := context.Background()
-	s := mcp.NewServer(&mcp.Implementation{Name: "big", Version: "v1"}, nil)
-	s.AddTool(&mcp.Tool{Name: "dump", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", mib)}}}, nil
-		})
-	s.AddReceivingMiddleware(mcpsdk.ServerMiddleware(nil))
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
+// A structuredContent no valid form of which fits is dropped, and its
+// figures say so.
+func TestCapResultDropsStructured(t *testing.T) {
+	keys := map[string]any{}
+	for i := range 2000 {
+		keys[fmt.Sprintf("key%04d", i)] = i
 	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "v1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "2000 keys"}}, StructuredContent: keys}
+	got, content, structured := mcpsdk.CapResult(res, shape.Bytes(1024))
+	enc, _ := json.Marshal(keys)
+	want := chain.Truncation{Limit: 1024, OriginalBytes: len(enc), DroppedBytes: len(enc), Strategy: "json"}
+	if got.StructuredContent != nil || content != (chain.Truncation{}) {
+		t.Errorf("structuredContent %T, content figures %+v; want it dropped, the content untouched", got.StructuredContent, content)
 	}
-	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "dump"})
-	if err != nil {
-		t.Fatal(err)
+	if diff := cmp.Diff(want, structured); diff != "" {
+		t.Errorf("figures (-want +got):\n%s", diff)
 	}
-	if n := len(res.Content[0].(*mcp.TextContent).Text); n != 16384 {
-		t.Errorf("the client got %d bytes, want the default limit, 16384", n)
+}
+
+func zeroFrom(b []shape.Block) []shape.Block {
+	for i := range b {
+		b[i].From = 0
+	}
+	return b
+}
+
+// Every cut is logged once with the one field set.
+func TestLog(t *testing.T) {
+	var buf bytes.Buffer
+	logger := hclog.New(&hclog.LoggerOptions{Output: &buf, JSONFormat: true, DisableTime: true, Level: hclog.Info})
+	cs := connect(t, policies, true, false, mcpsdk.WithLogger(logger))
+	res := call(t, cs, "test")
+	_, fig, _ := shape.Text(testLog, headTail)
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatalf("log %q: %v", buf.String(), err)
+	}
+	want := map[string]any{"@level": "info", "@message": shape.Message(fig)}
+	for i, f := 0, shape.LogFields("test", "", fig); i < len(f); i += 2 {
+		want[f[i].(string)] = f[i+1]
+	}
+	// JSON numbers decode as float64.
+	wantJSON, _ := json.Marshal(want)
+	var wantLine map[string]any
+	_ = json.Unmarshal(wantJSON, &wantLine)
+	if diff := cmp.Diff(wantLine, line); diff != "" {
+		t.Errorf("log line (-want +got):\n%s", diff)
+	}
+	if len(res.Content) != 1 {
+		t.Errorf("%d blocks", len(res.Content))
+	}
+}
+
+// A nil PolicyFunc gives every tool the default limit.
+func TestNilPolicies(t *testing.T) {
+	cs := connect(t, nil, true, false)
+	res := call(t, cs, "test")
+	want, _, _ := shape.Text(testLog, shape.Bytes(16384))
+	if got := res.Content[0].(*mcp.TextContent).Text; got != want {
+		t.Errorf("the client got %d bytes, want the default limit's cut, %d", len(got), len(want))
 	}
 }

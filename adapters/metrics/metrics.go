@@ -27,9 +27,17 @@
 //	toolcap_tool_result_kept_bytes_total{tool}       content bytes kept, markers excluded
 //
 // An error result counts as "error" whether or not it was cut; its bytes
-// count too. A result without content counts as a result with no bytes.
-// The dropped bytes are original minus kept. Labels are registered tool
-// names; a program with unbounded tool names should not export them.
+// count too. A result without content counts as a result with no bytes. A
+// result the ceiling cut again (a middleware grew it past the limit) is
+// "cut", and counts what the ceiling kept. The dropped bytes are original
+// minus kept. Labels are registered tool names, with bytes that are not
+// UTF-8 replaced by U+FFFD; a program with unbounded tool names should not
+// export them.
+//
+// `toolcap mcp --metrics ADDR` serves the same metrics without
+// client_golang: the names, help texts and the rule above come from one
+// table and one function in the core module, so both front ends count a
+// result alike and a scraper cannot tell them apart.
 //
 // # Cost
 //
@@ -52,6 +60,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 
@@ -59,13 +68,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/resultstats"
 )
 
 // Outcomes, the values of the outcome label.
 const (
-	Fits  = "fits"
-	Cut   = "cut"
-	Error = "error"
+	Fits  = string(resultstats.Fits)
+	Cut   = string(resultstats.Cut)
+	Error = string(resultstats.Error)
 )
 
 // Metrics holds toolcap's counters. Its methods are safe for concurrent use.
@@ -89,23 +99,19 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return nil, errors.New("metrics: New needs a registerer (prometheus.NewRegistry(), say)")
 	}
+	// The names, help texts and labels are those `toolcap mcp --metrics`
+	// writes, from one table.
+	vec := func(m resultstats.Metric) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: m.Name, Help: m.Help}, m.Labels())
+	}
 	m := &Metrics{
-		results: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolcap_tool_results_total",
-			Help: "Tool results that passed the cap, by tool and outcome (fits, cut, error).",
-		}, []string{"tool", "outcome"}),
-		original: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolcap_tool_result_original_bytes_total",
-			Help: "Content bytes the tools returned, before the cap.",
-		}, []string{"tool"}),
-		kept: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolcap_tool_result_kept_bytes_total",
-			Help: "Content bytes that reached the history, truncation markers excluded.",
-		}, []string{"tool"}),
+		results:  vec(resultstats.Results),
+		original: vec(resultstats.OriginalBytes),
+		kept:     vec(resultstats.KeptBytes),
 	}
 	for _, c := range []prometheus.Collector{m.results, m.original, m.kept} {
 		if err := reg.Register(c); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("metrics: registering the counters: %w", err)
 		}
 	}
 	return m, nil
@@ -139,42 +145,32 @@ func (m *Metrics) Record(tool string, res chain.Result) {
 		return
 	}
 	c := m.counters(tool)
-	size := 0
-	if res.Content != nil {
-		size = len(*res.Content)
-	}
-	original, kept := size, size
-	t, cut := res.Truncation()
-	if cut {
-		original, kept = t.OriginalBytes, t.KeptBytes
-	}
-	if ct, again := res.Ceiling(); again {
-		// A middleware grew the content and the ceiling cut it again: the
-		// history got ct.KeptBytes of it.
-		kept, cut = ct.KeptBytes, true
-	}
-	switch {
-	case res.IsError():
+	t := resultstats.Classify(res)
+	switch t.Outcome {
+	case resultstats.Error:
 		c.err.Inc()
-	case cut:
+	case resultstats.Cut:
 		c.cut.Inc()
 	default:
 		c.fits.Inc()
 	}
-	c.original.Add(float64(original))
-	c.kept.Add(float64(kept))
+	c.original.Add(float64(t.OriginalBytes))
+	c.kept.Add(float64(t.KeptBytes))
 }
 
 func (m *Metrics) counters(tool string) *toolCounters {
 	if c, ok := m.perTool.Load(tool); ok {
 		return c.(*toolCounters)
 	}
+	// WithLabelValues panics on a value that is not UTF-8; ToolLabel
+	// makes any name one.
+	label := resultstats.ToolLabel(tool)
 	c := &toolCounters{
-		fits:     m.results.WithLabelValues(tool, Fits),
-		cut:      m.results.WithLabelValues(tool, Cut),
-		err:      m.results.WithLabelValues(tool, Error),
-		original: m.original.WithLabelValues(tool),
-		kept:     m.kept.WithLabelValues(tool),
+		fits:     m.results.WithLabelValues(label, Fits),
+		cut:      m.results.WithLabelValues(label, Cut),
+		err:      m.results.WithLabelValues(label, Error),
+		original: m.original.WithLabelValues(label),
+		kept:     m.kept.WithLabelValues(label),
 	}
 	actual, _ := m.perTool.LoadOrStore(tool, c)
 	return actual.(*toolCounters)

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 
+	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/middleware"
 	"github.com/toolcap/toolcap/shape"
 )
 
@@ -120,39 +119,17 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if policy.MaxTokens > 0 {
 		fields = append(fields, "limit_tokens", policy.MaxTokens, "tokenizer", res.Manifest.Limits().TokenizerName())
-	} else {
-		counter = nil // no token limit for this tool: bytes only
+		policy.Counter = counter
 	}
 	logger.Info("limit in force", fields...)
 
-	capped, st, err := capReader(ctx, stdin, policy, counter)
+	capped, t, err := capReader(ctx, stdin, policy)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcap cap: standard input: %v\n", err)
 		return exitFailed
 	}
-	if st.Changed() {
-		msg := "tool result truncated"
-		if st.Compacted {
-			msg = "tool result compacted"
-		}
-		fields := []any{
-			"tool", *tool,
-			"original_bytes", st.Original,
-			"kept_bytes", st.Kept,
-			"dropped_bytes", st.Dropped,
-			"limit", limit,
-		}
-		if st.Strategy != "" && st.Strategy != cut.KeepHead {
-			fields = append(fields, "strategy", string(st.Strategy))
-		}
-		if policy.MaxTokens > 0 {
-			fields = append(fields, "limit_tokens", policy.MaxTokens)
-		}
-		if st.Unit == cut.UnitTokens {
-			fields = append(fields, "unit", "tokens", "original_tokens", st.OriginalTokens,
-				"kept_tokens", st.KeptTokens, "dropped_tokens", st.DroppedTokens)
-		}
-		logger.Info(msg, fields...)
+	if t != (chain.Truncation{}) && logger.IsInfo() {
+		logger.Info(shape.Message(t), shape.LogFields(*tool, "", t)...)
 	}
 	if _, err := io.WriteString(stdout, capped); err != nil {
 		fmt.Fprintf(stderr, "toolcap cap: standard output: %v\n", err)
@@ -161,77 +138,27 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return exitOK
 }
 
-// capReader reads r to its end and cuts it as a worker applying policy
-// would, returning when ctx ends (an interrupt), even while a read is
-// blocked; the read then goes on in the background until the process exits.
-// The head rule reads through [middleware.TruncateReader], which keeps only
-// limit+4 bytes; the other strategies through a [cut.Writer]. With a token
-// limit (c not nil), input of at most [cut.TokenWindow] bytes is held whole
-// and cut as the worker cuts it ([cut.CutTokens]); longer input is cut to
-// the byte limit as it streams, then again from what was kept
-// ([cut.RecutTokens]), its one marker counting the bytes of the input the
-// output does not show.
-func capReader(ctx context.Context, r io.Reader, policy shape.Policy, c cut.Counter) (string, cut.Stats, error) {
+// capReader reads r to its end and fits it to policy as a worker fits a
+// result held whole ([shape.Read]: memory bounded by the policy, see
+// [shape.Policy.Hold]), returning when ctx ends (an interrupt), even while
+// a read is blocked; the read then goes on in the background until the
+// process exits.
+func capReader(ctx context.Context, r io.Reader, policy shape.Policy) (string, chain.Truncation, error) {
 	type result struct {
 		capped string
-		st     cut.Stats
+		t      chain.Truncation
 		err    error
 	}
 	done := make(chan result, 1)
 	go func() {
 		var res result
-		if c != nil {
-			// Held whole up to the window, as json is held: at most 4 times
-			// the limit or 8 MiB.
-			window := min(cut.TokenWindow(policy.MaxTokens), max(4*policy.MaxBytes, 8<<20))
-			head, err := io.ReadAll(io.LimitReader(r, int64(window)+1))
-			switch {
-			case err != nil:
-				res.err = fmt.Errorf("read: %w", err)
-				done <- res
-				return
-			case len(head) <= window:
-				res.capped, res.st = cut.CutTokens(string(head), policy.MaxBytes, policy.MaxTokens, c, policy.Spec)
-				done <- res
-				return
-			}
-			r = io.MultiReader(bytes.NewReader(head), r)
-		}
-		res.capped, res.st, res.err = capStream(r, policy)
-		if res.err == nil && c != nil {
-			if out, st := cut.RecutTokens(res.capped, policy.MaxBytes, policy.MaxTokens, c, policy.Spec); out != res.capped {
-				res.capped, res.st = out, st
-			}
-		}
+		res.capped, res.t, _, res.err = shape.Read(r, policy)
 		done <- res
 	}()
 	select {
 	case res := <-done:
-		return res.capped, res.st, res.err
+		return res.capped, res.t, res.err
 	case <-ctx.Done():
-		return "", cut.Stats{}, context.Cause(ctx)
+		return "", chain.Truncation{}, context.Cause(ctx)
 	}
 }
-
-// capStream cuts r to the policy's byte limit as it reads it.
-func capStream(r io.Reader, policy shape.Policy) (string, cut.Stats, error) {
-	if k := policy.Spec.Keep; k == "" || k == cut.KeepHead {
-		capped, d, err := middleware.TruncateReader(r, policy.MaxBytes)
-		n := int64(len(capped))
-		if d > 0 {
-			n -= int64(middleware.MarkerLen(int(d)))
-		}
-		return capped, cut.Stats{Original: int(n + d), Kept: int(n), Dropped: int(d), Strategy: cut.KeepHead}, err
-	}
-	w := cut.NewWriter(policy.MaxBytes, policy.Spec)
-	buf := make([]byte, 64<<10)
-	if _, err := io.CopyBuffer(w, onlyReader{r}, buf); err != nil {
-		return "", cut.Stats{}, fmt.Errorf("read: %w", err)
-	}
-	capped, st := w.Result()
-	return capped, st, nil
-}
-
-// onlyReader hides any WriterTo of the reader it holds, so that io.CopyBuffer
-// reads in pieces of its buffer's size.
-type onlyReader struct{ io.Reader }

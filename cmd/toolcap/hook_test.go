@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolcap/toolcap/adapters/claudecode"
+	"github.com/toolcap/toolcap/shape"
 )
 
 const oneMiB = 1 << 20
@@ -141,7 +144,7 @@ func hookCases() []hookCase {
 				return rows
 			}(), "count": 2000},
 			text: func(t *testing.T, out map[string]any) []string {
-				enc, _ := marshal(out)
+				enc, _ := json.Marshal(out)
 				return []string{string(enc)}
 			},
 			same: []string{"count"},
@@ -199,72 +202,32 @@ func replacement(t *testing.T, env []string, tc hookCase) (reply []byte, out map
 	return []byte(strings.TrimSpace(got.stdout)), out
 }
 
+// The command adds nothing to the library: for every tool, what it prints
+// is the reply of claudecode.CapToolResponse under the tool's policy, byte
+// for byte. (What the cut does to each tool's output is tested in package
+// claudecode.)
 func TestHookCuts(t *testing.T) {
 	for _, limit := range []int{16384, 4096} {
 		env := []string{fmt.Sprintf("TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=%d", limit)}
 		for _, tc := range hookCases() {
 			t.Run(fmt.Sprintf("%s/%d", tc.name, limit), func(t *testing.T) {
-				_, out := replacement(t, env, tc)
-				total, markers := 0, 0
-				for _, s := range tc.text(t, out) {
-					total += len(s)
-					markers += strings.Count(s, " bytes dropped, refine your query]")
+				reply, _ := replacement(t, env, tc)
+				resp, err := json.Marshal(tc.response)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if total > limit {
-					t.Errorf("the model reads %d bytes, over the limit %d", total, limit)
+				out, _, changed, err := claudecode.CapToolResponse(tc.tool, resp, shape.Bytes(limit))
+				if err != nil || !changed {
+					t.Fatalf("CapToolResponse() = changed %v, error %v; want a cut", changed, err)
 				}
-				if total < limit*9/10 {
-					t.Errorf("the model reads %d bytes of a %d-byte budget: the cut wastes it", total, limit)
+				want, err := claudecode.MarshalReply(out)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if markers == 0 {
-					t.Errorf("no marker in the replacement")
-				}
-				var orig map[string]any
-				enc, _ := json.Marshal(tc.response)
-				_ = json.Unmarshal(enc, &orig)
-				for _, k := range tc.same {
-					if diff := cmp.Diff(fmt.Sprint(orig[k]), fmt.Sprint(out[k])); diff != "" {
-						t.Errorf("field %s changed (-want +got):\n%s", k, diff)
-					}
+				if !bytes.Equal(want, reply) {
+					t.Errorf("the command's reply (%d bytes) differs from the library's (%d bytes):\n%.300s\nwant\n%.300s", len(reply), len(want), reply, want)
 				}
 			})
-		}
-	}
-}
-
-// The fields the cut changes beyond the text say what it did.
-func TestHookFields(t *testing.T) {
-	env := []string{"TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=4096"}
-	for _, tc := range hookCases() {
-		switch tc.tool {
-		case "Glob":
-			_, out := replacement(t, env, tc)
-			names := out["filenames"].([]any)
-			last := names[len(names)-1].(string)
-			if !markerRE.MatchString("\n"+last) || out["truncated"] != true || out["numFiles"] != float64(len(names)-1) {
-				t.Errorf("Glob: last name %q, truncated %v, numFiles %v of %d names; want the marker, true and the names before it",
-					last, out["truncated"], out["numFiles"], len(names))
-			}
-			for _, n := range names[:len(names)-1] {
-				if !strings.HasSuffix(n.(string), "_test.go") {
-					t.Errorf("Glob: a file name was cut in the middle: %q", n)
-				}
-			}
-		case "Read":
-			_, out := replacement(t, env, tc)
-			file := out["file"].(map[string]any)
-			content := file["content"].(string)
-			if n := strings.Count(content, "\n") + 1; file["numLines"] != float64(n) {
-				t.Errorf("Read: numLines = %v, want the %d lines of the cut content", file["numLines"], n)
-			}
-			if file["filePath"] != "/p/big.go" || file["totalLines"] != float64(oneMiB/15) {
-				t.Errorf("Read: filePath %v, totalLines %v changed", file["filePath"], file["totalLines"])
-			}
-		case "Bash":
-			_, out := replacement(t, env, tc)
-			if tc.name == "Bash stdout and a short stderr" && out["stderr"] != "FAIL: TestX" {
-				t.Errorf("Bash: stderr = %q, want the short stderr whole", out["stderr"])
-			}
 		}
 	}
 }
@@ -280,7 +243,6 @@ func TestHookLeavesAlone(t *testing.T) {
 		{"small MCP", "mcp__fs__list", []any{map[string]any{"type": "text", "text": "a\nb"}}},
 		{"Bash image", "Bash", map[string]any{"stdout": big, "stderr": "", "interrupted": false, "isImage": true}},
 		{"Read image", "Read", map[string]any{"type": "image", "file": map[string]any{"base64": big, "type": "image/png", "originalSize": oneMiB}}},
-		{"MCP image only", "mcp__shot__take", []any{map[string]any{"type": "image", "data": big, "mimeType": "image/png"}}},
 		{"no tool_response", "Bash", nil},
 	}
 	for _, tt := range tests {
@@ -493,4 +455,90 @@ Bash = { max_bytes = 4096, keep = "head_tail", keep_lines = ['ERROR'] }
 		!strings.Contains(out, "\nERROR: disk full\n") || !strings.Contains(out, " bytes dropped, refine your query]\n") {
 		t.Errorf("stdout (%d bytes) does not keep head, rescued line and tail within 4096:\n%.200s\n…\n%s", len(out), out, out[max(0, len(out)-200):])
 	}
+}
+
+// An MCP tool's text comes out of the hook byte for byte as toolcap cap
+// gives it, under the same per-tool policy (strategy, keep_lines, tokens),
+// as a bare string and as the one text block of a result. With a token
+// limit, text longer than the token window (32 bytes a token) is left out:
+// cap cuts it as a stream (shape.Read), whose kept text may end a few bytes
+// from where shape.Text's ends.
+func TestHookSameAsCap(t *testing.T) {
+	dir := t.TempDir()
+	m := writeFile(t, dir, "toolcap.toml", `[worker.tool_output.per_tool]
+mcp__ci__log = { max_bytes = 12000, max_tokens = 2500, keep = "head_tail", keep_lines = ['FAIL'] }
+mcp__ci__head = { max_bytes = 3000 }
+mcp__ci__tokens = { max_tokens = 700 }
+`)
+	testLog := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "=== RUN   TestStep%05d\n--- PASS: TestStep%05d (0.00s)\n", i, i)
+			if i == n/2 {
+				b.WriteString("--- FAIL: TestParse (0.01s)\n")
+			}
+		}
+		return b.String()
+	}
+	for _, tt := range []struct {
+		tool  string
+		lines []int
+	}{
+		{"mcp__ci__log", []int{1400, 400, 60}},
+		{"mcp__ci__head", []int{3600, 400, 60}},
+		{"mcp__ci__tokens", []int{3600, 400, 60}},
+	} {
+		tool := tt.tool
+		for _, n := range tt.lines {
+			text := testLog(n)
+			capped := runWith(t, nil, strings.NewReader(text), "cap", "--manifest", m, "--tool", tool)
+			if capped.code != exitOK {
+				t.Fatalf("cap: exit %d, stderr %q", capped.code, capped.stderr)
+			}
+			for _, resp := range []any{text, []any{map[string]any{"type": "text", "text": text}}} {
+				t.Run(fmt.Sprintf("%s/%d/%T", tool, len(text), resp), func(t *testing.T) {
+					got := runWith(t, nil, bytes.NewReader(payload(t, tool, resp)), "hook", "--manifest", m, "claude-code")
+					if got.code != exitOK || got.stderr != "" {
+						t.Fatalf("hook: exit %d, stderr %q", got.code, got.stderr)
+					}
+					if got.stdout == "" {
+						if capped.stdout != text {
+							t.Fatalf("the hook left the text alone, cap cut it to %d bytes", len(capped.stdout))
+						}
+						return
+					}
+					var r struct {
+						HookSpecificOutput struct{ UpdatedToolOutput json.RawMessage }
+					}
+					if err := json.Unmarshal([]byte(got.stdout), &r); err != nil {
+						t.Fatal(err)
+					}
+					var hooked string
+					var blocks []struct{ Text string }
+					if err := json.Unmarshal(r.HookSpecificOutput.UpdatedToolOutput, &hooked); err != nil {
+						if err := json.Unmarshal(r.HookSpecificOutput.UpdatedToolOutput, &blocks); err != nil || len(blocks) != 1 {
+							t.Fatalf("updatedToolOutput %.200s: neither a string nor one block (%v)", r.HookSpecificOutput.UpdatedToolOutput, err)
+						}
+						hooked = blocks[0].Text
+					}
+					if hooked != capped.stdout {
+						t.Errorf("hook kept %d bytes, cap %d; they differ:\n%.300q\ncap:\n%.300q", len(hooked), len(capped.stdout), hooked, capped.stdout)
+					}
+				})
+			}
+		}
+	}
+}
+
+// -v logs the limit in force and the cut, with the one field set of every
+// front end (shape.LogFields).
+func TestHookVerbose(t *testing.T) {
+	resp := map[string]any{"stdout": strings.Repeat("x", 5000), "stderr": "", "interrupted": false}
+	got := runWith(t, []string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash=1000"}, bytes.NewReader(payload(t, "Bash", resp)), "hook", "-v", "claude-code")
+	if got.code != exitOK || got.stdout == "" {
+		t.Fatalf("exit %d, stdout %q; want 0 and a reply", got.code, got.stdout)
+	}
+	checkContains(t, "stderr", got.stderr,
+		"limit in force: tool=Bash limit=1000 source=\"per_tool.Bash, set by env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash\"",
+		"tool result truncated: tool=Bash call_id=toolu_01 original_bytes=5000 kept_bytes=949 dropped_bytes=4051 limit=1000\n")
 }

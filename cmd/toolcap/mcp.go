@@ -170,7 +170,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	var metrics *mcpMetrics
 	if f.metrics != "" {
-		metrics = &mcpMetrics{tools: map[string]*toolCounts{}}
+		metrics = &mcpMetrics{}
 		opts.Middleware = append(opts.Middleware, metrics.middleware)
 	}
 	proxy, err := mcpproxy.New(opts)

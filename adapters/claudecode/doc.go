@@ -1,0 +1,40 @@
+// Package claudecode caps the tool output Claude Code hands its model, as a
+// PostToolUse hook: it reads the hook's payload, fits the tool's output to
+// the tool's [shape.Policy] keeping the tool's own output shape, and builds
+// the reply that replaces it. The command toolcap hook claude-code is this
+// package wired to flags, a manifest and standard input and output; a Go
+// program (a hook of its own, a test harness, an agent that replays Claude
+// Code transcripts) calls it directly:
+//
+//	in, err := claudecode.ReadInput(os.Stdin)
+//	// ...
+//	out, _, changed, err := claudecode.CapToolResponse(in.ToolName, in.ToolResponse, policies.For(in.ToolName))
+//	// ...
+//	if changed {
+//		reply, _ := claudecode.MarshalReply(out)
+//		os.Stdout.Write(append(reply, '\n'))
+//	}
+//
+// Here policies is a manifest's ((*manifest.WorkerManifest).Policies), with
+// a counter when it sets token limits ((*manifest.Policies).WithCounter).
+//
+// # What is cut
+//
+// Every cut goes through package shape, the code toolcap cap, toolcap mcp
+// and the worker cut with, so a text comes out of the hook as they cut it
+// under the same policy ([shape.Text]): byte limit, token limit and
+// strategy (head, head_tail and its keep_lines, json). [CapToolResponse] lists what each tool's output
+// shares the policy among. Binary data (a Bash image, a Read of an image or
+// a PDF) is never cut: cutting base64 breaks it; an MCP tool's image
+// blocks count against the limit as toolcap mcp counts them, and one that
+// does not fit is dropped and named by a note.
+//
+// # No reply when nothing was cut
+//
+// Claude Code runs every matching PostToolUse hook in parallel on the
+// tool's original output and keeps the last rewrite, so an identity
+// rewrite would compete with other hooks for nothing: when the output fits,
+// CapToolResponse reports changed == false and a hook prints nothing. For
+// the same reason a hook cannot share a budget across the calls of a turn:
+// only the per-call policy applies.
+package claudecode

@@ -1,0 +1,61 @@
+package claudecode_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/toolcap/toolcap/adapters/claudecode"
+	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/shape"
+)
+
+// A hook's whole work on one payload: read it, cap the tool's output to the
+// tool's policy, print the reply. Bash's stdout and stderr share the 160
+// bytes; the short stderr stays whole, and stdout keeps its head and the
+// marker.
+func Example() {
+	payload := `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_01",` +
+		`"tool_input":{"command":"make test"},` +
+		`"tool_response":{"stdout":"` + strings.Repeat(`ok\n`, 100) + `","stderr":"FAIL: TestParse","interrupted":false}}`
+
+	in, err := claudecode.ReadInput(strings.NewReader(payload))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, t, changed, err := claudecode.CapToolResponse(in.ToolName, in.ToolResponse, shape.Bytes(160))
+	if err != nil || !changed {
+		fmt.Println("left as it is:", err)
+		return
+	}
+	reply, err := claudecode.MarshalReply(out)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(reply))
+	fmt.Printf("%d of %d bytes kept\n", t.KeptBytes, t.OriginalBytes)
+	// Output:
+	// {"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":{"interrupted":false,"stderr":"FAIL: TestParse","stdout":"ok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\nok\n[truncated: 205 bytes dropped, refine your query]"}}}
+	// 110 of 315 bytes kept
+}
+
+// An MCP tool's text is cut as toolcap cap and toolcap mcp cut it, here by
+// the head_tail strategy: the start and the end, the marker on a line of
+// its own between them.
+func ExampleCapToolResponse() {
+	var log strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&log, "step %02d ok\n", i)
+	}
+	resp := []byte(fmt.Sprintf("%q", log.String()))
+	p := shape.Policy{MaxBytes: 120, Spec: cut.Spec{Keep: cut.KeepHeadTail}}
+	out, _, _, err := claudecode.CapToolResponse("mcp__ci__log", resp, p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(out))
+	// Output:
+	// "step 00 ok\nstep 01 ok\nstep 02 ok\n[truncated: 261 bytes dropped, refine your query]\n ok\nstep 27 ok\nstep 28 ok\nstep 29 ok\n"
+}

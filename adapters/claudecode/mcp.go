@@ -1,0 +1,270 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/shape"
+)
+
+// errNotJSON is the error for a tool response that is not JSON at all.
+var errNotJSON = errors.New("not JSON")
+
+// capValue fits the output of an MCP tool, or of any tool without a shape
+// of its own here: a string as one text; MCP content blocks, alone or as
+// an object's content (with its structuredContent); any other value as
+// JSON.
+func capValue(resp json.RawMessage, p shape.Policy) (json.RawMessage, chain.Truncation, bool, error) {
+	if !json.Valid(resp) {
+		return nil, chain.Truncation{}, false, errNotJSON
+	}
+	switch resp[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(resp, &s); err != nil {
+			return nil, chain.Truncation{}, false, err
+		}
+		out, t, changed := shape.Text(s, p)
+		if !changed {
+			return nil, chain.Truncation{}, false, nil
+		}
+		enc, err := marshal(out)
+		return enc, t, err == nil, err
+	case '[':
+		if blocks, ok := parseBlocks(resp); ok {
+			return capBlocks(blocks, p)
+		}
+	case '{':
+		var o object
+		if err := json.Unmarshal(resp, &o); err == nil {
+			if blocks, ok := parseBlocks(o["content"]); ok {
+				return capResult(o, blocks, p)
+			}
+		}
+	}
+	return capJSON(resp, p)
+}
+
+// capJSON fits any JSON value as JSON ([shape.JSON]); a value no valid
+// form of which fits is left to Claude Code rather than replaced by
+// something of another shape.
+func capJSON(resp json.RawMessage, p shape.Policy) (json.RawMessage, chain.Truncation, bool, error) {
+	s, ok := shape.JSON(resp, p, nil)
+	if !ok || !s.Cut {
+		return nil, chain.Truncation{}, false, nil
+	}
+	return s.Raw, s.Figures, true, nil
+}
+
+// block is an MCP content block as a tool response carries it: its
+// members, decoded only where a cut needs them, and what shape sees of it.
+type block struct {
+	members object
+	shape   shape.Block
+	// text names where the block's Text sits: "text" (a text block),
+	// "resource.text" (an embedded text resource) or "description" (a
+	// resource link); "" for a block without text.
+	text string
+}
+
+// parseBlocks decodes raw as an array of MCP content blocks (objects with
+// a string "type") and reports false when it is not one.
+func parseBlocks(raw json.RawMessage) ([]block, bool) {
+	var elems []object
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
+		return nil, false
+	}
+	blocks := make([]block, len(elems))
+	for i, m := range elems {
+		typ, err := m.str("type")
+		if m == nil || err != nil || typ == "" {
+			return nil, false
+		}
+		blocks[i] = newBlock(typ, m)
+	}
+	return blocks, true
+}
+
+// newBlock says what shape sees of a block of type typ: its text, and the
+// bytes besides it that a model may read, as toolcap mcp counts them.
+func newBlock(typ string, m object) block {
+	str := func(o object, key string) string {
+		s, _ := o.str(key)
+		return s
+	}
+	b := block{members: m}
+	switch typ {
+	case "text":
+		b.shape = shape.Block{Kind: shape.BlockText, Text: str(m, "text")}
+		b.text = "text"
+	case "image", "audio":
+		kind := shape.BlockImage
+		if typ == "audio" {
+			kind = shape.BlockAudio
+		}
+		mime := str(m, "mimeType")
+		fixed := len(mime) + len(str(m, "data"))
+		if _, ok := m["data"]; !ok {
+			// Another encoding of the data (a "source" object): all of
+			// the block counts.
+			fixed = rawLen(m)
+		}
+		b.shape = shape.Block{Kind: kind, Fixed: fixed, Name: mime}
+	case "resource":
+		var r object
+		if json.Unmarshal(m["resource"], &r) != nil || r == nil {
+			b.shape = shape.Block{Kind: shape.BlockOther, Fixed: rawLen(m), Name: typ}
+			break
+		}
+		uri := str(r, "uri")
+		b.shape = shape.Block{Kind: shape.BlockResource, Text: str(r, "text"),
+			Fixed: len(uri) + len(str(r, "mimeType")) + len(str(r, "blob")), Name: uri}
+		b.text = "resource.text"
+	case "resource_link":
+		uri := str(m, "uri")
+		b.shape = shape.Block{Kind: shape.BlockLink, Text: str(m, "description"),
+			Fixed: len(uri) + len(str(m, "name")) + len(str(m, "title")) + len(str(m, "mimeType")), Name: uri}
+		b.text = "description"
+	default:
+		b.shape = shape.Block{Kind: shape.BlockOther, Fixed: rawLen(m), Name: typ}
+	}
+	return b
+}
+
+// rawLen is the length of a block's JSON, less its type member: what the
+// model may read of a block of an unknown layout.
+func rawLen(m object) int {
+	n := 0
+	for k, v := range m {
+		if k != "type" {
+			n += len(k) + len(v)
+		}
+	}
+	return n
+}
+
+// capBlocks fits an array of content blocks to p ([shape.Content]).
+func capBlocks(blocks []block, p shape.Policy) (json.RawMessage, chain.Truncation, bool, error) {
+	out, t, changed, err := fitBlocks(blocks, p, shape.Note{})
+	if err != nil || !changed {
+		return nil, chain.Truncation{}, false, err
+	}
+	enc, err := marshal(out)
+	return enc, t, err == nil, err
+}
+
+// capResult fits an MCP result object as toolcap mcp fits one: its
+// structuredContent on its own ([shape.JSON]; dropped when no valid form of
+// it fits), then its content blocks together, ending with the note of what
+// the structured cut kept. The figures are the content's when it changed
+// (what the model reads as text), the structured value's otherwise: the
+// two are measured in different bytes, blocks against JSON, and are not
+// added up.
+func capResult(o object, blocks []block, p shape.Policy) (json.RawMessage, chain.Truncation, bool, error) {
+	var t chain.Truncation
+	var note shape.Note
+	changed := false
+	if sc, ok := o["structuredContent"]; ok && string(sc) != "null" {
+		s, fitted := shape.JSON(sc, p, nil)
+		switch {
+		case !fitted:
+			delete(o, "structuredContent")
+			t = shape.Figures(cut.Stats{Original: len(sc), Dropped: len(sc), Strategy: cut.KeepJSON}, p)
+			changed = true
+		case s.Cut:
+			o["structuredContent"] = s.Raw
+			t, changed, note = s.Figures, true, s.Note
+		}
+	}
+	content, ct, blocksCut, err := fitBlocks(blocks, p, note)
+	if err != nil {
+		return nil, chain.Truncation{}, false, err
+	}
+	if blocksCut {
+		if err := o.set("content", content); err != nil {
+			return nil, chain.Truncation{}, false, err
+		}
+		if ct.DroppedBytes > 0 || !changed {
+			t = ct
+		}
+		changed = true
+	}
+	if !changed {
+		return nil, chain.Truncation{}, false, nil
+	}
+	enc, err := marshal(o)
+	return enc, t, err == nil, err
+}
+
+// fitBlocks fits blocks to p, ending with tail when it is not empty, and
+// returns them as JSON values: a block kept as it was is written back with
+// its members as they were, a cut one with its new text, a note shape
+// added as a text block. Without a tail this is [shape.Content]; with one,
+// its two halves, so that the note counts against the limit with the
+// blocks.
+func fitBlocks(blocks []block, p shape.Policy, tail shape.Note) ([]json.RawMessage, chain.Truncation, bool, error) {
+	in := make([]shape.Block, len(blocks))
+	for i, b := range blocks {
+		in[i] = b.shape
+	}
+	var fitted []shape.Block
+	var fig shape.ContentFigures
+	if tail.Long == "" {
+		fitted, fig = shape.Content(in, p)
+	} else {
+		var j shape.Joined
+		if joined, had := shape.JoinText(in); had {
+			text, t, _ := shape.Text(joined, p)
+			j = shape.Joined{Text: &text, Cut: t}
+		}
+		fitted, fig = shape.Fit(in, j, p, tail, nil)
+	}
+	if !fig.Changed() && tail.Long == "" {
+		return nil, chain.Truncation{}, false, nil
+	}
+	out := make([]json.RawMessage, 0, len(fitted))
+	for _, f := range fitted {
+		var raw json.RawMessage
+		var err error
+		if f.From < 0 {
+			raw, err = marshal(map[string]string{"type": "text", "text": f.Text})
+		} else {
+			raw, err = blocks[f.From].with(f.Text)
+		}
+		if err != nil {
+			return nil, chain.Truncation{}, false, err
+		}
+		out = append(out, raw)
+	}
+	return out, fig.Figures, true, nil
+}
+
+// with returns the block with text in place of its own.
+func (b block) with(text string) (json.RawMessage, error) {
+	if b.text == "" || text == b.shape.Text {
+		return marshal(b.members)
+	}
+	m := make(object, len(b.members))
+	for k, v := range b.members {
+		m[k] = v
+	}
+	if b.text != "resource.text" {
+		if err := m.set(b.text, text); err != nil {
+			return nil, err
+		}
+		return marshal(m)
+	}
+	var r object
+	if err := json.Unmarshal(m["resource"], &r); err != nil {
+		return nil, err
+	}
+	if err := r.set("text", text); err != nil {
+		return nil, err
+	}
+	if err := m.set("resource", r); err != nil {
+		return nil, err
+	}
+	return marshal(m)
+}

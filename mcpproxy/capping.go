@@ -1,0 +1,273 @@
+package mcpproxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/shape"
+)
+
+// This file caps the answer to a tools/call: its text through the
+// worker's chain, then its blocks, structuredContent and notes by package
+// shape, or its JSON-RPC error.
+
+// answerCall caps a tools/call's answer and sends it to the client.
+func (s *session) answerCall(call *pendingCall, m *message) error {
+	if m.rpcErr != nil {
+		out, t, capped := m.rpcErr.capError(m.id, call.policy, m.raw == nil)
+		if out == nil {
+			return s.cw.write(m.raw)
+		}
+		if capped {
+			shape.Log(s.p.logger, call.tool, call.callID, t)
+		}
+		return s.cw.write(out)
+	}
+	if m.result == nil {
+		// An answer with neither result nor error: not one a client can
+		// read as a result, so it is passed on as it is when it can be.
+		if m.raw != nil {
+			return s.cw.write(m.raw)
+		}
+		return s.cw.write(errorResponse(m.id, codeInternal, "toolcap: the server's answer to tools/call had neither a result nor an error"))
+	}
+	out, err := s.capResult(call, m)
+	if err != nil {
+		s.p.logger.Warn("could not cap a tool result; the client gets an error instead", "tool", call.tool, "error", err)
+		return s.cw.write(errorResponse(m.id, codeInternal, "toolcap: "+err.Error()))
+	}
+	if out == nil {
+		return s.cw.write(m.raw)
+	}
+	return s.cw.write(out)
+}
+
+// shaped is a tools/call result as the client gets it.
+type shaped struct {
+	content []mcp.Content
+	isError bool
+	// structured is the structuredContent to send: the server's when it
+	// fitted, its cut form otherwise; nil for the server's null.
+	structured []byte
+	// structuredDropped: structuredContent is left out.
+	structuredDropped bool
+}
+
+// capResult runs a result through the chain and shapes it for the client.
+// It returns nil when the result goes to the client as the server sent it.
+func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
+	res := m.result
+	gen := call.gen
+	pol := call.policy
+
+	// The chain starts from the result's text. A text the reader kept whole
+	// is cut by the chain's byte cap; one it could not keep (larger than any
+	// limit) was cut by the same rule from what it kept, here, before any
+	// middleware sees it.
+	var prep chain.Result
+	precut := false
+	if res.hasText {
+		text, t, cutHere := s.precut(call, res)
+		if cutHere {
+			prep = prep.WithTruncation(text, t)
+			precut = true
+			shape.Log(s.p.logger, call.tool, call.callID, t)
+		} else {
+			prep.Content = &text
+		}
+	}
+	if res.isError {
+		prep.Summary = call.tool + " failed"
+		prep = prep.AsError()
+	}
+	ctx := context.WithValue(context.Background(), preparedKey{}, prep)
+	r := gen.worker.ExecuteTools(ctx, []chain.Call{{ID: call.callID, Tool: call.tool, Args: call.args}})[0]
+	if m.raw != nil && fitsAsSent(res, prep, r, pol.MaxBytes) {
+		return nil, nil
+	}
+
+	// What the server sent, as far as it was kept, for the shaping.
+	var orig []mcp.Content
+	over := res.over
+	for _, b := range res.blocks {
+		c, err := decodeBlock(b)
+		if err != nil {
+			over = append(over, shape.Dropped{Kind: shape.BlockOther, Size: len(b)})
+			continue
+		}
+		orig = append(orig, c)
+	}
+	sh := shaped{isError: r.IsError()}
+
+	// structuredContent is cut on its own, as JSON; the note of its cut
+	// ends the content.
+	var tail shape.Note
+	var structCut bool
+	if res.hasStructured {
+		var sc shape.Structured
+		valid := s.validator(call.tool)
+		ok := res.structured != nil // nil: too large to read, dropped
+		if ok && !bytes.Equal(res.structured, []byte("null")) {
+			sc, ok = shape.JSONPrecut(res.structured, pol, valid, res.structuredPrecut)
+		}
+		switch {
+		case !ok:
+			sh.structuredDropped = true
+			size := int(res.structuredSize)
+			shape.Log(s.p.logger, call.tool, call.callID, chain.Truncation{
+				Limit: pol.MaxBytes, OriginalBytes: size, DroppedBytes: size, Strategy: string(cut.KeepJSON)})
+			if valid != nil && !sh.isError {
+				// A success without the structured result its schema
+				// promises breaks the contract: it becomes an error, and
+				// the note says why.
+				sh.isError = true
+				tail = shape.StructuredDropped(pol.MaxBytes)
+			}
+		case sc.Cut:
+			sh.structured, structCut, tail = sc.Raw, true, sc.Note
+			shape.Log(s.p.logger, call.tool, call.callID, sc.Figures)
+		case sc.Raw != nil:
+			sh.structured = sc.Raw
+		}
+	}
+
+	in := toBlocks(orig)
+	out, cf := shape.Fit(in, shape.Joined{Text: r.Content, Cut: chainCut(r), Texts: res.texts}, pol, tail, over)
+	sh.content = fromBlocks(orig, in, out)
+	if t, ok := r.Truncation(); ok && t.Strategy == string(cut.KeepJSON) {
+		sh.content = splitJSONMarker(sh.content)
+	}
+	if !cf.Changed() && !structCut && !sh.structuredDropped && !precut && !res.structuredReduced &&
+		sh.isError == res.isError && m.raw != nil {
+		return nil, nil
+	}
+	if cf.BlocksDropped > 0 || cf.BlocksCut > 0 {
+		shape.Log(s.p.logger, call.tool, call.callID, cf.Figures)
+	}
+	fig := truncationMeta{Unit: "bytes", Limit: cf.Figures.Limit, Original: cf.Figures.OriginalBytes,
+		Kept: cf.Figures.KeptBytes, Dropped: cf.Figures.DroppedBytes}
+	for _, t := range []func() (chain.Truncation, bool){r.Ceiling, r.Truncation} {
+		if tr, ok := t(); ok && tr.Unit == string(cut.UnitTokens) {
+			fig.Tokens = &tokenMeta{Limit: tr.LimitTokens, Original: tr.OriginalTokens, Kept: tr.KeptTokens, Dropped: tr.DroppedTokens}
+			break
+		}
+	}
+	if len(sh.content) == 0 {
+		sh.content = []mcp.Content{}
+	}
+	return encodeResult(m.id, res, sh, fig)
+}
+
+// chainCut returns the figures of the last cut the chain made of a
+// result's text: the ceiling's when it cut, the byte cap's (or the
+// reader's) otherwise; the zero value when none did.
+func chainCut(r chain.Result) chain.Truncation {
+	if t, ok := r.Ceiling(); ok {
+		return t
+	}
+	t, _ := r.Truncation()
+	return t
+}
+
+// validator returns the check of tool's output schema for shape.JSON, or
+// nil when it has none (or one that cannot be resolved).
+func (s *session) validator(tool string) func(any) error {
+	rs := s.p.schema(tool)
+	if rs == nil {
+		return nil
+	}
+	return rs.Validate
+}
+
+// precut returns the text the chain starts from, and whether the reader
+// cut it already, with its figures.
+//
+// A text the reader kept whole goes to the chain whole: its byte cap cuts
+// it by the tool's strategy. A text too long to keep was cut while it was
+// read, by the same strategy (a cut.Writer for each call it might answer),
+// or by the head rule from the kept head past maxWriters. A tool with an
+// output schema and no strategy of its own has its text cut as JSON (see
+// noteRequest), here too when the text was kept whole.
+func (s *session) precut(call *pendingCall, res *callResult) (string, chain.Truncation, bool) {
+	pol := call.policy
+	if res.text.whole() {
+		text := string(res.text.head)
+		if call.jsonText && len(text) > pol.MaxBytes {
+			if out, t, changed := shape.Text(text, pol); changed {
+				return out, t, true
+			}
+		}
+		return text, chain.Truncation{}, false
+	}
+	var out string
+	var t chain.Truncation
+	if wr := res.writers[call]; wr != nil {
+		// Longer than the policy holds (shape.Policy.Hold): under a token
+		// limit too long to count whole, and cut by it as the worker cuts
+		// such a text, from what the Writer kept.
+		var st cut.Stats
+		if pol.HoldsTokens() {
+			out, st = wr.ResultTokens(pol.MaxTokens, pol.Counter)
+		} else {
+			out, st = wr.Result()
+		}
+		t = shape.Figures(st, pol)
+	} else {
+		out, t, _ = res.text.cut(pol.MaxBytes)
+		if again, t2, ok := shape.Recut(out, pol); ok {
+			out, t = again, t2
+		}
+	}
+	return out, t, true
+}
+
+// splitJSONMarker puts the marker that follows a JSON document cut by the
+// json strategy in a text block of its own, so that the document's block is
+// valid JSON alone. content is not modified.
+func splitJSONMarker(content []mcp.Content) []mcp.Content {
+	for i, c := range content {
+		t, ok := c.(*mcp.TextContent)
+		if !ok {
+			continue
+		}
+		head, _, ok := cut.SplitMarker(t.Text)
+		if !ok || !json.Valid([]byte(head)) {
+			continue
+		}
+		doc := *t
+		doc.Text = head
+		marker := &mcp.TextContent{Text: strings.TrimPrefix(t.Text[len(head):], "\n")}
+		content = slices.Insert(slices.Clone(content), i+1, mcp.Content(marker))
+		content[i] = &doc
+		return content
+	}
+	return content
+}
+
+// fitsAsSent reports, without decoding the blocks, that the server's result
+// goes to the client as it was sent: the chain left its text alone and
+// everything in it is within limit on any measure shape uses (the sizes
+// counted here are those of the JSON, at least what shape counts).
+func fitsAsSent(res *callResult, prep, r chain.Result, limit int) bool {
+	if res.structuredReduced || len(res.over) > 0 || r.IsError() != res.isError {
+		return false
+	}
+	if _, cut := r.Truncation(); cut {
+		return false
+	}
+	if _, cut := r.Ceiling(); cut {
+		return false
+	}
+	if (r.Content == nil) != (prep.Content == nil) || (r.Content != nil && *r.Content != *prep.Content) {
+		return false
+	}
+	text := int(res.text.total) - max(res.texts-1, 0)*len(shape.TextSeparator)
+	return text+res.kept <= limit && len(res.structured) <= limit
+}

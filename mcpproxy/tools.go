@@ -1,0 +1,42 @@
+package mcpproxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"slices"
+)
+
+// learnTools takes the tool names (and output schemas) from a tools/list
+// result; a listing that is complete replaces the proxy's list.
+func (s *session) learnTools(raw []byte, continued bool) {
+	var resp struct {
+		Result struct {
+			Tools []struct {
+				Name         string          `json:"name"`
+				OutputSchema json.RawMessage `json:"outputSchema"`
+			} `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		s.p.logger.Debug("could not read the tools of a tools/list result", "error", err)
+		return
+	}
+	s.mu.Lock()
+	if !continued {
+		s.listing, s.schemas = nil, map[string]json.RawMessage{}
+	}
+	for _, t := range resp.Result.Tools {
+		s.listing = append(s.listing, t.Name)
+		if len(t.OutputSchema) > 0 && !bytes.Equal(t.OutputSchema, []byte("null")) {
+			s.schemas[t.Name] = t.OutputSchema
+		}
+	}
+	done := resp.Result.NextCursor == ""
+	names, schemas := s.listing, s.schemas
+	s.mu.Unlock()
+	if done {
+		s.p.setTools(slices.Clone(names), maps.Clone(schemas))
+	}
+}

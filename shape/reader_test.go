@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/capcheck"
 	"github.com/toolcap/toolcap/shape"
 )
 
@@ -155,9 +156,9 @@ type readResult struct {
 	Changed bool
 }
 
-// Input longer than the token window is cut as it streams, then to the
-// token limit: both limits hold, and the one marker counts exactly the
-// bytes of the input the output does not show.
+// Input longer than the token window is cut as it streams, by the token
+// limit as well (cut.Writer.ResultTokens): byte for byte what Text makes of
+// it held whole, within both limits, its one marker counting bytes.
 func TestReadBeyondTheTokenWindow(t *testing.T) {
 	tests := []struct {
 		name string
@@ -176,21 +177,15 @@ func TestReadBeyondTheTokenWindow(t *testing.T) {
 			if err != nil || !changed {
 				t.Fatalf("Read: changed %v, err %v", changed, err)
 			}
-			if len(out) > p.MaxBytes || streamCounter.Count(out) > p.MaxTokens {
-				t.Errorf("output of %d bytes, %d tokens: over %d bytes or %d tokens", len(out), streamCounter.Count(out), p.MaxBytes, p.MaxTokens)
+			want, wantT, _ := shape.Text(streamLog, p)
+			if diff := cmp.Diff(readResult{want, wantT, true}, readResult{out, tr, changed}); diff != "" {
+				t.Errorf("Read differs from Text (-want +got):\n%s", diff)
 			}
-			ms := cut.FindMarkers(out)
-			if len(ms) != 1 || ms[0].Unit != cut.UnitBytes {
-				t.Fatalf("markers %+v, want one counting bytes", ms)
+			if err := capcheck.Text(streamLog, out, p); err != nil {
+				t.Error(err)
 			}
-			head, tail := out[:ms[0].Start], strings.TrimPrefix(out[ms[0].End:], "\n")
-			if !strings.HasPrefix(streamLog, head) || !strings.HasSuffix(streamLog, tail) {
-				t.Errorf("the output is not a head and a tail of the input")
-			}
-			wantFig := chain.Truncation{Limit: p.MaxBytes, LimitTokens: p.MaxTokens, OriginalBytes: len(streamLog),
-				KeptBytes: len(head) + len(tail), DroppedBytes: ms[0].N, Strategy: tr.Strategy}
-			if diff := cmp.Diff(wantFig, tr); diff != "" || len(head)+len(tail)+ms[0].N != len(streamLog) {
-				t.Errorf("figures (-want +got):\n%s\nkept %d + dropped %d, input %d", diff, len(head)+len(tail), ms[0].N, len(streamLog))
+			if ms := cut.FindMarkers(out); len(ms) != 1 || ms[0].Unit != cut.UnitBytes {
+				t.Errorf("markers %+v, want one counting bytes", ms)
 			}
 		})
 	}

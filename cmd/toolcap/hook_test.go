@@ -459,10 +459,10 @@ Bash = { max_bytes = 4096, keep = "head_tail", keep_lines = ['ERROR'] }
 
 // An MCP tool's text comes out of the hook byte for byte as toolcap cap
 // gives it, under the same per-tool policy (strategy, keep_lines, tokens),
-// as a bare string and as the one text block of a result. With a token
-// limit, text longer than the token window (32 bytes a token) is left out:
-// cap cuts it as a stream (shape.Read), whose kept text may end a few bytes
-// from where shape.Text's ends.
+// as a bare string and as the one text block of a result, text longer
+// than the token window (32 bytes a token) included: cap cuts it as a
+// stream (shape.Read), the hook holds it whole (shape.Text), and the two
+// agree byte for byte.
 func TestHookSameAsCap(t *testing.T) {
 	dir := t.TempDir()
 	m := writeFile(t, dir, "toolcap.toml", `[worker.tool_output.per_tool]
@@ -484,7 +484,7 @@ mcp__ci__tokens = { max_tokens = 700 }
 		tool  string
 		lines []int
 	}{
-		{"mcp__ci__log", []int{1400, 400, 60}},
+		{"mcp__ci__log", []int{3600, 1400, 400, 60}},
 		{"mcp__ci__head", []int{3600, 400, 60}},
 		{"mcp__ci__tokens", []int{3600, 400, 60}},
 	} {

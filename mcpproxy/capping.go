@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolcap/toolcap/adapters/mcpsdk"
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/shape"
@@ -138,9 +139,9 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 		}
 	}
 
-	in := toBlocks(orig)
+	in := mcpsdk.Blocks(orig)
 	out, cf := shape.Fit(in, shape.Joined{Text: r.Content, Cut: chainCut(r), Texts: res.texts}, pol, tail, over)
-	sh.content = fromBlocks(orig, in, out)
+	sh.content = mcpsdk.FromBlocks(orig, in, out)
 	if t, ok := r.Truncation(); ok && t.Strategy == string(cut.KeepJSON) {
 		sh.content = splitJSONMarker(sh.content)
 	}

@@ -175,17 +175,19 @@ func (f ContentFigures) Changed() bool {
 // Content fits the blocks of one result to p: the text blocks, joined by
 // [TextSeparator], are cut as one text by p ([Text]: strategy, tokens),
 // then put back into their blocks; then all the blocks together, notes
-// included, are brought within p.MaxBytes ([Fit]). It returns the blocks to
-// send and the figures; when nothing had to change, the output holds the
-// input blocks unchanged (with From set) and Changed reports false.
-func Content(blocks []Block, p Policy) ([]Block, ContentFigures) {
+// included, are brought within p.MaxBytes ([Fit]), tail (a note such as
+// [Structured]'s, or the zero Note for none) ending them. It returns the
+// blocks to send and the figures; when nothing had to change, the output
+// holds the input blocks unchanged (with From set), Changed reports false,
+// and there is no tail.
+func Content(blocks []Block, p Policy, tail Note) ([]Block, ContentFigures) {
 	joined, had := JoinText(blocks)
 	var j Joined
 	if had {
 		out, t, _ := Text(joined, p)
 		j = Joined{Text: &out, Cut: t}
 	}
-	return Fit(blocks, j, p, Note{}, nil)
+	return Fit(blocks, j, p, tail, nil)
 }
 
 // Fit is the second half of [Content], for a front end whose chain has cut

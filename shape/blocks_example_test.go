@@ -15,7 +15,7 @@ func ExampleContent() {
 		{Kind: shape.BlockText, Text: strings.Repeat("log line\n", 40)},
 		{Kind: shape.BlockImage, Name: "image/png", Fixed: 9 + 4000}, // MIME type and base64 data
 	}
-	out, fig := shape.Content(blocks, shape.Bytes(300))
+	out, fig := shape.Content(blocks, shape.Bytes(300), shape.Note{})
 	for _, b := range out {
 		fmt.Printf("from %d: %q\n", b.From, b.Text)
 	}

@@ -170,7 +170,7 @@ func TestContent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, fig := shape.Content(tt.blocks, shape.Bytes(tt.limit))
+			got, fig := shape.Content(tt.blocks, shape.Bytes(tt.limit), shape.Note{})
 			if diff := cmp.Diff(tt.want, describe(got)); diff != "" {
 				t.Errorf("Content blocks (-want +got):\n%s", diff)
 			}
@@ -224,7 +224,7 @@ func TestContentWithinLimit(t *testing.T) {
 	for _, p := range []shape.Policy{{}, {Spec: cut.Spec{Keep: cut.KeepHeadTail}}} {
 		for limit := 128; limit < shape.Size(blocks)+100; limit += 97 {
 			p.MaxBytes = limit
-			got, fig := shape.Content(blocks, p)
+			got, fig := shape.Content(blocks, p, shape.Note{})
 			if n := shape.Size(got); n > limit {
 				t.Fatalf("%s, limit %d: content holds %d bytes", p.Spec.Keep, limit, n)
 			}
@@ -249,7 +249,7 @@ func TestContentKeepsHeadTail(t *testing.T) {
 	}
 	b.WriteString("FAIL: TestX")
 	log := b.String()
-	got, _ := shape.Content([]shape.Block{text(log), img(500)}, shape.Policy{MaxBytes: 3000, Spec: cut.Spec{Keep: cut.KeepHeadTail}})
+	got, _ := shape.Content([]shape.Block{text(log), img(500)}, shape.Policy{MaxBytes: 3000, Spec: cut.Spec{Keep: cut.KeepHeadTail}}, shape.Note{})
 	out := got[0].Text
 	re := regexp.MustCompile(`\n\[truncated: (\d+) bytes dropped, refine your query\]\n`)
 	ms := re.FindAllStringSubmatchIndex(out, -1)
@@ -322,7 +322,7 @@ func TestFitNotesWithinLimit(t *testing.T) {
 // A long name is clipped in a note, on a character boundary.
 func TestContentClipsNames(t *testing.T) {
 	name := "file:///" + strings.Repeat("é", 40)
-	got, _ := shape.Content([]shape.Block{{Kind: shape.BlockResource, Name: name, Fixed: 1000}}, shape.Bytes(400))
+	got, _ := shape.Content([]shape.Block{{Kind: shape.BlockResource, Name: name, Fixed: 1000}}, shape.Bytes(400), shape.Note{})
 	want := dropNote("an embedded resource ("+name[:36]+"...)", 1000, 400) // 37 would split an é
 	if diff := cmp.Diff([]string{"-1 text:" + want}, describe(got)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -332,7 +332,7 @@ func TestContentClipsNames(t *testing.T) {
 // Under a token limit, the text of the blocks holds it too.
 func TestContentTokens(t *testing.T) {
 	p := shape.Policy{MaxBytes: 4000, MaxTokens: 100, Counter: perByte{}}
-	got, fig := shape.Content([]shape.Block{text(strings.Repeat("w", 1000)), img(10)}, p)
+	got, fig := shape.Content([]shape.Block{text(strings.Repeat("w", 1000)), img(10)}, p, shape.Note{})
 	if n := len(got[0].Text); n > 100 {
 		t.Errorf("the text holds %d tokens, over 100", n)
 	}

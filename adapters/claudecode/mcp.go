@@ -201,26 +201,14 @@ func capResult(o object, blocks []block, p shape.Policy) (json.RawMessage, chain
 // fitBlocks fits blocks to p, ending with tail when it is not empty, and
 // returns them as JSON values: a block kept as it was is written back with
 // its members as they were, a cut one with its new text, a note shape
-// added as a text block. Without a tail this is [shape.Content]; with one,
-// its two halves, so that the note counts against the limit with the
-// blocks.
+// added as a text block ([shape.Content]; the note counts against the limit
+// with the blocks).
 func fitBlocks(blocks []block, p shape.Policy, tail shape.Note) ([]json.RawMessage, chain.Truncation, bool, error) {
 	in := make([]shape.Block, len(blocks))
 	for i, b := range blocks {
 		in[i] = b.shape
 	}
-	var fitted []shape.Block
-	var fig shape.ContentFigures
-	if tail.Long == "" {
-		fitted, fig = shape.Content(in, p)
-	} else {
-		var j shape.Joined
-		if joined, had := shape.JoinText(in); had {
-			text, t, _ := shape.Text(joined, p)
-			j = shape.Joined{Text: &text, Cut: t}
-		}
-		fitted, fig = shape.Fit(in, j, p, tail, nil)
-	}
+	fitted, fig := shape.Content(in, p, tail)
 	if !fig.Changed() && tail.Long == "" {
 		return nil, chain.Truncation{}, false, nil
 	}

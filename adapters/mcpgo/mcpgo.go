@@ -159,13 +159,7 @@ func CapResult(res *mcp.CallToolResult, p shape.Policy) (out *mcp.CallToolResult
 	}
 	sc, raw, s, scChanged := fitStructured(res, p)
 	in := Blocks(res.Content)
-	joined, had := shape.JoinText(in)
-	var j shape.Joined
-	if had {
-		text, t, _ := shape.Text(joined, p)
-		j = shape.Joined{Text: &text, Cut: t}
-	}
-	fitted, fig := shape.Fit(in, j, p, s.Note, nil)
+	fitted, fig := shape.Content(in, p, s.Note)
 	// A note about structuredContent alone changes the content too.
 	contentChanged := fig.Changed() || len(fitted) != len(in)
 	if !contentChanged && !scChanged {

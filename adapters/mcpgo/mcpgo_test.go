@@ -149,7 +149,7 @@ func blocks(content []mcp.Content) []shape.Block {
 // wantContent is what shape.Content makes of content under p: the rule
 // every front end follows.
 func wantContent(content []mcp.Content, p shape.Policy) []shape.Block {
-	fitted, _ := shape.Content(mcpgo.Blocks(content), p)
+	fitted, _ := shape.Content(mcpgo.Blocks(content), p, shape.Note{})
 	for i := range fitted {
 		fitted[i].From = 0
 	}
@@ -242,7 +242,7 @@ func TestCapResult(t *testing.T) {
 	if _, ok := got.Content[0].(mcp.TextContent); !ok {
 		t.Errorf("the cut block is a %T, want the value it was", got.Content[0])
 	}
-	_, wantFig := shape.Content(mcpgo.Blocks(orig.Content), p)
+	_, wantFig := shape.Content(mcpgo.Blocks(orig.Content), p, shape.Note{})
 	if diff := cmp.Diff(wantFig.Figures, content); diff != "" {
 		t.Errorf("content figures (-want +got):\n%s", diff)
 	}

@@ -155,13 +155,7 @@ func CapResult(res *mcp.CallToolResult, p shape.Policy) (out *mcp.CallToolResult
 	}
 	sc, s, scChanged := fitStructured(res.StructuredContent, p)
 	in := Blocks(res.Content)
-	joined, had := shape.JoinText(in)
-	var j shape.Joined
-	if had {
-		text, t, _ := shape.Text(joined, p)
-		j = shape.Joined{Text: &text, Cut: t}
-	}
-	fitted, fig := shape.Fit(in, j, p, s.Note, nil)
+	fitted, fig := shape.Content(in, p, s.Note)
 	// A note about structuredContent alone changes the content too.
 	contentChanged := fig.Changed() || len(fitted) != len(in)
 	if !contentChanged && !scChanged {
@@ -173,7 +167,7 @@ func CapResult(res *mcp.CallToolResult, p shape.Policy) (out *mcp.CallToolResult
 		structured = s.Figures
 	}
 	if contentChanged {
-		c.Content = rebuild(res.Content, in, fitted)
+		c.Content = FromBlocks(res.Content, in, fitted)
 	}
 	if fig.Changed() {
 		content = fig.Figures
@@ -204,7 +198,8 @@ func fitStructured(v any, p shape.Policy) (any, shape.Structured, bool) {
 // Blocks returns what package shape sees of content, block by block, as
 // toolcap mcp measures it: a text block its text; an image or audio block
 // its MIME type and its data as sent (base64); an embedded resource its
-// URI, MIME type and blob (base64), its text as the part shape may cut; a
+// URI, MIME type and blob (base64), and its text, the part shape may cut
+// when it has no blob (a blob resource is kept whole or dropped); a
 // resource link its URI, name, title and MIME type, its description as the
 // part shape may cut. The JSON around them, _meta and annotations are not
 // counted, as the JSON wrapping of a text block is not; any other block
@@ -235,8 +230,14 @@ func block(c mcp.Content) shape.Block {
 	case *mcp.EmbeddedResource:
 		if b != nil && b.Resource != nil {
 			r := b.Resource
-			return shape.Block{Kind: shape.BlockResource, Text: r.Text,
-				Fixed: len(r.URI) + len(r.MIMEType) + b64(len(r.Blob)), Name: r.URI}
+			blk := shape.Block{Kind: shape.BlockResource, Name: r.URI,
+				Fixed: len(r.URI) + len(r.MIMEType) + b64(len(r.Blob))}
+			if len(r.Blob) > 0 {
+				blk.Fixed += len(r.Text) // a blob resource is kept whole or dropped
+			} else {
+				blk.Text = r.Text
+			}
+			return blk
 		}
 	case *mcp.ResourceLink:
 		if b != nil {
@@ -249,10 +250,13 @@ func block(c mcp.Content) shape.Block {
 	return shape.Block{Kind: shape.BlockOther, Fixed: len(enc)}
 }
 
-// rebuild turns the blocks shape.Fit returned for in, the Blocks of
-// content, back into content: a block kept as it was is the tool's own, a
-// cut one a copy with its new text, a note a new text block.
-func rebuild(content []mcp.Content, in, fitted []shape.Block) []mcp.Content {
+// FromBlocks turns the blocks package shape returned ([shape.Content],
+// [shape.Fit]) for in, the [Blocks] of content, back into content: a block
+// kept as it was is the tool's own (annotations, _meta and all), a cut one
+// a copy with its new text, a note shape added a new text block. content
+// is not modified. toolcap mcp translates through Blocks and FromBlocks
+// too.
+func FromBlocks(content []mcp.Content, in, fitted []shape.Block) []mcp.Content {
 	out := make([]mcp.Content, 0, len(fitted))
 	for _, f := range fitted {
 		if f.From < 0 {

@@ -134,7 +134,7 @@ func connect(t *testing.T, pf shape.PolicyFunc, server, client bool, opts ...mcp
 // wantContent is what shape.Content makes of content under p, as go-sdk
 // blocks: the rule the middleware must follow.
 func wantContent(content []mcp.Content, p shape.Policy) []shape.Block {
-	fitted, _ := shape.Content(mcpsdk.Blocks(content), p)
+	fitted, _ := shape.Content(mcpsdk.Blocks(content), p, shape.Note{})
 	for i := range fitted {
 		fitted[i].From = 0 // the output's blocks do not say where they come from
 	}
@@ -230,7 +230,7 @@ func TestCapResult(t *testing.T) {
 	if diff := cmp.Diff(wantContent(orig.Content, p), zeroFrom(gotContent(got.Content))); diff != "" {
 		t.Errorf("the blocks differ from shape.Content's (-want +got):\n%s", diff)
 	}
-	_, wantFig := shape.Content(mcpsdk.Blocks(orig.Content), p)
+	_, wantFig := shape.Content(mcpsdk.Blocks(orig.Content), p, shape.Note{})
 	if diff := cmp.Diff(wantFig.Figures, content); diff != "" {
 		t.Errorf("content figures (-want +got):\n%s", diff)
 	}

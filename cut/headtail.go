@@ -59,6 +59,16 @@ func matches(res []*regexp.Regexp, text string) bool {
 	return false
 }
 
+// matchesBytes is matches for a line held as bytes.
+func matchesBytes(res []*regexp.Regexp, text []byte) bool {
+	for _, re := range res {
+		if re.Match(text) {
+			return true
+		}
+	}
+	return false
+}
+
 // lineRecorder applies the rule that decides which matching lines past the
 // head window a cut may need, in the order the lines end, so that a stream
 // keeps the same lines as a string held whole. A line is recorded when it
@@ -85,6 +95,20 @@ func (r *lineRecorder) add(a, b int, text string) {
 	if r.closed || b-a > r.room || !matches(r.res, text[:len(text)-1]) {
 		return
 	}
+	r.keep(a, b, text)
+}
+
+// addBytes is add for a line a stream holds in a buffer it reuses: the
+// line is copied only when it is recorded.
+func (r *lineRecorder) addBytes(a, b int, text []byte) {
+	if r.closed || b-a > r.room || !matchesBytes(r.res, text[:len(text)-1]) {
+		return
+	}
+	r.keep(a, b, string(text))
+}
+
+// keep records the matching line [a, b).
+func (r *lineRecorder) keep(a, b int, text string) {
 	if len(r.lines) == MaxRescuedLines+1 {
 		r.closed = true
 		return

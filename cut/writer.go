@@ -178,7 +178,7 @@ func (w *Writer) lines(p []byte, off int) {
 		}
 		b := off + i + 1
 		if !w.curLong && b > w.win {
-			r.add(w.curStart, b, string(w.cur))
+			r.addBytes(w.curStart, b, w.cur)
 		}
 		w.cur, w.curLong, w.curStart = w.cur[:0], false, b
 		p, off = p[i+1:], b

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -103,7 +104,7 @@ func TestTruncateInputs(t *testing.T) {
 				t.Errorf("%s/%s: output of %d bytes, want at most %d and close to it", a.name, size.name, len(got), limit)
 			}
 			kept := len(s) - dropped
-			if got[:kept] != cloneBaseline(s)[:kept] || got[kept:] != middleware.Marker(dropped) {
+			if got[:kept] != cloneBaseline(s)[:kept] || got[kept:] != cut.Marker(dropped) {
 				t.Errorf("%s/%s: output is not the input's first %d bytes and the marker", a.name, size.name, kept)
 			}
 			if !utf8.ValidString(got) {

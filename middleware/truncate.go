@@ -2,20 +2,12 @@ package middleware
 
 import "github.com/toolcap/toolcap/cut"
 
-// Marker returns the text Truncate appends when it drops n bytes:
-// "\n[truncated: n bytes dropped, refine your query]". It is [cut.Marker]:
-// package cut owns the marker, the count and the boundary search.
-func Marker(n int) string { return cut.Marker(n) }
-
-// MarkerLen returns len(Marker(n)) without building it.
-func MarkerLen(n int) int { return cut.MarkerLen(n) }
-
 // Truncate caps content at limit bytes, marker included: the head rule,
 // [cut.Head].
 //
 // When len(content) <= limit, content is returned unchanged and dropped is 0;
 // this costs O(1) and allocates nothing. Otherwise Truncate keeps the longest
-// prefix content[:k] that, followed by [Marker](len(content)-k), fits in
+// prefix content[:k] that, followed by [cut.Marker](len(content)-k), fits in
 // limit bytes, and returns that with dropped = len(content)-k. The cut never
 // splits a multi-byte UTF-8 character of valid input; invalid bytes are
 // treated as single bytes. Building the result costs O(limit) and one

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/middleware"
 )
 
@@ -22,9 +23,9 @@ type outcome struct {
 
 func describe(content, capped string, dropped int) outcome {
 	o := outcome{Len: len(capped), Dropped: dropped}
-	if dropped > 0 && strings.HasSuffix(capped, middleware.Marker(dropped)) {
+	if dropped > 0 && strings.HasSuffix(capped, cut.Marker(dropped)) {
 		o.Marker = true
-		o.Kept = len(capped) - middleware.MarkerLen(dropped)
+		o.Kept = len(capped) - cut.MarkerLen(dropped)
 	} else {
 		o.Kept = len(capped)
 	}
@@ -127,18 +128,6 @@ func TestTruncateOverLimitAllocatesOnce(t *testing.T) {
 	}
 }
 
-func TestMarker(t *testing.T) {
-	got := middleware.Marker(123)
-	want := "\n[truncated: 123 bytes dropped, refine your query]"
-	if got != want {
-		t.Errorf("Marker(123) = %q, want %q", got, want)
-	}
-	for _, n := range []int{0, 9, 10, 99, 100, 123456789} {
-		if got, want := middleware.MarkerLen(n), len(middleware.Marker(n)); got != want {
-			t.Errorf("MarkerLen(%d) = %d, want %d", n, got, want)
-		}
-	}
-}
 
 // checkTruncation checks every property of DESIGN.md's rule against an
 // independent, brute-force reading of it.
@@ -156,7 +145,7 @@ func checkTruncation(t *testing.T, content string, limit int, capped string, dro
 	k, wantMarker := reference(content, limit)
 	want := content[:k]
 	if wantMarker {
-		want += middleware.Marker(len(content) - k)
+		want += cut.Marker(len(content) - k)
 	}
 	if capped != want || dropped != len(content)-k {
 		t.Fatalf("Truncate(%q, %d) = %q, %d; want %q, %d", clip(content), limit, clip(capped), dropped, clip(want), len(content)-k)
@@ -177,7 +166,7 @@ func reference(content string, limit int) (k int, marker bool) {
 	}
 	best, bare := -1, 0
 	for i := 0; i < len(content); {
-		if i+middleware.MarkerLen(len(content)-i) <= limit {
+		if i+cut.MarkerLen(len(content)-i) <= limit {
 			best = i
 		}
 		if i <= limit {

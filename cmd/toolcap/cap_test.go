@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/middleware"
 	"github.com/toolcap/toolcap/worker"
 )
@@ -144,7 +145,7 @@ func TestCapContent(t *testing.T) {
 				return
 			}
 			dropped := droppedOf(got.stdout)
-			kept := len(got.stdout) - middleware.MarkerLen(dropped)
+			kept := len(got.stdout) - cut.MarkerLen(dropped)
 			if dropped != wantDropped || kept+dropped != len(tt.input) {
 				t.Errorf("marker says %d dropped with %d kept of %d; want %d dropped", dropped, kept, len(tt.input), wantDropped)
 			}

@@ -15,7 +15,6 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/middleware"
 	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
 )
@@ -147,7 +146,7 @@ Bash = { max_tokens = 100, keep = "head_tail" }
 				if dropped < 0 {
 					t.Fatalf("no byte marker at the end of stdout: %q", out[max(0, len(out)-60):])
 				}
-				kept := len(out) - middleware.MarkerLen(dropped)
+				kept := len(out) - cut.MarkerLen(dropped)
 				if kept+dropped != len(tt.input) || out[:kept] != tt.input[:kept] {
 					t.Errorf("marker says %d dropped with %d kept of %d: want the exact count of a prefix", dropped, kept, len(tt.input))
 				}

@@ -12,6 +12,7 @@ import (
 	"github.com/toolcap/toolcap/adapters/mcpsdk"
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/middleware"
 	"github.com/toolcap/toolcap/shape"
 )
 
@@ -88,8 +89,8 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 		prep.Summary = call.tool + " failed"
 		prep = prep.AsError()
 	}
-	ctx := context.WithValue(context.Background(), preparedKey{}, prep)
-	r := gen.worker.ExecuteTools(ctx, []chain.Call{{ID: call.callID, Tool: call.tool, Args: call.args}})[0]
+	ctx := middleware.WithAnswer(context.Background(), prep)
+	r := gen.handler(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args})
 	if m.raw != nil && fitsAsSent(res, prep, r, pol.MaxBytes) {
 		return nil, nil
 	}

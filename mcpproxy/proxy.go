@@ -17,6 +17,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/middleware"
 	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
 )
@@ -89,8 +90,8 @@ type Proxy struct {
 // whole life: no call sees a mix of old and new limits.
 type generation struct {
 	manifest *manifest.WorkerManifest
-	worker   *worker.Worker
-	policies *manifest.Policies // each tool's limit and cut strategy
+	handler  chain.Handler      // the pinned chain around middleware.Answered
+	policies *manifest.Policies // each tool's policy, counting with the tokenizer
 	// retain is how much of a result's text the reader keeps: the most
 	// any tool's policy must hold (shape.Policy.Hold), so that every cut
 	// made from what was kept is the one the worker makes.
@@ -126,14 +127,7 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 	if err := m.Validate(); err != nil {
 		return fmt.Errorf("mcpproxy: %w", err)
 	}
-	w, err := worker.New(nil,
-		worker.WithManifest(m),
-		worker.WithMiddleware(p.opts.Middleware...),
-		worker.WithLogger(p.logger),
-		worker.WithConcurrency(1),
-		worker.WithFallback(worker.Func("tools/call", runPrepared)),
-		worker.WithTokenizer(p.opts.Tokenizer),
-	)
+	tz, err := worker.TokenizerFor(m.Limits(), p.opts.Tokenizer)
 	if err != nil {
 		return fmt.Errorf("mcpproxy: %w", err)
 	}
@@ -141,6 +135,17 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 	policies, err := limits.Policies()
 	if err != nil {
 		return fmt.Errorf("mcpproxy: %w", err)
+	}
+	if tz != nil {
+		policies = policies.WithCounter(tz)
+	}
+	// toolcap's pinned order, as the worker composes it, once: the cap
+	// below the user's middleware, the ceiling above them, around the
+	// answer the server already gave.
+	user, nilAt := middleware.Checked(p.opts.Middleware)
+	handler := middleware.Pinned(policies.For, user, middleware.WithLogger(p.logger))(middleware.Answered)
+	if at := nilAt(); at >= 0 {
+		return fmt.Errorf("mcpproxy: middleware %d returned a nil handler", at)
 	}
 	// Enough to cut any tool's text from what was kept exactly as the
 	// worker cuts it held whole (shape.Policy.Hold).
@@ -150,7 +155,7 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 			retain = max(retain, policies.For(name).Hold())
 		}
 	}
-	p.gen.Store(&generation{manifest: m, worker: w, policies: policies, retain: retain})
+	p.gen.Store(&generation{manifest: m, handler: handler, policies: policies, retain: retain})
 	p.mu.Lock()
 	tools := p.tools
 	p.mu.Unlock()
@@ -162,7 +167,7 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 
 // Limit returns the limit applied to results of tool under the current
 // limits.
-func (p *Proxy) Limit(tool string) int { return p.gen.Load().worker.Limit(tool) }
+func (p *Proxy) Limit(tool string) int { return p.gen.Load().policies.For(tool).MaxBytes }
 
 // Tools returns the names of the server's tools, in the server's order, as
 // the last complete tools/list that passed through the proxy gave them; nil
@@ -171,20 +176,6 @@ func (p *Proxy) Tools() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.tools)
-}
-
-// preparedKey is the context key of the result a tools/call's chain
-// starts from.
-type preparedKey struct{}
-
-// runPrepared is the tool of every proxied call: the server has answered
-// already, and the reader made the answer's text into a result.
-func runPrepared(ctx context.Context, _ json.RawMessage) (worker.ToolOutput, error) {
-	res, ok := ctx.Value(preparedKey{}).(chain.Result)
-	if !ok {
-		return worker.ToolOutput{}, errors.New("mcpproxy: tool run outside a tools/call")
-	}
-	return res, nil
 }
 
 // setTools records a complete tool list from the server and checks the

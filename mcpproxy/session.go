@@ -180,9 +180,6 @@ func (s *session) noteRequest(m *message) {
 			gen:    gen,
 			policy: gen.policies.For(req.Params.Name),
 		}
-		if c.policy.Counter == nil && c.policy.MaxTokens > 0 {
-			c.policy.Counter = gen.worker.Tokenizer()
-		}
 		if c.policy.Spec.Keep == "" && s.p.hasOutputSchema(c.tool) {
 			// A tool with an output schema returns structuredContent, and
 			// its text block is most often the same value as JSON: cut it

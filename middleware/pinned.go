@@ -60,3 +60,50 @@ func PinnedObserved(policy shape.PolicyFunc, user []chain.Middleware, observe Ca
 		capped,                // pinned first: nothing above it sees uncapped content
 	)
 }
+
+// Checked returns mws without their nil entries, each wrapped so that
+// composing them records the position (in mws) of the first listed one
+// that returns a nil handler; nilAt reports it after composition, -1 when none
+// did. A front end composes once and reports nilAt as a configuration
+// error, naming the middleware, rather than fail each call.
+func Checked(mws []chain.Middleware) (kept []chain.Middleware, nilAt func() int) {
+	at := -1
+	for i, mw := range mws {
+		if mw == nil {
+			continue
+		}
+		kept = append(kept, func(next chain.Handler) chain.Handler {
+			h := mw(next)
+			if h == nil && (at < 0 || i < at) {
+				at = i // the first listed, whatever order they compose in
+			}
+			return h
+		})
+	}
+	return kept, func() int { return at }
+}
+
+// answerKey is the context key of the result [Answered] answers with.
+type answerKey struct{}
+
+// WithAnswer returns ctx carrying res, the result of a call whose tool ran
+// before the chain (the server of toolcap mcp answered already), for
+// [Answered] to answer with.
+func WithAnswer(ctx context.Context, res chain.Result) context.Context {
+	return context.WithValue(ctx, answerKey{}, res)
+}
+
+// Answered is the innermost handler of a front end whose tools run before
+// the chain: it answers each call with the result [WithAnswer] put in its
+// context, or an error result when there is none. Composed once under
+// [Pinned], it lets such a front end run every result through the same
+// chain as the worker, with no tool standing in for its own: the context is
+// the one way to hand each call its result through a chain composed once
+// (composing per call would run the user's middleware constructors per
+// call).
+func Answered(ctx context.Context, call chain.Call) chain.Result {
+	if res, ok := ctx.Value(answerKey{}).(chain.Result); ok {
+		return res
+	}
+	return chain.ErrorResult(call.Tool+" failed: no answer", "toolcap: the call "+call.ID+" of "+call.Tool+" reached the chain without its answer")
+}

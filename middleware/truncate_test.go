@@ -128,7 +128,6 @@ func TestTruncateOverLimitAllocatesOnce(t *testing.T) {
 	}
 }
 
-
 // checkTruncation checks every property of DESIGN.md's rule against an
 // independent, brute-force reading of it.
 func checkTruncation(t *testing.T, content string, limit int, capped string, dropped int) {

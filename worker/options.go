@@ -20,7 +20,6 @@ type options struct {
 	middleware  []chain.Middleware
 	logger      hclog.Logger
 	concurrency int
-	fallback    Tool
 	tokenizer   tokens.Tokenizer
 }
 
@@ -50,16 +49,6 @@ func WithLogger(l hclog.Logger) Option {
 // ExecuteTools, and tools abandoned when a context ended no longer count.
 func WithConcurrency(n int) Option {
 	return func(o *options) { o.concurrency = n }
-}
-
-// WithFallback sets the tool that runs calls to a name no registered tool
-// has, in place of the "unknown tool" error result. Such a worker takes any
-// name, so it does not warn about per_tool limits for names it was not
-// given: its caller knows the real tool list and checks them itself (as
-// package mcpproxy does against the server's tools/list). The fallback's
-// own Name is not used.
-func WithFallback(t Tool) Option {
-	return func(o *options) { o.fallback = t }
 }
 
 // WithTokenizer sets the tokenizer the manifest's token limits are counted

@@ -30,7 +30,6 @@ type Worker struct {
 	handler     chain.Handler // the whole chain, over w.call
 	logger      hclog.Logger
 	concurrency int
-	fallback    Tool             // runs calls to names not in tools; nil: they are unknown
 	batchMax    int              // batch_max_bytes; 0: no batch budget in bytes
 	batchTokens int              // batch_max_tokens; 0: no batch budget in tokens
 	tokenizer   tokens.Tokenizer // nil: no token limits
@@ -71,7 +70,7 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 
-	tz, err := tokenizerFor(o.manifest.Limits(), o.tokenizer)
+	tz, err := TokenizerFor(o.manifest.Limits(), o.tokenizer)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +79,6 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 		limits:      o.manifest.Limits(),
 		logger:      logger,
 		concurrency: o.concurrency,
-		fallback:    o.fallback,
 		batchMax:    o.manifest.Limits().Batch(),
 		batchTokens: o.manifest.Limits().BatchTokens(),
 		tokenizer:   tz,
@@ -112,7 +110,7 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	// Each tool's policy (limits and strategy), compiled once: the cap, the
 	// ceiling and the batch stage all hold a tool to the same one.
 	w.policy = policies.For
-	user, nilAt := checked(o.middleware)
+	user, nilAt := middleware.Checked(o.middleware)
 	w.run = middleware.Recover(logger)(w.runTool)
 	var observe middleware.CapObserver
 	if w.batching() {
@@ -125,36 +123,15 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	w.handler = middleware.PinnedObserved(w.policy, user, observe, middleware.WithLogger(logger))(w.call)
 	// w.call runs the tool inline or on a goroutine of its own; abandonment
 	// and Goexit become results there.
-	if *nilAt >= 0 {
-		return nil, fmt.Errorf("worker: middleware %d returned a nil handler", *nilAt)
+	if at := nilAt(); at >= 0 {
+		return nil, fmt.Errorf("worker: middleware %d returned a nil handler", at)
 	}
 	return w, nil
 }
 
-// checked returns mws without its nil entries, each wrapped so that the
-// position of the first one that returns a nil handler is recorded in *nilAt
-// (-1 when none does) when the chain is composed: a nil handler is reported
-// by New, by position, rather than blamed on a tool at every call.
-func checked(mws []chain.Middleware) (kept []chain.Middleware, nilAt *int) {
-	at := -1
-	for i, mw := range mws {
-		if mw == nil {
-			continue
-		}
-		kept = append(kept, func(next chain.Handler) chain.Handler {
-			h := mw(next)
-			if h == nil && at < 0 {
-				at = i
-			}
-			return h
-		})
-	}
-	return kept, &at
-}
-
 // warnUnknownLimits logs each per_tool name that no registered tool has.
 func (w *Worker) warnUnknownLimits() {
-	if w.limits == nil || w.fallback != nil {
+	if w.limits == nil {
 		return
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.limits.PerTool)) {
@@ -169,12 +146,15 @@ func (w *Worker) warnUnknownLimits() {
 	}
 }
 
-// tokenizerFor returns the tokenizer a worker with limits counts tokens
-// with: nil when the limits set no token limit; given, when it is the one
-// the manifest names; a new [tokens.Calibrated] for "calibrated" when none
-// is given. An exact tokenizer the manifest names and the program did not
-// give is an error, since the core does not carry their vocabularies.
-func tokenizerFor(l *manifest.ToolOutputLimits, given tokens.Tokenizer) (tokens.Tokenizer, error) {
+// TokenizerFor returns the tokenizer a front end holding limits counts
+// tokens with, as [New] resolves it: nil when the limits set no token
+// limit; given, when it is the one the manifest names; a new
+// [tokens.Calibrated] for "calibrated" when none is given. An exact
+// tokenizer the manifest names and the program did not give is an error,
+// since the core does not carry their vocabularies; so is a given one whose
+// Name is not the manifest's. package mcpproxy resolves its tokenizer here
+// too.
+func TokenizerFor(l *manifest.ToolOutputLimits, given tokens.Tokenizer) (tokens.Tokenizer, error) {
 	if !l.HasTokens() {
 		return nil, nil
 	}
@@ -231,10 +211,7 @@ func (w *Worker) Tools() []string { return append([]string(nil), w.names...) }
 func (w *Worker) runTool(ctx context.Context, call chain.Call) chain.Result {
 	t, ok := w.tools[call.Tool]
 	if !ok {
-		if w.fallback == nil {
-			return w.unknownTool(call)
-		}
-		t = w.fallback
+		return w.unknownTool(call)
 	}
 	out, err := t.Run(ctx, call.Args)
 	if err != nil {

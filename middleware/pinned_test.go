@@ -1,0 +1,117 @@
+package middleware_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/resulttest"
+	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/shape"
+)
+
+// TestPinned checks the pinned order: the innermost user middleware gets
+// exactly the cap's output, the user's compose as an onion, and the
+// ceiling cuts what they grew, whatever they do.
+func TestPinned(t *testing.T) {
+	var seen []string
+	record := func(name string, grow string) chain.Middleware {
+		return func(next chain.Handler) chain.Handler {
+			return func(ctx context.Context, call chain.Call) chain.Result {
+				seen = append(seen, name+" in")
+				res := next(ctx, call)
+				seen = append(seen, fmt.Sprintf("%s out %d", name, len(*res.Content)))
+				if grow != "" {
+					s := *res.Content + grow
+					res.Content = &s
+				}
+				return res
+			}
+		}
+	}
+	policy := func(string) shape.Policy { return shape.Bytes(200) }
+	h := middleware.Pinned(policy, []chain.Middleware{record("outer", strings.Repeat("!", 300)), nil, record("inner", "")})(middleware.Answered)
+	long := strings.Repeat("x", 1000)
+	res := h(middleware.WithAnswer(context.Background(), chain.Result{Content: &long}), chain.Call{ID: "1", Tool: "Glob"})
+
+	want := []string{"outer in", "inner in", "inner out 200", "outer out 200"}
+	if diff := cmp.Diff(want, seen); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+	v := resulttest.Of(res)
+	if v.Truncation == nil || v.Truncation.DroppedBytes == 0 {
+		t.Errorf("the cap's figures are missing: %+v", v)
+	}
+	if v.Ceiling == nil || len(*res.Content) > 200 {
+		t.Errorf("the ceiling did not hold 200 bytes: %d bytes, ceiling %+v", len(*res.Content), v.Ceiling)
+	}
+}
+
+func TestPinnedRecovers(t *testing.T) {
+	panics := func(chain.Handler) chain.Handler {
+		return func(context.Context, chain.Call) chain.Result { panic("boom") }
+	}
+	h := middleware.Pinned(nil, []chain.Middleware{panics})(middleware.Answered)
+	res := h(context.Background(), chain.Call{Tool: "Read"})
+	if !res.IsError() || !strings.Contains(*res.Content, "boom") {
+		t.Errorf("a panicking middleware gave %+v", resulttest.Of(res))
+	}
+}
+
+func TestChecked(t *testing.T) {
+	ok := func(next chain.Handler) chain.Handler { return next }
+	bad := func(chain.Handler) chain.Handler { return nil }
+	tests := []struct {
+		name string
+		mws  []chain.Middleware
+		kept int
+		want int
+	}{
+		{"none", nil, 0, -1},
+		{"all fine, nils skipped", []chain.Middleware{ok, nil, ok}, 2, -1},
+		{"the first nil handler, by position", []chain.Middleware{ok, nil, bad, bad}, 3, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kept, nilAt := middleware.Checked(tt.mws)
+			chain.Chain(kept...)(middleware.Answered)
+			if len(kept) != tt.kept || nilAt() != tt.want {
+				t.Errorf("Checked: %d kept, nilAt %d; want %d, %d", len(kept), nilAt(), tt.kept, tt.want)
+			}
+		})
+	}
+}
+
+func TestAnsweredWithoutAnswer(t *testing.T) {
+	res := middleware.Answered(context.Background(), chain.Call{ID: "7", Tool: "Grep"})
+	if !res.IsError() || !strings.Contains(*res.Content, "Grep") {
+		t.Errorf("Answered without an answer = %+v", resulttest.Of(res))
+	}
+}
+
+// ExamplePinned runs a result a server already gave (as toolcap mcp does)
+// through toolcap's pinned order: the cap, the user's middleware, the
+// ceiling.
+func ExamplePinned() {
+	note := func(next chain.Handler) chain.Handler {
+		return func(ctx context.Context, call chain.Call) chain.Result {
+			res := next(ctx, call)
+			if t, ok := res.Truncation(); ok {
+				fmt.Printf("the middleware sees %d bytes; %d were cut\n", len(*res.Content), t.DroppedBytes)
+			}
+			return res
+		}
+	}
+	h := middleware.Pinned(func(string) shape.Policy { return shape.Bytes(128) }, []chain.Middleware{note})(middleware.Answered)
+
+	text := strings.Repeat("a line of output\n", 100)
+	res := h(middleware.WithAnswer(context.Background(), chain.Result{Content: &text}), chain.Call{ID: "1", Tool: "Bash"})
+	fmt.Println(len(*res.Content), strings.HasSuffix(*res.Content, "refine your query]"))
+	// Output:
+	// the middleware sees 128 bytes; 1623 were cut
+	// 128 true
+}

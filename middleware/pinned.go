@@ -62,8 +62,8 @@ func PinnedObserved(policy shape.PolicyFunc, user []chain.Middleware, observe Ca
 }
 
 // Checked returns mws without their nil entries, each wrapped so that
-// composing them records the position (in mws) of the first listed one
-// that returns a nil handler; nilAt reports it after composition, -1 when none
+// composing them records the position (in mws) of the one that returns a
+// nil handler (the first to, as they compose innermost first); nilAt reports it after composition, -1 when none
 // did. A front end composes once and reports nilAt as a configuration
 // error, naming the middleware, rather than fail each call.
 func Checked(mws []chain.Middleware) (kept []chain.Middleware, nilAt func() int) {
@@ -74,8 +74,10 @@ func Checked(mws []chain.Middleware) (kept []chain.Middleware, nilAt func() int)
 		}
 		kept = append(kept, func(next chain.Handler) chain.Handler {
 			h := mw(next)
-			if h == nil && (at < 0 || i < at) {
-				at = i // the first listed, whatever order they compose in
+			if h == nil && at < 0 {
+				// They compose innermost first: the first nil is the
+				// culprit, the ones listed before it only wrap it.
+				at = i
 			}
 			return h
 		})

@@ -73,7 +73,7 @@ func TestChecked(t *testing.T) {
 	}{
 		{"none", nil, 0, -1},
 		{"all fine, nils skipped", []chain.Middleware{ok, nil, ok}, 2, -1},
-		{"the first nil handler, by position", []chain.Middleware{ok, nil, bad, bad}, 3, 2},
+		{"the innermost nil handler, by position", []chain.Middleware{ok, nil, bad, ok}, 3, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -46,7 +46,10 @@ func Read(r io.Reader, p Policy) (out string, t chain.Truncation, changed bool, 
 	w := cut.NewWriter(p.MaxBytes, p.Spec)
 	w.Write(held) // never fails before a result
 	held = nil    // the Writer kept what it needs
-	if _, err := io.Copy(w, r); err != nil {
+	// 64 KiB reads, a pipe's capacity on Linux: one system call drains a
+	// full pipe. (A reader's own WriteTo is bypassed: it would pick its
+	// own, smaller, buffer.)
+	if _, err := io.CopyBuffer(w, struct{ io.Reader }{r}, make([]byte, 64<<10)); err != nil {
 		return "", chain.Truncation{}, false, readError(err)
 	}
 	var st cut.Stats

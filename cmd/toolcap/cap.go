@@ -39,8 +39,8 @@ token. A manifest that sets a token limit and names an exact tokenizer
 module github.com/toolcap/toolcap/tiktoken, for programs that build a
 worker. Input of at most 32 bytes per token of the limit (and at most 8 MiB
 or 4 times the byte limit) is held whole, counted and cut as a worker cuts
-it; longer input is cut as it streams, then to the token limit, and its
-marker counts bytes.
+it; longer input is cut as it streams, then to the token limit from what
+was kept, as a worker cuts it held whole, and its marker counts bytes.
 
 Memory: with head, cap keeps the first limit+4 bytes of the input in one
 buffer, which becomes the output without a copy; the rest is read once, in

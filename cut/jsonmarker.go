@@ -6,22 +6,6 @@ import (
 	"strconv"
 )
 
-// FloorCharBoundary returns the largest index i <= k such that s[:i] does
-// not end inside a valid multi-byte UTF-8 sequence: where a cut of s at k
-// bytes may fall, as Rust's str::floor_char_boundary finds it. It looks
-// back at most 3 bytes, so it is O(1); bytes that are not valid UTF-8
-// count as characters of their own. A k below 0 gives 0, a k past the end
-// of s gives len(s).
-//
-// It is the one boundary search of toolcap, exported for the front ends
-// that shorten a name or a note (package shape clips names with it).
-func FloorCharBoundary(s string, k int) int {
-	if k <= 0 {
-		return 0
-	}
-	return floorCharBoundary(s, k)
-}
-
 // jsonStringMarker is the marker at the end of a string [JSONValue] cut,
 // as written in the document: its newline escaped, then the closing quote.
 var jsonStringMarker = regexp.MustCompile(regexp.QuoteMeta(`\n`+markerPrefix[1:]) + `(\d+)` + regexp.QuoteMeta(markerSuffix+`"`))

@@ -8,11 +8,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
@@ -313,11 +313,7 @@ func shortName(name string) string {
 	if len(name) <= most {
 		return name
 	}
-	cut := most
-	for cut > 0 && !utf8.RuneStart(name[cut]) {
-		cut--
-	}
-	return name[:cut] + "…"
+	return name[:cut.FloorCharBoundary(name, most)] + "…"
 }
 
 // quoteName is shortName, quoted.

@@ -268,3 +268,36 @@ func TestPoliciesShareRegexps(t *testing.T) {
 		t.Errorf("For(Read) and For(other) hold %v and %v, want the one compiled regexp", read, other)
 	}
 }
+
+func TestPoliciesFits(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want int
+	}{
+		{"the default", ``, 16384},
+		{"the smallest byte limit", "[worker.tool_output]\ndefault_max_bytes = 8192\n[worker.tool_output.per_tool]\nRead = 4096\nGrep = 65536\n", 4096},
+		{"a token limit below it", "[worker.tool_output]\ndefault_max_tokens = 1000\n[worker.tool_output.per_tool]\nRead = 4096\n", 1000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte(tt.doc)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := m.Policies()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.Fits(); got != tt.want {
+				t.Errorf("Fits() = %d, want %d", got, tt.want)
+			}
+			if got := p.WithCounter(nil).Fits(); got != tt.want {
+				t.Errorf("WithCounter(nil).Fits() = %d, want %d", got, tt.want)
+			}
+		})
+	}
+	if got := (*manifest.Policies)(nil).Fits(); got != manifest.DefaultMaxBytes {
+		t.Errorf("nil Fits() = %d", got)
+	}
+}

@@ -116,6 +116,7 @@ type Policies struct {
 	def     shape.Policy            // every tool without a per_tool entry
 	per     map[string]shape.Policy // each tool with one
 	counter cut.Counter             // set on every Policy For returns
+	fit     int                     // see Fits
 }
 
 // Policies validates l as [WorkerManifest.Validate] does, returning its
@@ -127,7 +128,7 @@ func (l *ToolOutputLimits) Policies() (*Policies, error) {
 	if err := l.validate(); err != nil {
 		return nil, err
 	}
-	p := &Policies{def: shape.Policy{MaxBytes: DefaultMaxBytes}}
+	p := &Policies{def: shape.Policy{MaxBytes: DefaultMaxBytes}, fit: DefaultMaxBytes}
 	if l == nil {
 		return p, nil
 	}
@@ -144,7 +145,22 @@ func (l *ToolOutputLimits) Policies() (*Policies, error) {
 		}
 		p.per[tool] = pol
 	}
+	p.fit = p.def.Fit()
+	for _, pol := range p.per {
+		p.fit = min(p.fit, pol.Fit())
+	}
 	return p, nil
+}
+
+// Fits returns the longest content known to fit every tool's policy
+// without a look at it or at the policy ([shape.Policy.Fit]): a front end
+// passes content of at most that many bytes on without looking its tool's
+// policy up (see middleware.WithPolicy). Safe on a nil p.
+func (p *Policies) Fits() int {
+	if p == nil {
+		return DefaultMaxBytes
+	}
+	return p.fit
 }
 
 // For returns the policy for tool: its limits ([ToolOutputLimits.For],
@@ -170,7 +186,7 @@ func (p *Policies) For(tool string) shape.Policy {
 // p itself is unchanged; a nil c gives policies that hold bytes only. On a
 // nil p it returns the policies of a nil [ToolOutputLimits] with c.
 func (p *Policies) WithCounter(c cut.Counter) *Policies {
-	q := &Policies{def: shape.Policy{MaxBytes: DefaultMaxBytes}}
+	q := &Policies{def: shape.Policy{MaxBytes: DefaultMaxBytes}, fit: DefaultMaxBytes}
 	if p != nil {
 		*q = *p
 	}

@@ -3,7 +3,6 @@ package mcpproxy
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -61,7 +60,7 @@ func Command(cmd *exec.Cmd, grace time.Duration) (Conn, error) {
 	// The server holds its ends now.
 	inR.Close()
 	outW.Close()
-	c := &commandConn{cmd: cmd, in: inW, out: outR, grace: grace, exited: make(chan struct{})}
+	c := &commandConn{cmd: cmd, in: inW, lw: lineWriter{w: inW}, out: outR, grace: grace, exited: make(chan struct{})}
 	go c.wait()
 	return c, nil
 }
@@ -69,6 +68,7 @@ func Command(cmd *exec.Cmd, grace time.Duration) (Conn, error) {
 type commandConn struct {
 	cmd   *exec.Cmd
 	in    *os.File
+	lw    lineWriter // frames the messages written to in
 	out   *os.File
 	grace time.Duration
 
@@ -79,8 +79,10 @@ type commandConn struct {
 	closeErr error
 }
 
-func (c *commandConn) Read(p []byte) (int, error)  { return c.out.Read(p) }
-func (c *commandConn) Write(p []byte) (int, error) { return c.in.Write(p) }
+func (c *commandConn) Read(p []byte) (int, error) { return c.out.Read(p) }
+
+// WriteMessage writes msg and its newline to the server's standard input.
+func (c *commandConn) WriteMessage(msg []byte) error { return c.lw.writeMessage(msg) }
 
 // wait reaps the server. When it exits of its own accord, whatever of its
 // group still holds its output open is given grace and then stopped, so
@@ -145,4 +147,4 @@ func describeExit(err error) string {
 	return err.Error()
 }
 
-var _ io.ReadWriteCloser = (*commandConn)(nil)
+var _ Conn = (*commandConn)(nil)

@@ -12,7 +12,7 @@ import (
 	"github.com/toolcap/toolcap/mcpproxy"
 )
 
-// conn joins a reader and a writer into a mcpproxy.Conn.
+// conn joins a reader and a writer into a stream for mcpproxy.StreamConn.
 type conn struct {
 	io.Reader
 	io.WriteCloser
@@ -46,7 +46,8 @@ func ExampleProxy_Serve() {
 	clientOut, toProxy := io.Pipe()
 	fromProxy, clientIn := io.Pipe()
 	go func() {
-		_ = proxy.Serve(context.Background(), conn{clientOut, clientIn}, conn{serverOut, serverIn})
+		_ = proxy.Serve(context.Background(),
+			mcpproxy.StreamConn(conn{clientOut, clientIn}), mcpproxy.StreamConn(conn{serverOut, serverIn}))
 	}()
 	fmt.Fprintln(toProxy, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read"}}`)
 	line, _ := bufio.NewReader(fromProxy).ReadString('\n')

@@ -76,7 +76,7 @@ func TestRelayHTTPUpstream(t *testing.T) {
 	}
 	clientEnd, proxyDown := pipePair()
 	done := make(chan error, 1)
-	go func() { done <- p.Serve(ctx, proxyDown, up) }()
+	go func() { done <- p.Serve(ctx, mcpproxy.StreamConn(proxyDown), up) }()
 	cs, err := newRootsClient().Connect(ctx, sdkEnd(clientEnd), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestRelayHTTPDownstream(t *testing.T) {
 		if _, err := testServer().Connect(ctx, sdkEnd(serverEnd), nil); err != nil {
 			return nil, err
 		}
-		return proxyUp, nil
+		return mcpproxy.StreamConn(proxyUp), nil
 	}
 	hs := httptest.NewServer(p.HTTPHandler(mcpproxy.HTTPOptions{Token: "secret", Dial: dial}))
 	defer hs.Close()

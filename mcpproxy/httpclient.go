@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"time"
@@ -26,12 +27,22 @@ const (
 
 // DialHTTP returns a connection to the MCP server at the streamable HTTP
 // endpoint url, sending header with every request (an Authorization header,
-// say). Each message the proxy writes is POSTed; what comes back, as JSON or
-// as a stream of server-sent events, is read as it arrives, so that results
-// are capped while they are read here too. After the client's
+// say). Each message the proxy writes is POSTed as it is; what comes back,
+// as JSON or as a stream of server-sent events, is read as it arrives, so
+// that results are capped while they are read here too. After the client's
 // notifications/initialized, a GET stream carries what the server sends on
 // its own (list_changed notifications, requests); it is reopened with
 // Last-Event-ID when it breaks. Close ends the session with a DELETE.
+//
+// Messages leave in the order they are written: WriteMessage returns once
+// its POST is on its way, and the answer is read concurrently, so that a
+// long tool call does not hold up what follows it. A notification or a
+// response is on its way when the server has accepted it (202: the server
+// has taken it, before the requests after it); a request when it has been
+// written whole to its connection, as the server may send a request's
+// headers only with its first event, which for a long tool call is its
+// result; initialize when its result has been read, since the protocol
+// version it chooses goes in the header of every later request.
 //
 // The connection does not dial anything until the first message: a server
 // that cannot be reached makes the initialize request fail with a JSON-RPC
@@ -67,13 +78,15 @@ type httpClientConn struct {
 	pw  *io.PipeWriter
 	wmu sync.Mutex // one message at a time into pw
 
+	// send is held by WriteMessage until its POST is on its way: the one
+	// sender, which keeps the order of messages.
+	send sync.Mutex
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
 	mu         sync.Mutex
-	prevSent   chan struct{} // closed once the previous message is on its way
-	partial    []byte        // a message the relay is still writing
 	sessionID  string
 	version    string
 	getStarted bool
@@ -82,67 +95,46 @@ type httpClientConn struct {
 
 func (c *httpClientConn) Read(p []byte) (int, error) { return c.pr.Read(p) }
 
-// Write takes the relay's frames; each complete message is POSTed.
-func (c *httpClientConn) Write(p []byte) (int, error) {
+// WriteMessage POSTs msg and returns once the POST is on its way (see
+// [DialHTTP]); what comes back is relayed by a goroutine of its own. A
+// message the server cannot be sent is answered, when it is a request, with
+// a JSON-RPC error read from the connection, so that the session goes on.
+func (c *httpClientConn) WriteMessage(msg []byte) error {
+	env, err := envelopeOfMessage(msg)
+	if err != nil {
+		// The relay writes only the messages it has read whole.
+		c.logger.Warn("a message that is not JSON-RPC was not sent to the MCP server", "error", err)
+		return nil
+	}
+	// A mutex held while the POST goes out, rather than a queue drained by
+	// a goroutine: the relay's reader waits for its turn, so nothing queues
+	// without bound and no goroutine outlives a message it has not sent.
+	c.send.Lock()
+	defer c.send.Unlock()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return 0, io.ErrClosedPipe
+		return io.ErrClosedPipe
 	}
-	c.partial = append(c.partial, p...)
-	var msgs [][]byte
-	for {
-		i := bytes.IndexByte(c.partial, '\n')
-		if i < 0 {
-			break
-		}
-		msgs = append(msgs, bytes.Clone(c.partial[:i]))
-		c.partial = c.partial[i+1:]
-	}
-	if len(c.partial) == 0 {
-		c.partial = nil
-	}
+	c.wg.Add(1) // under mu, after the closed check: Close waits for it
 	c.mu.Unlock()
-	for _, m := range msgs {
-		env, err := envelopeOf(m, len(m)+1)
-		if err != nil {
-			continue
-		}
-		// Messages leave in order: each POST starts once the one before it
-		// has its answer's headers (or has waited sendOrder for them), so a
-		// slow result does not hold up what follows, and
-		// notifications/initialized reaches the server before the requests
-		// after it.
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			return len(p), io.ErrClosedPipe
-		}
-		prev := c.prevSent
-		sent := make(chan struct{})
-		c.prevSent = sent
-		c.wg.Add(1) // under mu, after the closed check: Close waits for it
-		c.mu.Unlock()
-		go func() {
-			defer c.wg.Done()
-			if prev != nil {
-				select {
-				case <-prev:
-				case <-c.ctx.Done():
-				}
-			}
-			var once sync.Once
-			release := func() { once.Do(func() { close(sent) }) }
-			t := time.AfterFunc(sendOrder, release)
-			defer t.Stop()
-			defer release()
-			c.post(m, env, release)
-		}()
-		if env.isNotification() && env.method == "notifications/initialized" {
-			c.startGET()
-		}
+	body := bytes.Clone(msg) // msg is the relay's until this returns
+	onWay := make(chan struct{})
+	var once sync.Once
+	go func() {
+		defer c.wg.Done()
+		c.post(body, env, func() { once.Do(func() { close(onWay) }) })
+	}()
+	select {
+	case <-onWay:
+	case <-c.ctx.Done():
+		return io.ErrClosedPipe
 	}
-	return len(p), nil
+	if env.isNotification() && env.method == "notifications/initialized" {
+		// The server has the notification: the session is ready.
+		c.startGET()
+	}
+	return nil
 }
 
 func (c *httpClientConn) newRequest(ctx context.Context, method string, body []byte) (*http.Request, error) {
@@ -168,14 +160,20 @@ func (c *httpClientConn) newRequest(ctx context.Context, method string, body []b
 	return req, nil
 }
 
-// sendOrder bounds how long a message waits for the one before it to be
-// on its way.
-const sendOrder = 100 * time.Millisecond
-
-// post sends one message and relays what comes back; sent is called once
-// the answer's headers are in.
-func (c *httpClientConn) post(msg []byte, env *message, sent func()) {
-	req, err := c.newRequest(c.ctx, http.MethodPost, msg)
+// post sends one message and relays what comes back. It calls onWay once
+// the message is on its way (see [DialHTTP]), and in any case before it
+// returns.
+func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
+	defer onWay()
+	initialize := env.isRequest() && env.method == "initialize"
+	ctx := c.ctx
+	if false && !initialize && !env.isNotification() && !env.isResponse() {
+		// A request, or a batch: on its way once written.
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			WroteRequest: func(httptrace.WroteRequestInfo) { onWay() },
+		})
+	}
+	req, err := c.newRequest(ctx, http.MethodPost, msg)
 	if err != nil {
 		c.fail(env, err.Error())
 		return
@@ -197,10 +195,10 @@ func (c *httpClientConn) post(msg []byte, env *message, sent func()) {
 		}
 		c.mu.Unlock()
 	}
-	if !env.isRequest() || env.method != "initialize" {
+	if !initialize {
 		// The initialize result is read first: the protocol version it
 		// gives goes in the header of every later request.
-		sent()
+		onWay()
 	}
 	if resp.StatusCode == http.StatusAccepted {
 		if env.isRequest() {
@@ -213,7 +211,6 @@ func (c *httpClientConn) post(msg []byte, env *message, sent func()) {
 		c.fail(env, fmt.Sprintf("%s answered %s: %s", c.url, resp.Status, strings.TrimSpace(string(body))))
 		return
 	}
-	initialize := env.isRequest() && env.method == "initialize"
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "text/event-stream":
@@ -426,18 +423,15 @@ func (c *httpClientConn) resume(last string) {
 // reopens it when it ends, until the connection closes.
 func (c *httpClientConn) startGET() {
 	c.mu.Lock()
-	if c.getStarted {
+	if c.getStarted || c.closed {
 		c.mu.Unlock()
 		return
 	}
 	c.getStarted = true
+	c.wg.Add(1) // under mu, after the closed check: Close waits for it
 	c.mu.Unlock()
-	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		// Wait for the POST of notifications/initialized to be on its way,
-		// so that the session exists when the GET arrives.
-		time.Sleep(10 * time.Millisecond)
 		last := ""
 		for failures := 0; failures < 5 && c.ctx.Err() == nil; {
 			l, open, err := c.getStream(last)

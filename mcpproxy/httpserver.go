@@ -140,7 +140,7 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 	var ids []string
 	initialize := false
 	for _, m := range msgs {
-		env, err := envelopeOf(m, len(m)+1)
+		env, err := envelopeOfMessage(m)
 		if err != nil {
 			http.Error(w, "toolcap: not a JSON-RPC message: "+err.Error(), http.StatusBadRequest)
 			return
@@ -220,7 +220,6 @@ type httpSession struct {
 	inMu sync.Mutex
 
 	mu         sync.Mutex
-	partial    []byte
 	pending    map[string]*eventStream // POST streams waiting for a response, by request id
 	standalone *eventStream            // the GET stream
 	queue      [][]byte                // messages waiting for a stream
@@ -239,36 +238,31 @@ func (s *httpSession) send(msg []byte) error {
 	return err
 }
 
-// Write takes the relay's messages for the client and routes each to its
-// stream: a response to the POST that asked for it, anything else to the GET
-// stream, or to a POST stream still open, or to a bounded queue until one
-// opens.
-func (s *httpSession) Write(p []byte) (int, error) {
+// WriteMessage takes one of the relay's messages for the client and routes
+// it to its stream: a response to the POST that asked for it, anything else
+// to the GET stream, or to a POST stream still open, or to a bounded queue
+// until one opens.
+func (s *httpSession) WriteMessage(msg []byte) error {
+	env, err := envelopeOfMessage(msg)
+	if err != nil {
+		env = nil // not a response: it goes to whatever stream is open
+	}
+	msg = bytes.Clone(msg) // it waits for its stream
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	select {
 	case <-s.done:
-		return 0, io.ErrClosedPipe
+		return io.ErrClosedPipe
 	default:
 	}
-	s.partial = append(s.partial, p...)
-	for {
-		i := bytes.IndexByte(s.partial, '\n')
-		if i < 0 {
-			break
-		}
-		s.route(bytes.Clone(s.partial[:i]))
-		s.partial = s.partial[i+1:]
-	}
-	if len(s.partial) == 0 {
-		s.partial = nil
-	}
-	return len(p), nil
+	s.route(msg, env)
+	return nil
 }
 
-// route requires s.mu.
-func (s *httpSession) route(msg []byte) {
-	if env, err := envelopeOf(msg, len(msg)+1); err == nil && env.isResponse() {
+// route sends msg, whose envelope is env (nil when unknown), on its way;
+// it requires s.mu.
+func (s *httpSession) route(msg []byte, env *message) {
+	if env != nil && env.isResponse() {
 		if st := s.pending[string(env.id)]; st != nil {
 			delete(s.pending, string(env.id))
 			st.push(msg, true)

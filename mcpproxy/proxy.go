@@ -57,12 +57,31 @@ type Options struct {
 // ended its side of the connection before the client did.
 var ErrServerExited = errors.New("the MCP server exited")
 
-// A Conn is one side of a proxied session: a stream of newline-delimited
-// JSON-RPC messages, MCP's stdio framing. Close ends it; for a server it
-// stops the server and reports how it ended (see [Command]).
+// A Conn is one side of a proxied session. The proxy reads it as a stream
+// and writes it one whole message at a time.
+//
+// Read gives the side's messages as a stream of newline-delimited JSON-RPC,
+// MCP's stdio framing. Reads stay a stream, rather than one whole message
+// per call, so that a message is never held whole: a tools/call result of a
+// gigabyte is cut while it is read, in bounded memory.
+//
+// WriteMessage is called once per message the proxy sends to the side:
+// msg is one JSON-RPC message or batch, without a newline or any other
+// framing, so that a transport that carries messages one by one (an HTTP
+// POST each, an event each) sends it as it is, with no bytes to split.
+// msg is valid only during the call: an implementation that keeps it
+// copies it. The proxy does not call WriteMessage concurrently on one Conn;
+// an error ends the session.
+//
+// Close ends the connection, and with it a Read or WriteMessage still
+// blocked; for a server it stops the server and reports how it ended (see
+// [Command]).
+//
+// [StreamConn] makes a Conn of a byte stream; [Command] and [DialHTTP]
+// return one for a server.
 type Conn interface {
 	io.Reader
-	io.Writer
+	WriteMessage(msg []byte) error
 	Close() error
 }
 
@@ -143,7 +162,7 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 	// below the user's middleware, the ceiling above them, around the
 	// answer the server already gave.
 	user, nilAt := middleware.Checked(p.opts.Middleware)
-	handler := middleware.Pinned(policies.For, user, middleware.WithLogger(p.logger))(middleware.Answered)
+	handler := middleware.Pinned(policies.For, user, middleware.WithLogger(p.logger), middleware.WithFits(policies.Fits()))(middleware.Answered)
 	if at := nilAt(); at >= 0 {
 		return fmt.Errorf("mcpproxy: middleware %d returned a nil handler", at)
 	}

@@ -59,7 +59,7 @@ func relay(t *testing.T, server *mcp.Server, opts mcpproxy.Options, copts *mcp.C
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- p.Serve(ctx, proxyDown, proxyUp) }()
+	go func() { done <- p.Serve(ctx, mcpproxy.StreamConn(proxyDown), mcpproxy.StreamConn(proxyUp)) }()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts)
 	cs, err := client.Connect(ctx, sdkEnd(clientEnd), nil)
 	if err != nil {

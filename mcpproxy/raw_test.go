@@ -14,8 +14,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/capcheck"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
+	"github.com/toolcap/toolcap/shape"
 )
 
 // rawSession drives both sides of a Proxy with raw frames.
@@ -41,7 +43,9 @@ func newRawSession(t *testing.T, opts mcpproxy.Options) *rawSession {
 		sr:   bufio.NewReaderSize(serverEnd.r, 1<<20),
 		done: make(chan error, 1),
 	}
-	go func() { s.done <- p.Serve(context.Background(), proxyDown, proxyUp) }()
+	go func() {
+		s.done <- p.Serve(context.Background(), mcpproxy.StreamConn(proxyDown), mcpproxy.StreamConn(proxyUp))
+	}()
 	t.Cleanup(func() {
 		s.client.Close()
 		s.server.Close()
@@ -178,6 +182,9 @@ func TestRelayCapsWhileReading(t *testing.T) {
 			if len(out) > manifest.DefaultMaxBytes || m == nil {
 				t.Fatalf("got %d bytes ending %q", len(out), out[max(0, len(out)-60):])
 			}
+			if err := capcheck.Text(text, out, shape.Bytes(manifest.DefaultMaxBytes)); err != nil {
+				t.Error(err)
+			}
 			kept := len(out) - len(m[0])
 			if want := fmt.Sprint(tc.size - kept); m[1] != want || out[:kept] != text[:kept] {
 				t.Errorf("marker count %s, want %s (kept %d)", m[1], want, kept)
@@ -249,6 +256,9 @@ func TestRelayHeadTailWhileReading(t *testing.T) {
 			want, st := cut.Cut(text, manifest.DefaultMaxBytes, cut.Spec{Keep: cut.KeepHeadTail, KeepLines: []*regexp.Regexp{regexp.MustCompile(`^error: `)}})
 			if diff := cmp.Diff(want, out); diff != "" {
 				t.Errorf("the proxy's cut differs from cut.Cut's (-want +got):\n%.2000s", diff)
+			}
+			if err := capcheck.Text(text, out, shape.Bytes(manifest.DefaultMaxBytes)); err != nil {
+				t.Error(err)
 			}
 			if !strings.HasSuffix(out, "FAIL: TestX") || !strings.Contains(out, "\nerror: x\n") || st.Dropped == 0 {
 				t.Errorf("out ends %q", out[max(0, len(out)-40):])

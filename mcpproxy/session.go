@@ -1,12 +1,10 @@
 package mcpproxy
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -45,23 +43,21 @@ func newSession(p *Proxy, client, server Conn) *session {
 		p:      p,
 		client: client,
 		server: server,
-		cw:     newFrameWriter(client, true),
-		sw:     newFrameWriter(server, false),
+		cw:     &frameWriter{conn: client, client: true},
+		sw:     &frameWriter{conn: server},
 		calls:  map[string]*pendingCall{},
 		lists:  map[string]bool{},
 		others: map[string]pending{},
 	}
 }
 
-// frameWriter writes whole messages, one at a time.
+// frameWriter hands one side the proxy's messages, whole and one at a
+// time: both loops write to each side (an error answering a message that
+// was not forwarded goes back the way it came).
 type frameWriter struct {
 	mu     sync.Mutex
-	bw     *bufio.Writer
+	conn   Conn
 	client bool
-}
-
-func newFrameWriter(w io.Writer, client bool) *frameWriter {
-	return &frameWriter{bw: bufio.NewWriterSize(w, 64<<10), client: client}
 }
 
 // writeError is a failure to write to one side.
@@ -80,17 +76,11 @@ func (e *writeError) Error() string {
 
 func (e *writeError) Unwrap() error { return e.err }
 
+// write sends one message, which holds no newline.
 func (w *frameWriter) write(msg []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	_, err := w.bw.Write(msg)
-	if err == nil {
-		err = w.bw.WriteByte('\n')
-	}
-	if err == nil {
-		err = w.bw.Flush()
-	}
-	if err != nil {
+	if err := w.conn.WriteMessage(msg); err != nil {
 		return &writeError{client: w.client, err: err}
 	}
 	return nil

@@ -19,6 +19,7 @@ type Option func(*options)
 type options struct {
 	logger hclog.Logger
 	policy shape.PolicyFunc // nil: the byte limit and the head rule
+	fit    int              // content this long fits every policy
 }
 
 // WithLogger sets the logger cuts are reported to. Without it the middleware
@@ -47,6 +48,15 @@ func WithPolicy(policy shape.PolicyFunc) Option {
 			o.policy = policy
 		}
 	}
+}
+
+// WithFits says that content of at most n bytes fits every tool's policy
+// ((*manifest.Policies).Fits gives that bound): the cap and the ceiling
+// pass such content on without looking a policy up, at the cost of one
+// comparison. It matters only with [WithPolicy]. A wrong n breaks the
+// limit: take it from the same policies.
+func WithFits(n int) Option {
+	return func(o *options) { o.fit = max(n, 0) }
 }
 
 func newOptions(opts []Option) options {
@@ -139,6 +149,9 @@ func (o *options) logs(enabled bool) bool {
 func (o *options) cut(content string, limits Limits, tool string) (string, chain.Truncation, bool) {
 	var p shape.Policy
 	if o.policy != nil {
+		if len(content) <= o.fit {
+			return content, chain.Truncation{}, false
+		}
 		p = o.policy(tool)
 	} else {
 		limit := shape.DefaultMaxBytes

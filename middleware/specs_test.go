@@ -72,3 +72,21 @@ func TestCapWithPolicyFitsFree(t *testing.T) {
 		t.Errorf("a result that fits: %v allocations, want 0", n)
 	}
 }
+
+// TestWithFits checks that content within the bound skips the policy's
+// lookup, and that content over it is still held to its policy.
+func TestWithFits(t *testing.T) {
+	looked := 0
+	policy := func(string) shape.Policy { looked++; return shape.Bytes(100) }
+	h := middleware.Cap(nil, middleware.WithPolicy(policy), middleware.WithFits(100))(
+		func(_ context.Context, call chain.Call) chain.Result {
+			s := strings.Repeat("x", len(call.ID))
+			return chain.Result{Content: &s}
+		})
+	if res := h(context.Background(), chain.Call{ID: strings.Repeat("a", 100)}); len(*res.Content) != 100 || looked != 0 {
+		t.Errorf("content within the bound: %d bytes, %d lookups", len(*res.Content), looked)
+	}
+	if res := h(context.Background(), chain.Call{ID: strings.Repeat("a", 101)}); len(*res.Content) > 100 || looked != 1 {
+		t.Errorf("content over the bound: %d bytes, %d lookups", len(*res.Content), looked)
+	}
+}

@@ -52,6 +52,18 @@ func (p Policy) Fits(n int) bool {
 	return n <= p.MaxBytes && (!p.HoldsTokens() || n <= p.MaxTokens)
 }
 
+// Fit returns the longest text known to fit p without a look at it: the
+// byte limit, or the token limit when that is smaller (a [cut.Counter]
+// counts at most a token per byte, and a Counter may be set later). It is
+// [Policy.Fits]' bound, for a front end that keeps one bound for many
+// policies.
+func (p Policy) Fit() int {
+	if p.MaxTokens > 0 {
+		return max(min(p.MaxBytes, p.MaxTokens), 0)
+	}
+	return max(p.MaxBytes, 0)
+}
+
 // Hold returns how much of a result that arrives as a stream a front end
 // must hold whole to fit it exactly as [Text] fits it held whole: the byte
 // limit, or under a token limit the longest input Text counts whole

@@ -212,7 +212,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return exitFailed
 	}
 	logger.Debug("relaying", "server", server)
-	err = proxy.Serve(ctx, stdioConn{stdin, stdout}, upstream)
+	err = proxy.Serve(ctx, mcpproxy.StreamConn(stdioConn{stdin, stdout}), upstream)
 	switch {
 	case err == nil:
 		return exitOK

@@ -1,0 +1,180 @@
+package mcpproxy_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolcap/toolcap/mcpproxy"
+)
+
+// orderServer is a streamable HTTP server that records the order in which
+// POSTs reach it, holds the answer to test/held (without headers, as the
+// go-sdk's server does for a call that has sent nothing yet) until told,
+// and answers everything else at once.
+type orderServer struct {
+	t       *testing.T
+	release chan struct{} // test/held is answered once it is closed
+	noted   chan struct{} // closed when the client's notification arrives
+
+	mu       sync.Mutex
+	entered  int      // POSTs that reached the handler
+	arrivals []string // each POST's message, by the order it reached the handler
+}
+
+func (o *orderServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed) // no GET stream
+		return
+	}
+	// The order is taken as the POST reaches the handler, before its body
+	// is read: a request of many megabytes cannot have been written whole
+	// before then, so whatever its sender sends next comes after.
+	o.mu.Lock()
+	seq := o.entered
+	o.entered++
+	o.arrivals = append(o.arrivals, "")
+	o.mu.Unlock()
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		o.t.Errorf("reading a POST: %v", err)
+		return
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		o.t.Errorf("a POST of %d bytes is not a message: %v", len(body), err)
+	}
+	o.mu.Lock()
+	o.arrivals[seq] = strings.TrimSpace(m.Method + " " + string(m.ID))
+	o.mu.Unlock()
+	if m.Method != "initialize" {
+		if got := r.Header.Get("Mcp-Session-Id") + " " + r.Header.Get("Mcp-Protocol-Version"); got != "s1 2025-06-18" {
+			o.t.Errorf("%s: session and version headers %q, want %q", m.Method, got, "s1 2025-06-18")
+		}
+	}
+	switch {
+	case m.Method == "initialize":
+		w.Header().Set("Mcp-Session-Id", "s1")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"order","version":"1"}}}`, m.ID)
+		return
+	case m.ID == nil: // a notification
+		if m.Method == "notifications/roots/list_changed" {
+			close(o.noted)
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	case m.Method == "test/held":
+		select {
+		case <-o.release:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"method":%q}}`, m.ID, m.Method)
+}
+
+func TestDialHTTPKeepsOrderWithoutBlocking(t *testing.T) {
+	o := &orderServer{t: t, release: make(chan struct{}), noted: make(chan struct{})}
+	hs := httptest.NewServer(o)
+	defer hs.Close()
+	released := sync.OnceFunc(func() { close(o.release) })
+	defer released()
+
+	// Requests larger than what the sockets between the two can buffer.
+	const pad = 16 << 20
+	p, err := mcpproxy.New(mcpproxy.Options{MaxMessageBytes: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	up, err := mcpproxy.DialHTTP(ctx, hs.URL, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientEnd, proxyDown := pipePair()
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, mcpproxy.StreamConn(proxyDown), up) }()
+	answers := bufio.NewReaderSize(clientEnd.r, 1<<20)
+
+	send := func(frames ...string) {
+		go func() { _, _ = io.WriteString(clientEnd, strings.Join(frames, "\n")+"\n") }()
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	if got := readLine(t, answers); !strings.Contains(got, `"protocolVersion":"2025-06-18"`) {
+		t.Fatalf("initialize answered %.200q", got)
+	}
+	big := func(id int, method string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{"pad":%q}}`, id, method, strings.Repeat("x", pad))
+	}
+	// All at once, as a client that does not wait for answers sends them.
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		big(2, "test/held"),
+		`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`,
+		big(3, "test/big"),
+		`{"jsonrpc":"2.0","id":4,"method":"test/small"}`)
+
+	// The notification is not held up behind the request the server has
+	// not answered yet (it is answered only once the notification is in).
+	select {
+	case <-o.noted:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the notification did not reach the server while an earlier request waited for its answer")
+	}
+	released()
+
+	var ids []string
+	for range 3 {
+		var resp struct {
+			ID     json.RawMessage `json:"id"`
+			Result struct{ Method string }
+		}
+		line := readLine(t, answers)
+		if err := json.Unmarshal([]byte(line), &resp); err != nil || resp.Result.Method == "" {
+			t.Fatalf("an answer %.200q (%v), want a result", line, err)
+		}
+		ids = append(ids, string(resp.ID)+" "+resp.Result.Method)
+	}
+	slices.Sort(ids)
+	if diff := cmp.Diff([]string{"2 test/held", "3 test/big", "4 test/small"}, ids); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+
+	clientEnd.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return")
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	want := []string{
+		"initialize 1",
+		"notifications/initialized",
+		"test/held 2",
+		"notifications/roots/list_changed",
+		"test/big 3",
+		"test/small 4",
+	}
+	if diff := cmp.Diff(want, o.arrivals); diff != "" {
+		t.Errorf("the order the server received the messages in (-want +got):\n%s", diff)
+	}
+}

@@ -3,11 +3,14 @@
 // results of tools/call while it reads them.
 //
 // A [Proxy] relays sessions between a client and a server, each a [Conn]:
-// a stream of newline-delimited JSON-RPC messages, MCP's stdio framing.
-// [Command] runs a server over stdio in a process group of its own;
-// [DialHTTP] reaches one over streamable HTTP; [Proxy.HTTPHandler] serves
-// clients over streamable HTTP. The command "toolcap mcp" is a thin wrapper
-// around these.
+// read as a stream of newline-delimited JSON-RPC messages, MCP's stdio
+// framing, so that a result of any size is capped while it is read, and
+// written one whole message at a time, so that a transport carrying
+// messages one by one has no bytes to split. [StreamConn] makes a Conn of a
+// byte stream; [Command] runs a server over stdio in a process group of its
+// own; [DialHTTP] reaches one over streamable HTTP; [Proxy.HTTPHandler]
+// serves clients over streamable HTTP. The command "toolcap mcp" is a thin
+// wrapper around these.
 //
 // # What is forwarded
 //

@@ -167,7 +167,7 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 	defer onWay()
 	initialize := env.isRequest() && env.method == "initialize"
 	ctx := c.ctx
-	if false && !initialize && !env.isNotification() && !env.isResponse() {
+	if !initialize && !env.isNotification() && !env.isResponse() {
 		// A request, or a batch: on its way once written.
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 			WroteRequest: func(httptrace.WroteRequestInfo) { onWay() },
@@ -214,7 +214,14 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "text/event-stream":
-		last, err := c.readEvents(resp.Body, initialize)
+		var result func()
+		if initialize {
+			// What follows initialize goes once its result is in, though
+			// the stream may stay open.
+			result = onWay
+		}
+		last, err := c.readEvents(resp.Body, result)
+		onWay()
 		if err != nil && c.ctx.Err() == nil && last != "" {
 			// The stream broke before its end: resume it where it was.
 			c.resume(last)
@@ -249,18 +256,21 @@ func (c *httpClientConn) fail(env *message, why string) {
 }
 
 // sniffVersion records the protocol version the server chose in its
-// initialize result, for the header of every later request.
-func (c *httpClientConn) sniffVersion(body []byte) {
+// initialize result, for the header of every later request, and reports
+// whether body was that result.
+func (c *httpClientConn) sniffVersion(body []byte) bool {
 	var r struct {
 		Result struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		} `json:"result"`
 	}
-	if json.Unmarshal(body, &r) == nil && r.Result.ProtocolVersion != "" {
-		c.mu.Lock()
-		c.version = r.Result.ProtocolVersion
-		c.mu.Unlock()
+	if json.Unmarshal(body, &r) != nil || r.Result.ProtocolVersion == "" {
+		return false
 	}
+	c.mu.Lock()
+	c.version = r.Result.ProtocolVersion
+	c.mu.Unlock()
+	return true
 }
 
 // deliver copies one message to the relay as one line: newlines inside it
@@ -290,8 +300,12 @@ func (c *httpClientConn) deliver(r io.Reader) bool {
 }
 
 // readEvents relays the messages of a stream of server-sent events as they
-// arrive, and returns the id of the last event.
-func (c *httpClientConn) readEvents(body io.Reader, initialize bool) (last string, err error) {
+// arrive, and returns the id of the last event. A non-nil result means the
+// stream answers initialize: each message is held whole to look for the
+// protocol version, and result is called once the initialize result has
+// been relayed.
+func (c *httpClientConn) readEvents(body io.Reader, result func()) (last string, err error) {
+	initialize := result != nil
 	br := bufio.NewReaderSize(body, 64<<10)
 	var (
 		event   string
@@ -308,11 +322,14 @@ func (c *httpClientConn) readEvents(body io.Reader, initialize bool) (last strin
 			locked = false
 		}
 		if pending != nil {
-			c.sniffVersion(pending)
+			found := c.sniffVersion(pending)
 			c.wmu.Lock()
 			_, _ = c.pw.Write(append(bytes.ReplaceAll(pending, []byte("\n"), []byte(" ")), '\n'))
 			c.wmu.Unlock()
 			pending = nil
+			if found {
+				result()
+			}
 		}
 		inData, event = false, ""
 	}
@@ -397,7 +414,7 @@ func (c *httpClientConn) getStream(last string) (newLast string, open bool, err 
 	if resp.StatusCode/100 != 2 { // 405: the server offers no such stream
 		return last, false, nil
 	}
-	l, err := c.readEvents(resp.Body, false)
+	l, err := c.readEvents(resp.Body, nil)
 	if l != "" {
 		last = l
 	}

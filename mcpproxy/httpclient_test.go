@@ -24,7 +24,10 @@ import (
 // go-sdk's server does for a call that has sent nothing yet) until told,
 // and answers everything else at once.
 type orderServer struct {
-	t       *testing.T
+	t *testing.T
+	// initSSE answers initialize on a stream of events that stays open
+	// until the session ends.
+	initSSE bool
 	release chan struct{} // test/held is answered once it is closed
 	noted   chan struct{} // closed when the client's notification arrives
 
@@ -69,8 +72,16 @@ func (o *orderServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case m.Method == "initialize":
 		w.Header().Set("Mcp-Session-Id", "s1")
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"order","version":"1"}}}`, m.ID)
+		result := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"order","version":"1"}}}`, m.ID)
+		if !o.initSSE {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, result)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: message\ndata: %s\n\n", result)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
 		return
 	case m.ID == nil: // a notification
 		if m.Method == "notifications/roots/list_changed" {
@@ -90,7 +101,19 @@ func (o *orderServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestDialHTTPKeepsOrderWithoutBlocking(t *testing.T) {
-	o := &orderServer{t: t, release: make(chan struct{}), noted: make(chan struct{})}
+	for _, tt := range []struct {
+		name    string
+		initSSE bool
+	}{
+		{"initialize answered as JSON", false},
+		{"initialize answered on a stream left open", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) { testDialHTTPOrder(t, tt.initSSE) })
+	}
+}
+
+func testDialHTTPOrder(t *testing.T, initSSE bool) {
+	o := &orderServer{t: t, initSSE: initSSE, release: make(chan struct{}), noted: make(chan struct{})}
 	hs := httptest.NewServer(o)
 	defer hs.Close()
 	released := sync.OnceFunc(func() { close(o.release) })
@@ -107,7 +130,9 @@ func TestDialHTTPKeepsOrderWithoutBlocking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer up.Close() // on a failure, Serve may not get to it
 	clientEnd, proxyDown := pipePair()
+	defer clientEnd.Close()
 	done := make(chan error, 1)
 	go func() { done <- p.Serve(ctx, mcpproxy.StreamConn(proxyDown), up) }()
 	answers := bufio.NewReaderSize(clientEnd.r, 1<<20)
@@ -134,7 +159,7 @@ func TestDialHTTPKeepsOrderWithoutBlocking(t *testing.T) {
 	select {
 	case <-o.noted:
 	case <-time.After(20 * time.Second):
-		t.Fatal("the notification did not reach the server while an earlier request waited for its answer")
+		t.Fatal("the notification did not reach the server within 20s: held up behind initialize or the request before it")
 	}
 	released()
 

@@ -42,26 +42,10 @@ func generic(t *testing.T, raw []byte) any {
 	return v
 }
 
-// words counts a token per run of letters and one per other byte: at most
-// a token per byte, as a Counter must.
-type words struct{}
-
-func (words) Count(s string) int {
-	n, in := 0, false
-	for i := 0; i < len(s); i++ {
-		letter := s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z'
-		if !letter || !in {
-			n++
-		}
-		in = letter
-	}
-	return n
-}
-
 // headTail is a tool's policy with a strategy and a token limit, as a
 // manifest entry { max_bytes = 2048, max_tokens = 300, keep = "head_tail",
 // keep_lines = ['FAIL'] } gives it.
-var headTail = shape.Policy{MaxBytes: 2048, MaxTokens: 300, Counter: words{},
+var headTail = shape.Policy{MaxBytes: 2048, MaxTokens: 300, Counter: capcheck.Words{},
 	Spec: cut.Spec{Keep: cut.KeepHeadTail, KeepLines: []*regexp.Regexp{regexp.MustCompile(`FAIL`)}}}
 
 // testLog is a test run's output with one failure deep inside.

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +16,6 @@ import (
 	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/adapters/genkitcap"
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/internal/capcheck"
 	"github.com/toolcap/toolcap/shape"
 )
@@ -41,38 +38,11 @@ func policies(tool string) shape.Policy {
 	return shape.Bytes(16384)
 }
 
-// words counts a token per run of letters and one per other byte: at most
-// a token per byte, as a Counter must.
-type words struct{}
-
-func (words) Count(s string) int {
-	n, in := 0, false
-	for i := 0; i < len(s); i++ {
-		letter := s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z'
-		if !letter || !in {
-			n++
-		}
-		in = letter
-	}
-	return n
-}
-
-// headTail is the policy of a manifest entry { max_bytes = 4096,
-// max_tokens = 600, keep = "head_tail", keep_lines = ['FAIL'] }.
-var headTail = shape.Policy{MaxBytes: 4096, MaxTokens: 600, Counter: words{},
-	Spec: cut.Spec{Keep: cut.KeepHeadTail, KeepLines: []*regexp.Regexp{regexp.MustCompile(`FAIL`)}}}
+// headTail is the policy every front end's tests check all settings with.
+var headTail = capcheck.HeadTail
 
 // testLog is a test run's output with one failure inside.
-var testLog = func() string {
-	var b strings.Builder
-	for i := range 300 {
-		if i == 170 {
-			b.WriteString("--- FAIL: TestParse (0.01s)\n")
-		}
-		fmt.Fprintf(&b, "=== RUN   TestCase%d\n--- PASS: TestCase%d (0.00s)\n", i, i)
-	}
-	return b.String()
-}()
+var testLog = capcheck.TestLog(300, 170)
 
 type rows struct {
 	Rows  []string `json:"rows"`

@@ -61,3 +61,26 @@ func FuzzJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzResultAt checks that a Writer cuts what it holds at any limit up to
+// its own exactly as Cut cuts the whole content at that limit, for every
+// strategy, fed in random pieces: what makes a streamed text and a held one
+// come out the same under a token limit.
+func FuzzResultAt(f *testing.F) {
+	f.Add("ok 1\nok 2\nerror: x\nok 3\nFAIL: TestX\n", 200, 60, uint8(3), uint64(1))
+	f.Add("ééééééééééééééé\n\n\nerror \xff\xfe\nok\n", 120, 64, uint8(1), uint64(2))
+	f.Add(`{"a":[1,2,3,{"b":"error cccccccccccccccccccccc"}],"d":null}`, 100, 70, uint8(4), uint64(3))
+	f.Fuzz(func(t *testing.T, in string, limit, at int, spec uint8, seed uint64) {
+		specs := streamSpecs()
+		s := specs[int(spec)%len(specs)]
+		limit %= 2048
+		at %= 2048
+		w := cut.NewWriter(limit, s)
+		writeChunks(t, w, in, rand.New(rand.NewPCG(seed, 0)), 1+int(seed%64))
+		want, wantSt := cut.Cut(in, min(at, limit), s)
+		got, st := w.ResultAt(at)
+		if got != want || st.Dropped != wantSt.Dropped || st.Kept != wantSt.Kept {
+			t.Fatalf("limit %d, at %d, spec %d: ResultAt %q (%+v), Cut %q (%+v)", limit, at, spec, got, st, want, wantSt)
+		}
+	})
+}

@@ -123,8 +123,7 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 		case !ok:
 			sh.structuredDropped = true
 			size := int(res.structuredSize)
-			shape.Log(s.p.logger, call.tool, call.callID, chain.Truncation{
-				Limit: pol.MaxBytes, OriginalBytes: size, DroppedBytes: size, Strategy: string(cut.KeepJSON)})
+			shape.Log(s.p.logger, call.tool, call.callID, shape.DroppedFigures(size, pol))
 			if valid != nil && !sh.isError {
 				// A success without the structured result its schema
 				// promises breaks the contract: it becomes an error, and

@@ -304,3 +304,10 @@ func StructuredDropped(limit int) Note {
 		Short: notePrefix + "structuredContent over the limit dropped]",
 	}
 }
+
+// DroppedFigures returns the figures of a structured value of n bytes of
+// JSON that no valid form fitted and that was dropped whole: every byte
+// dropped, under p's limits. Every front end that drops one reports these.
+func DroppedFigures(n int, p Policy) chain.Truncation {
+	return Figures(cut.Stats{Original: n, Dropped: n, Strategy: cut.KeepJSON}, p)
+}

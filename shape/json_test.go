@@ -194,3 +194,11 @@ func TestJSONTokens(t *testing.T) {
 		t.Errorf("a small value: %+v, %v", sc, ok)
 	}
 }
+
+func TestDroppedFigures(t *testing.T) {
+	got := shape.DroppedFigures(5000, shape.Bytes(1024))
+	want := chain.Truncation{Limit: 1024, OriginalBytes: 5000, DroppedBytes: 5000, Strategy: "json"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("DroppedFigures() mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/shape"
 )
 
@@ -171,7 +170,7 @@ func capResult(o object, blocks []block, p shape.Policy) (json.RawMessage, chain
 		switch {
 		case !fitted:
 			delete(o, "structuredContent")
-			t = shape.Figures(cut.Stats{Original: len(sc), Dropped: len(sc), Strategy: cut.KeepJSON}, p)
+			t = shape.DroppedFigures(len(sc), p)
 			changed = true
 		case s.Cut:
 			o["structuredContent"] = s.Raw

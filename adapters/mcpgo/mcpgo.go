@@ -52,7 +52,6 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/shape"
 )
@@ -218,7 +217,7 @@ func fitStructured(res *mcp.CallToolResult, p shape.Policy) (v any, raw json.Raw
 
 // dropped is what a structured value of n bytes dropped whole reports.
 func dropped(n int, p shape.Policy) shape.Structured {
-	return shape.Structured{Figures: shape.Figures(cut.Stats{Original: n, Dropped: n, Strategy: cut.KeepJSON}, p)}
+	return shape.Structured{Figures: shape.DroppedFigures(n, p)}
 }
 
 // Blocks returns what package shape sees of content, block by block, as

@@ -53,7 +53,6 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/shape"
 )
@@ -192,7 +191,7 @@ func fitStructured(v any, p shape.Policy) (any, shape.Structured, bool) {
 		return v, shape.Structured{}, false
 	}
 	n := len(s.Raw)
-	return nil, shape.Structured{Figures: shape.Figures(cut.Stats{Original: n, Dropped: n, Strategy: cut.KeepJSON}, p)}, true
+	return nil, shape.Structured{Figures: shape.DroppedFigures(n, p)}, true
 }
 
 // Blocks returns what package shape sees of content, block by block, as

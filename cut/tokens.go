@@ -1,6 +1,7 @@
 package cut
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -110,13 +111,23 @@ func CutTokens(content string, maxBytes, maxTokens int, c Counter, spec Spec) (s
 // RecutTokens is [Recut] under a token limit as well: it cuts text, which
 // may be the output of an earlier cut, to at most maxBytes bytes and
 // maxTokens tokens as c counts them, so that the result still carries one
-// marker. A marker text carries stays one in bytes, its count adding what
-// this cut drops (the tokens of the original are not known); a text without
-// one is cut as [CutTokens] cuts it. With maxTokens <= 0 or a nil c it is
-// Recut.
+// marker. A byte marker text carries stays one in bytes, its count adding
+// what this cut drops (the tokens of the original are not known). A token
+// marker stays one in tokens: the tokens of the original are its N plus
+// those of what the text shows, and the new N is that less the tokens of
+// what the output shows ([recutTokenMarked]). A text without a marker is
+// cut as [CutTokens] cuts it. With maxTokens <= 0 or a nil c it is Recut.
 func RecutTokens(text string, maxBytes, maxTokens int, c Counter, spec Spec) (string, Stats) {
 	if maxTokens <= 0 || c == nil {
 		return Recut(text, maxBytes, spec)
+	}
+	if ms := FindMarkers(text); len(ms) == 1 && ms[0].Unit == UnitTokens {
+		if len(text) <= maxBytes && (len(text) <= maxTokens || c.Count(text) <= maxTokens) {
+			return text, Stats{Original: len(text), Kept: len(text)}
+		}
+		if out, st, ok := recutTokenMarked(text, ms[0], maxBytes, maxTokens, c); ok {
+			return out, st
+		}
 	}
 	if _, _, ok := SplitMarker(text); !ok && !headTailMarker.MatchString(text) {
 		return CutTokens(text, maxBytes, maxTokens, c, spec)
@@ -295,4 +306,90 @@ func splitAt(out string, st Stats) (before, after string, ok bool) {
 		return "", "", false
 	}
 	return out[:len(out)-len(m)], "", true
+}
+
+// recutTokenMarked cuts text, which carries one token marker m (a cut by
+// tokens: the text before it, and for head_tail a newline and a tail
+// after it), to maxBytes and maxTokens, keeping one token marker whose N
+// stays exact by CutTokens' rule: the tokens of the original (m.N plus the
+// tokens of what text shows) less the tokens of what the output shows. A
+// JSON document before the marker is cut as a document ([JSONValue]);
+// otherwise head and tail give up room in proportion to their lengths. ok
+// is false for a text of another form (something other than a tail after
+// the marker), which the caller cuts otherwise.
+func recutTokenMarked(text string, m Found, maxBytes, maxTokens int, c Counter) (string, Stats, bool) {
+	before, after := text[:m.Start], text[m.End:]
+	tail := ""
+	if after != "" {
+		if after[0] != '\n' {
+			return "", Stats{}, false
+		}
+		tail = after[1:]
+	}
+	shown := c.Count(before)
+	if tail != "" {
+		shown += c.Count(tail)
+	}
+	total := m.N + shown
+	isDoc := tail == "" && len(before) > 0 && (before[0] == '{' || before[0] == '[') && json.Valid([]byte(before))
+	// build returns the output that keeps b bytes of what text shows.
+	build := func(b int) (string, int, int) {
+		var head, end string
+		if isDoc {
+			doc, _, ok := JSONValue([]byte(before), b)
+			if !ok {
+				doc = nil
+			}
+			head = string(doc)
+		} else {
+			kh := b
+			if tail != "" {
+				kh = int(int64(b) * int64(len(before)) / int64(len(before)+len(tail)))
+			}
+			kh = floorCharBoundary(before, min(kh, len(before)))
+			kt := min(b-kh, len(tail))
+			end = tail[ceilCharBoundary(tail, len(tail)-kt):]
+			head = before[:kh]
+		}
+		kept := c.Count(head)
+		if end != "" {
+			kept += c.Count(end)
+		}
+		n := max(1, total-kept)
+		out := head + TokenMarker(n)
+		if tail != "" {
+			out += "\n" + end
+		}
+		return out, len(head) + len(end), kept
+	}
+	fits := func(out string) bool { return len(out) <= maxBytes && c.Count(out) <= maxTokens }
+	// The largest b whose output fits: the kept bytes only grow with b, and
+	// so do, but for a digit of the marker, the output's bytes and tokens.
+	lo, hi := 0, len(before)+len(tail)
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if out, _, _ := build(mid); fits(out) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	out, keptBytes, kept := build(lo)
+	if !fits(out) {
+		// Not even the marker alone fits: no marker, as a cut with no room
+		// for one.
+		return "", Stats{Original: len(text), Dropped: len(text), Strategy: KeepHead}, true
+	}
+	strategy := KeepHead
+	switch {
+	case isDoc:
+		strategy = KeepJSON
+	case tail != "":
+		strategy = KeepHeadTail
+	}
+	shownBytes := len(before) + len(tail)
+	return out, Stats{
+		Original: shownBytes, Kept: keptBytes, Dropped: shownBytes - keptBytes, Strategy: strategy,
+		Unit: UnitTokens, OriginalTokens: total, KeptTokens: kept, DroppedTokens: max(1, total-kept),
+	}, true
 }

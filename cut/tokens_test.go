@@ -1,6 +1,7 @@
 package cut_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -230,5 +231,47 @@ func TestRecutTokens(t *testing.T) {
 	want, _ := cut.CutTokens(plain, 16384, 1000, words{}, cut.Spec{})
 	if got, _ := cut.RecutTokens(plain, 16384, 1000, words{}, cut.Spec{}); got != want {
 		t.Errorf("RecutTokens of a plain text differs from CutTokens")
+	}
+}
+
+// TestRecutTokensKeepsTokenMarker: a text a token limit cut, cut again
+// smaller, keeps one token marker whose N is still the tokens of the
+// original less those of what the output shows.
+func TestRecutTokensKeepsTokenMarker(t *testing.T) {
+	prose := strings.Repeat("alpha beta gamma delta. ", 400)
+	doc := `{"items":[` + strings.Repeat(`"alpha beta gamma",`, 300) + `"last"]}`
+	tests := []struct {
+		name string
+		in   string
+		spec cut.Spec
+	}{
+		{"head", prose, cut.Spec{}},
+		{"head_tail", prose, cut.Spec{Keep: cut.KeepHeadTail}},
+		{"json", doc, cut.Spec{Keep: cut.KeepJSON}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			first, st := cut.CutTokens(tt.in, 8000, 400, words{}, tt.spec)
+			if st.Unit != cut.UnitTokens {
+				t.Fatalf("the first cut counts %q, want tokens", st.Unit)
+			}
+			for _, limit := range []int{len(first), len(first) / 2, 150} {
+				got, st2 := cut.RecutTokens(first, limit, 400, words{}, tt.spec)
+				ms := cut.FindMarkers(got)
+				if len(got) > limit || len(ms) != 1 || ms[0].Unit != cut.UnitTokens {
+					t.Fatalf("limit %d: %d bytes, markers %+v: %q", limit, len(got), ms, got)
+				}
+				kept := (words{}).Count(got[:ms[0].Start])
+				if rest := got[ms[0].End:]; rest != "" {
+					kept += (words{}).Count(rest[1:])
+				}
+				if want := (words{}).Count(tt.in) - kept; ms[0].N != want || (got != first && st2.DroppedTokens != want) {
+					t.Errorf("limit %d: N %d (figures %d), want %d", limit, ms[0].N, st2.DroppedTokens, want)
+				}
+				if tt.spec.Keep == cut.KeepJSON && !json.Valid([]byte(got[:ms[0].Start])) {
+					t.Errorf("limit %d: the document part is not JSON: %q", limit, got)
+				}
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/capcheck"
 	"github.com/toolcap/toolcap/shape"
 )
 
@@ -361,5 +362,27 @@ func TestFitTextsNotHeld(t *testing.T) {
 		shape.Bytes(300), shape.Note{}, nil)
 	if f := fig.Figures; f.OriginalBytes != 4000 || f.KeptBytes+f.DroppedBytes != 4000 {
 		t.Errorf("figures %+v, want 4000 bytes of content", f)
+	}
+}
+
+// A text the token limit cut, then cut again to leave room for a block
+// before it, keeps one token marker whose N counts all the model does not
+// see of the original.
+func TestContentRecutKeepsTokenMarker(t *testing.T) {
+	p := shape.Policy{MaxBytes: 4000, MaxTokens: 300, Counter: capcheck.Words{}}
+	text := strings.Repeat("alpha beta gamma. ", 300)
+	blocks := []shape.Block{{Kind: shape.BlockImage, Fixed: 3500, Name: "image/png"}, {Kind: shape.BlockText, Text: text}}
+	out, _ := shape.Content(blocks, p, shape.Note{})
+	if len(out) != 2 || out[1].Kind != shape.BlockText {
+		t.Fatalf("blocks %+v", out)
+	}
+	got := out[1].Text
+	q := p
+	q.MaxBytes = 500 // what the image left the text
+	if err := capcheck.Text(text, got, q); err != nil {
+		t.Error(err)
+	}
+	if ms := cut.FindMarkers(got); len(ms) != 1 || ms[0].Unit != cut.UnitTokens {
+		t.Errorf("markers %+v, want one counting tokens", ms)
 	}
 }

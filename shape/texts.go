@@ -64,7 +64,9 @@ func Share(parts []Part, p Policy) (out []string, t chain.Truncation, changed bo
 			sum += counts[i]
 		}
 		if sum > p.MaxTokens {
-			tokShares = WaterFill(counts, p.MaxTokens)
+			tokShares = sharesWithMarkers(counts, p.MaxTokens, func(i int) int {
+				return p.Counter.Count(cut.TokenMarker(counts[i]))
+			})
 		}
 	}
 	if total <= p.MaxBytes && tokShares == nil {
@@ -72,7 +74,7 @@ func Share(parts []Part, p Policy) (out []string, t chain.Truncation, changed bo
 	}
 	byteShares := lens
 	if total > p.MaxBytes {
-		byteShares = textShares(lens, p.MaxBytes)
+		byteShares = sharesWithMarkers(lens, p.MaxBytes, func(i int) int { return cut.MarkerLen(lens[i]) })
 	}
 	for i, pt := range parts {
 		q := Policy{MaxBytes: byteShares[i], Spec: p.Spec}
@@ -118,14 +120,15 @@ func Share(parts []Part, p Policy) (out []string, t chain.Truncation, changed bo
 	return out, t, changed
 }
 
-// textShares shares budget among texts of the given lengths: [WaterFill],
-// or, when that leaves a cut text too little room for its marker, the
-// budget in order ([inOrder]). A share >= its length means "keep whole".
-func textShares(lens []int, budget int) []int {
-	shares := WaterFill(lens, budget)
+// sharesWithMarkers shares budget among demands (bytes or tokens):
+// [WaterFill], or, when that leaves a cut text less than room(i), what its
+// marker takes, the budget in order ([inOrder]). A share >= its demand
+// means "keep whole".
+func sharesWithMarkers(demand []int, budget int, room func(i int) int) []int {
+	shares := WaterFill(demand, budget)
 	for i, s := range shares {
-		if s < lens[i] && s < cut.MarkerLen(lens[i]) {
-			return inOrder(lens, max(budget, 0))
+		if s < demand[i] && s < room(i) {
+			return inOrder(demand, max(budget, 0), room)
 		}
 	}
 	return shares
@@ -133,24 +136,31 @@ func textShares(lens []int, budget int) []int {
 
 // inOrder gives the budget to the texts in order: whole while they fit,
 // then the rest to the first that does not, then nothing. When the rest is
-// too small for that text's marker, the text before it is cut instead,
-// with its own share and the rest, so that a cut carries its marker
-// whenever the budget can hold one.
-func inOrder(lens []int, budget int) []int {
-	out := make([]int, len(lens))
+// smaller than that text's marker (room), the nearest text before it that
+// has any is cut instead, with its own share and the rest, so that a cut
+// carries its marker whenever the budget can hold one.
+func inOrder(demand []int, budget int, room func(i int) int) []int {
+	out := make([]int, len(demand))
 	left := budget
 	cutAt := -1
-	for i, n := range lens {
+	for i, n := range demand {
 		out[i] = min(n, left)
 		left -= out[i]
 		if cutAt < 0 && out[i] < n {
 			cutAt = i
 		}
 	}
-	for cutAt > 0 && out[cutAt] < cut.MarkerLen(lens[cutAt]) {
-		out[cutAt-1] = min(out[cutAt-1]+out[cutAt], lens[cutAt-1]-1) // < its length: it is cut
+	for cutAt > 0 && out[cutAt] < room(cutAt) {
+		j := cutAt - 1
+		for j >= 0 && demand[j] <= 0 {
+			j--
+		}
+		if j < 0 {
+			break
+		}
+		out[j] = min(out[j]+out[cutAt], demand[j]-1) // below its demand: it is cut
 		out[cutAt] = 0
-		cutAt--
+		cutAt = j
 	}
 	return out
 }
@@ -175,10 +185,13 @@ func lines(text string, p Policy) (string, chain.Truncation, bool) {
 	if len(text) <= p.MaxBytes && (!p.HoldsTokens() || len(text) <= p.MaxTokens || p.Counter.Count(text) <= p.MaxTokens) {
 		return text, chain.Truncation{}, false
 	}
-	out, k := cutLines(text, p.MaxBytes)
+	// A cut drops at least one line, so it is made below the text's
+	// length even when the byte limit holds the text (the tokens cut).
+	most := min(p.MaxBytes, len(text)-1)
+	out, k := cutLines(text, most)
 	if p.HoldsTokens() && p.Counter.Count(out) > p.MaxTokens {
-		// The longest byte limit below MaxBytes whose cut fits the tokens.
-		lo, hi := 0, p.MaxBytes-1
+		// The longest byte limit below that whose cut fits the tokens.
+		lo, hi := 0, most-1
 		for lo < hi {
 			mid := lo + (hi-lo+1)/2
 			if o, _ := cutLines(text, mid); p.Counter.Count(o) <= p.MaxTokens {
@@ -197,7 +210,7 @@ func lines(text string, p Policy) (string, chain.Truncation, bool) {
 
 // cutLines cuts text, lines joined by "\n", by the head rule, but between
 // lines: text[:k] + Marker(len(text)-k), within limit, k at a line's end
-// (or 0, and then the marker line alone).
+// (or 0, and then the marker line alone). It requires limit < len(text).
 func cutLines(text string, limit int) (string, int) {
 	_, dropped := cut.Head(text, limit)
 	k := len(text) - dropped

@@ -1,6 +1,7 @@
 package shape_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/internal/capcheck"
 	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/tokens"
 )
 
 func TestTexts(t *testing.T) {
@@ -118,3 +120,52 @@ func TestLines(t *testing.T) {
 type charTokens struct{}
 
 func (charTokens) Count(s string) int { return (len(s) + 3) / 4 }
+
+// A list within its byte limit and over its token limit keeps the names
+// that fit the tokens, not the marker alone.
+func TestLinesByTokens(t *testing.T) {
+	var names []string
+	for i := range 300 {
+		names = append(names, fmt.Sprintf("src/pkg%d/file_%d.go", i%17, i))
+	}
+	p := shape.Policy{MaxBytes: 16384, MaxTokens: 200, Counter: charTokens{}}
+	got, tr, changed := shape.Lines(names, p)
+	if !changed || len(got) < 10 {
+		t.Fatalf("Lines() kept %d names (changed %v): %v", len(got)-1, changed, got[:min(3, len(got))])
+	}
+	joined := strings.Join(names, "\n")
+	if err := capcheck.Text(joined, strings.Join(got, "\n"), p); err != nil {
+		t.Error(err)
+	}
+	if tr.DroppedBytes == 0 {
+		t.Errorf("figures %+v", tr)
+	}
+	// Shared with other text, as Grep's names are.
+	out, _, _ := shape.Share([]shape.Part{{Text: "a match\n"}, {Text: joined, Lines: true}}, p)
+	if n := strings.Count(out[1], "\n"); n < 10 {
+		t.Errorf("Share() kept %d names", n)
+	}
+}
+
+// Token shares too small for a marker go in order too, so that a cut by
+// tokens still carries one.
+func TestTextsTokenSharesKeepAMarker(t *testing.T) {
+	a, b := strings.Repeat("word ", 200), strings.Repeat("term ", 200)
+	p := shape.Policy{MaxBytes: 16384, MaxTokens: 32, Counter: tokens.NewCalibrated()} // 2 bytes a token
+	got, _, changed := shape.Texts([]string{a, b}, p)
+	if !changed {
+		t.Fatal("Texts() did not cut")
+	}
+	markers := len(cut.FindMarkers(got[0])) + len(cut.FindMarkers(got[1]))
+	if markers == 0 {
+		t.Errorf("no marker in %q", got)
+	}
+	if err := capcheck.Texts([]string{a, b}, got, p); err != nil {
+		t.Error(err)
+	}
+	// An empty part before a cut one does not take a share.
+	got, _, _ = shape.Texts([]string{"", strings.Repeat("x", 1000)}, shape.Bytes(40))
+	if len(got[0]) != 0 || len(got[1]) > 40 {
+		t.Errorf("Texts() = %q", got)
+	}
+}

@@ -91,7 +91,7 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 	}
 	ctx := middleware.WithAnswer(context.Background(), prep)
 	r := gen.handler(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args})
-	if m.raw != nil && fitsAsSent(res, prep, r, pol.MaxBytes) {
+	if m.raw != nil && fitsAsSent(res, prep, r, pol) {
 		return nil, nil
 	}
 
@@ -200,7 +200,7 @@ func (s *session) precut(call *pendingCall, res *callResult) (string, chain.Trun
 	pol := call.policy
 	if res.text.whole() {
 		text := string(res.text.head)
-		if call.jsonText && len(text) > pol.MaxBytes {
+		if call.jsonText && !pol.Fits(len(text)) {
 			if out, t, changed := shape.Text(text, pol); changed {
 				return out, t, true
 			}
@@ -256,7 +256,7 @@ func splitJSONMarker(content []mcp.Content) []mcp.Content {
 // goes to the client as it was sent: the chain left its text alone and
 // everything in it is within limit on any measure shape uses (the sizes
 // counted here are those of the JSON, at least what shape counts).
-func fitsAsSent(res *callResult, prep, r chain.Result, limit int) bool {
+func fitsAsSent(res *callResult, prep, r chain.Result, pol shape.Policy) bool {
 	if res.structuredReduced || len(res.over) > 0 || r.IsError() != res.isError {
 		return false
 	}
@@ -270,5 +270,12 @@ func fitsAsSent(res *callResult, prep, r chain.Result, limit int) bool {
 		return false
 	}
 	text := int(res.text.total) - max(res.texts-1, 0)*len(shape.TextSeparator)
-	return text+res.kept <= limit && len(res.structured) <= limit
+	if text+res.kept > pol.MaxBytes {
+		return false
+	}
+	// structuredContent is held to the tool's token limit as well.
+	if n := len(res.structured); !pol.Fits(n) && (n > pol.MaxBytes || !pol.HoldsTokens() || pol.Counter.Count(string(res.structured)) > pol.MaxTokens) {
+		return false
+	}
+	return true
 }

@@ -87,3 +87,30 @@ func TestRelayExactTokenizerIsAnError(t *testing.T) {
 		t.Errorf("New() error = %v", err)
 	}
 }
+
+// TestRelayStructuredTokenLimit: a structuredContent within the byte limit
+// and over the token limit is cut, as every front end cuts it, even when
+// the text fits.
+func TestRelayStructuredTokenLimit(t *testing.T) {
+	m, err := manifest.Load(manifest.Bytes("m.toml", []byte("[worker.tool_output.per_tool]\nt = { max_tokens = 200 }\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tz := tokens.NewCalibrated()
+	s := newRawSession(t, mcpproxy.Options{Manifest: m})
+	s.toServer(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t"}}`)
+	s.atServer()
+	sc := `{"items":[` + strings.Repeat(`"alpha beta",`, 100) + `"last"]}` // about 1.2 KB: within 16 KiB, over 200 tokens
+	s.toClient(`{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"ok"}],"structuredContent":` + sc + `}}`)
+	var got struct {
+		Result struct {
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		}
+	}
+	if err := json.Unmarshal([]byte(s.atClient()), &got); err != nil {
+		t.Fatal(err)
+	}
+	if n := tz.Count(string(got.Result.StructuredContent)); n > 200 || len(got.Result.StructuredContent) == 0 {
+		t.Errorf("structuredContent of %d tokens reaches the client, want at most 200: %.200s", n, got.Result.StructuredContent)
+	}
+}

@@ -124,6 +124,6 @@ func IsMarkerLine(s string) bool {
 	if len(s) <= markerFixed-1 || s[:len(markerPrefix)-1] != markerPrefix[1:] {
 		return false
 	}
-	_, _, ok := SplitMarker("\n" + s)
-	return ok
+	head, _, ok := SplitMarker("\n" + s)
+	return ok && head == ""
 }

@@ -21,7 +21,7 @@ func TestMarker(t *testing.T) {
 			t.Errorf("MarkerLine(%d) = %q, IsMarkerLine %v", n, line, cut.IsMarkerLine(line))
 		}
 	}
-	for _, s := range []string{"", "[truncated: x bytes dropped, refine your query]", "[truncated: 5 bytes dropped, refine your query] ", "\n" + cut.MarkerLine(5), "[truncated: 5 tokens dropped, refine your query]"} {
+	for _, s := range []string{"", "[truncated: x bytes dropped, refine your query]", "[truncated: 5 bytes dropped, refine your query] ", "\n" + cut.MarkerLine(5), "[truncated: 5 tokens dropped, refine your query]", cut.MarkerLine(5) + cut.Marker(7)} {
 		if cut.IsMarkerLine(s) {
 			t.Errorf("IsMarkerLine(%q) = true", s)
 		}

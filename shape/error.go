@@ -40,6 +40,7 @@ func ErrorMessage(msg string, data []byte, p Policy) (string, []byte, chain.Trun
 // is cut as ErrorMessage cuts it; a longer one by the head rule (the rest
 // of it is gone), then by p's token limit when p holds one.
 func ErrorMessageHead(head []byte, total int, data []byte, dataLen int, p Policy) (string, []byte, chain.Truncation, bool) {
+	total = max(total, 0)
 	if len(head) >= total && len(data) == dataLen {
 		return ErrorMessage(string(head[:total]), data, p)
 	}

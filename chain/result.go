@@ -59,8 +59,7 @@ type Truncation struct {
 	DroppedBytes int
 	// Strategy names the strategy that cut when it is not the head rule,
 	// the default: "head_tail" or "json". Empty for a head cut (so the
-	// figures of a head cut are what they always were) and for a custom
-	// Cutter's (see package middleware).
+	// figures of a head cut are what they always were).
 	Strategy string
 	// Compacted reports that the content was a JSON document that fitted
 	// once the whitespace between its tokens was removed: nothing was

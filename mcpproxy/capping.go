@@ -16,8 +16,8 @@ import (
 	"github.com/toolcap/toolcap/shape"
 )
 
-// This file caps the answer to a tools/call: its text through the
-// worker's chain, then its blocks, structuredContent and notes by package
+// This file caps the answer to a tools/call: its text through the pinned
+// chain (middleware.Pinned around the server's answer), then its blocks, structuredContent and notes by package
 // shape, or its JSON-RPC error.
 
 // answerCall caps a tools/call's answer and sends it to the client.

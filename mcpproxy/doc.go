@@ -27,8 +27,9 @@
 // # What is capped
 //
 // The answer to each tools/call the client sent. Its text, the text blocks
-// joined by newlines, takes toolcap's one path through a [worker.Worker]:
-// byte cap first, user middleware, ceiling last, with the tool's name as
+// joined by newlines, takes toolcap's one pinned path, [middleware.Pinned],
+// composed once, as the worker composes it: byte cap first, user
+// middleware, ceiling last, with the tool's name as
 // registered by the server as the key of its per_tool limit. Then the
 // blocks share the limit, text by its bytes and other blocks by their
 // encoded size, notes included. Text is cut by the tool's strategy (head,
@@ -59,5 +60,5 @@
 // See docs/mcp.md for the figures: memory against result size, latency,
 // the transports.
 //
-// [worker.Worker]: https://pkg.go.dev/github.com/toolcap/toolcap/worker#Worker
+// [middleware.Pinned]: https://pkg.go.dev/github.com/toolcap/toolcap/middleware#Pinned
 package mcpproxy

@@ -12,6 +12,12 @@
 // by [shape.Text], the one rule every front end of toolcap shares. The worker
 // passes the manifest's policies.
 //
+// [Pinned] is the one pinned composition every front end builds from: the
+// cap innermost, the user's middleware, a [Recover], the ceiling last.
+// [Checked] reports a middleware that returns a nil handler, and
+// [Answered] with [WithAnswer] is the innermost handler of a front end
+// whose tools ran before the chain, such as toolcap mcp.
+//
 // [Recover] turns a panic into an error result, and [Logging] logs each call
 // through an [hclog.Logger].
 //

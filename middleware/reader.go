@@ -24,8 +24,9 @@ const maxOnePiece = 1 << 30
 
 // TruncateReader reads r to its end and returns what [Truncate] would return
 // for its whole content at limit, while keeping at most limit+4 bytes of it:
-// the rest is counted, not kept. It is for content too large to hold, such
-// as a command's output piped through toolcap.
+// the rest is counted, not kept. It is the head rule alone, for content too
+// large to hold; shape.Read reads a stream under a tool's whole policy
+// (strategy and token limit), as toolcap cap does.
 //
 // Its memory is one buffer of limit+4 bytes (of min(limit+4, 64 KiB) bytes
 // when the input fits in that), which becomes the result with no further

@@ -111,8 +111,9 @@ func JoinText(blocks []Block) (string, bool) {
 // front end could not read or hold: [Fit]'s note counts it with the blocks
 // it drops itself.
 type Dropped struct {
-	// Kind and Name say what the note calls it, as for a [Block].
+	// Kind says what the note calls it, as for a [Block].
 	Kind BlockKind
+	// Name is the MIME type or URI the note names, as for a [Block].
 	Name string
 	// Size is its size as sent.
 	Size int

@@ -35,7 +35,9 @@ type Structured struct {
 // first bytes, escapes intact, quotes excluded), Extra how many bytes as
 // written it dropped after them.
 type Precut struct {
-	Head  []byte
+	// Head is what the reader kept of the string's content, as written.
+	Head []byte
+	// Extra is how many bytes as written it dropped after Head.
 	Extra int
 }
 

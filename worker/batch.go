@@ -47,7 +47,7 @@ func (c *custody) set(original, capped *string) {
 	c.original, c.capped = original, capped
 }
 
-// seal stops the recorder and returns what it recorded.
+// seal stops the observer and returns what it recorded.
 func (c *custody) seal() (original, capped *string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -63,7 +63,7 @@ func recordCap(ctx context.Context, _ chain.Call, received, passed *string) {
 	}
 }
 
-// withCustody returns ctx carrying c for the recorders, or ctx itself when
+// withCustody returns ctx carrying c for the observer, or ctx itself when
 // c is nil (no batch budget).
 func withCustody(ctx context.Context, c *custody) context.Context {
 	if c == nil {

@@ -32,6 +32,7 @@ type Input struct {
 // Reply is what a PostToolUse hook prints to replace a tool's output: a
 // SyncHookJSONOutput holding a PostToolUseHookSpecificOutput.
 type Reply struct {
+	// HookSpecificOutput holds the replacement output.
 	HookSpecificOutput HookSpecificOutput `json:"hookSpecificOutput"`
 }
 

@@ -40,7 +40,9 @@ module github.com/toolcap/toolcap/tiktoken, for programs that build a
 worker. Input of at most 32 bytes per token of the limit (and at most 8 MiB
 or 4 times the byte limit) is held whole, counted and cut as a worker cuts
 it; longer input is cut as it streams, then to the token limit from what
-was kept, as a worker cuts it held whole, and its marker counts bytes.
+was kept, as a worker cuts it held whole (but for input over 8 MiB or 4
+times the byte limit and within the token window, which a worker would
+count whole), and its marker counts bytes.
 
 Memory: with head, cap keeps the first limit+4 bytes of the input in one
 buffer, which becomes the output without a copy; the rest is read once, in

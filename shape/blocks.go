@@ -166,11 +166,14 @@ type ContentFigures struct {
 	// BlocksCut counts the embedded text resources and resource links whose
 	// text was cut.
 	BlocksCut int
+	// Noted reports that the tail note ends the output.
+	Noted bool
 }
 
-// Changed reports whether the output blocks differ from the input's.
+// Changed reports whether the output blocks differ from the input's: a
+// cut, a drop, or the tail note added.
 func (f ContentFigures) Changed() bool {
-	return f.TextChanged || f.BlocksDropped > 0 || f.BlocksCut > 0
+	return f.TextChanged || f.BlocksDropped > 0 || f.BlocksCut > 0 || f.Noted
 }
 
 // Content fits the blocks of one result to p: the text blocks, joined by
@@ -178,9 +181,9 @@ func (f ContentFigures) Changed() bool {
 // then put back into their blocks; then all the blocks together, notes
 // included, are brought within p.MaxBytes ([Fit]), tail (a note such as
 // [Structured]'s, or the zero Note for none) ending them. It returns the
-// blocks to send and the figures; when nothing had to change, the output
-// holds the input blocks unchanged (with From set), Changed reports false,
-// and there is no tail.
+// blocks to send and the figures; when nothing had to change and there is
+// no tail, the output holds the input blocks unchanged (with From set) and
+// Changed reports false.
 func Content(blocks []Block, p Policy, tail Note) ([]Block, ContentFigures) {
 	joined, had := JoinText(blocks)
 	var j Joined
@@ -228,6 +231,7 @@ func Fit(blocks []Block, text Joined, p Policy, tail Note, pre []Dropped) ([]Blo
 		BlocksDropped: st.dropped,
 		DroppedBytes:  st.droppedBytes,
 		BlocksCut:     st.cut,
+		Noted:         st.noted,
 	}
 	fig.Figures = contentFigures(blocks, out, text, st, p, pre)
 	return out, fig
@@ -374,6 +378,7 @@ type fitStats struct {
 	recutKept    int         // of the text cut again: the bytes of its original it kept
 	recutKeep    string      // and the strategy that cut it
 	blockKept    map[int]int // by From: the bytes of Text a cut block kept
+	noted        bool        // the tail note ends the output
 }
 
 // fitBlocks brings blocks (with From set) within p.MaxBytes as [Fit]
@@ -473,6 +478,7 @@ func fitBlocks(blocks []Block, p Policy, tail Note, pre []Dropped, total int) ([
 	if note != "" {
 		if t, _ := cut.Head(note, tailRoom); t != "" {
 			out = append(out, Block{Kind: BlockText, Text: t, From: -1})
+			st.noted = true
 		}
 	}
 	return out, st

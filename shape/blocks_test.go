@@ -386,3 +386,16 @@ func TestContentRecutKeepsTokenMarker(t *testing.T) {
 		t.Errorf("markers %+v, want one counting tokens", ms)
 	}
 }
+
+// A tail note on blocks that fit still changes the content, and Changed
+// says so.
+func TestContentTailNoted(t *testing.T) {
+	blocks := []shape.Block{{Kind: shape.BlockText, Text: "ok"}}
+	out, fig := shape.Content(blocks, shape.Bytes(1000), shape.Note{Long: "[toolcap: a note]", Short: "[toolcap: note]"})
+	if len(out) != 2 || !fig.Changed() || !fig.Noted || out[1].From != -1 {
+		t.Errorf("Content() = %+v, %+v", out, fig)
+	}
+	if _, fig := shape.Content(blocks, shape.Bytes(1000), shape.Note{}); fig.Changed() {
+		t.Errorf("no note, nothing cut: Changed() = true (%+v)", fig)
+	}
+}

@@ -316,7 +316,9 @@ func splitAt(out string, st Stats) (before, after string, ok bool) {
 // JSON document before the marker is cut as a document ([JSONValue]);
 // otherwise head and tail give up room in proportion to their lengths. ok
 // is false for a text of another form (something other than a tail after
-// the marker), which the caller cuts otherwise.
+// the marker), which the caller cuts otherwise. The byte figures are of
+// what text shows (the original's bytes are not known); the token figures
+// are the original's.
 func recutTokenMarked(text string, m Found, maxBytes, maxTokens int, c Counter) (string, Stats, bool) {
 	before, after := text[:m.Start], text[m.End:]
 	tail := ""

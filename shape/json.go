@@ -25,7 +25,11 @@ type Structured struct {
 	// Figures are in bytes of serialized JSON: Limit, OriginalBytes (the
 	// value as sent, with what a reader dropped before, see [Precut]),
 	// KeptBytes, DroppedBytes, Strategy "json", Compacted; the zero value
-	// when the input fitted.
+	// when the input fitted. KeptBytes is the cut form's length (the
+	// markers inside cut strings included) and DroppedBytes what the cut
+	// form is shorter by: a structured cut has no one marker whose N they
+	// restate; each cut string's marker counts that string's bytes, and
+	// elements a container lost are told by the Note.
 	Figures chain.Truncation
 }
 

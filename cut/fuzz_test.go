@@ -3,6 +3,7 @@ package cut_test
 import (
 	"math/rand/v2"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/toolcap/toolcap/cut"
@@ -36,12 +37,15 @@ func FuzzHeadTail(f *testing.F) {
 }
 
 // FuzzJSON checks the json strategy: the document part is always
-// json.Valid, the marker's N is the input's length less the document's,
+// json.Valid (and passes strictJSON when the input does: no lone
+// surrogate), the marker's N is the input's length less the document's,
 // the limit holds, idempotent; and JSONValue's output is valid and within
 // the limit whenever it says ok.
 func FuzzJSON(f *testing.F) {
 	f.Add(`{"a":[1,2,3,{"b":"ccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"}],"d":null}`, 80, uint64(1))
 	f.Add(`["\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9", "\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\"]`, 70, uint64(2))
+	// Issue 22: a cut inside an escaped surrogate pair left a lone \ud83d.
+	f.Add(`{"s":"`+strings.Repeat(`\ud83d\ude00`, 10)+`"}`, 114, uint64(3))
 	f.Fuzz(func(t *testing.T, in string, limit int, seed uint64) {
 		limit %= 4096
 		spec := cut.Spec{Keep: cut.KeepJSON}
@@ -52,6 +56,14 @@ func FuzzJSON(f *testing.F) {
 		if v, vst, ok := cut.JSONValue([]byte(in), limit); ok {
 			if len(v) > limit || !jsonValid(v) || vst.Kept+vst.Dropped != len(in) {
 				t.Fatalf("JSONValue: %d bytes at limit %d, valid %v, figures %+v", len(v), limit, jsonValid(v), vst)
+			}
+			if msg := strictJSON(v); msg != "" && strictJSON([]byte(in)) == "" {
+				t.Fatalf("JSONValue at limit %d, of a strict input: %s\noutput %s", limit, msg, v)
+			}
+		}
+		if st.Strategy == cut.KeepJSON && strictJSON([]byte(in)) == "" {
+			if d, _, _ := splitDocument(out, st); strictJSON([]byte(d)) != "" {
+				t.Fatalf("limit %d, of a strict input: %s\noutput %s", limit, strictJSON([]byte(d)), out)
 			}
 		}
 		w := cut.NewWriter(limit, spec)

@@ -52,9 +52,11 @@ func JSONMaxInput(limit int) int {
 //     fit whole keeps its key and a cut form of its value, when one fits,
 //     and the members after it are dropped;
 //   - a string that does not fit keeps the longest prefix of its text (as
-//     written, escapes whole, never splitting a UTF-8 character) followed by
-//     the marker inside the string, `\n[truncated: N bytes dropped, refine
-//     your query]`, N counting the string's bytes as written;
+//     written, escapes whole, an escaped surrogate pair such as
+//     \ud83d\ude00 kept or dropped as one, never splitting a UTF-8
+//     character) followed by the marker inside the string,
+//     `\n[truncated: N bytes dropped, refine your query]`, N counting the
+//     string's bytes as written;
 //   - numbers, true, false and null are whole or absent;
 //   - every container open at the cut is closed, and nothing after the cut
 //     is kept.
@@ -413,7 +415,8 @@ func pointer(frames []frame) string {
 
 // cutString returns the string token whose raw (escaped) text is text, cut
 // to at most room bytes, quotes included: the longest prefix of text that
-// ends neither inside an escape nor inside a UTF-8 character, followed by
+// ends neither inside an escape (a surrogate pair is one, see escapeLen)
+// nor inside a UTF-8 character, followed by
 // the marker, its newline written as the escape \n, and the closing quote.
 // ok is false when not even the marker fits.
 func cutString(text string, room int) (string, bool) {
@@ -425,18 +428,17 @@ func cutString(text string, room int) (string, bool) {
 		return "", false
 	}
 	k = floorCharBoundary(text, k)
-	// Back off to the start of an escape that k would split; moving k down
-	// keeps the marker within room, as in Head.
+	// Back off to the start of an escape that k would split, a surrogate
+	// pair counting as one escape: a lone surrogate is valid to
+	// json.Valid but refused by strict decoders. Moving k down keeps the
+	// marker within room, as in Head.
 	for j := 0; j < k; {
 		idx := strings.IndexByte(text[j:k], '\\')
 		if idx < 0 {
 			break
 		}
 		e := j + idx
-		size := 2
-		if e+1 < len(text) && text[e+1] == 'u' {
-			size = 6
-		}
+		size := escapeLen(text, e)
 		if e+size > k {
 			k = e
 			break
@@ -452,4 +454,39 @@ func cutString(text string, room int) (string, bool) {
 	b = append(b, markerSuffix...)
 	b = append(b, '"')
 	return bytesString(b), true
+}
+
+// escapeLen returns the length of the escape that starts at text[e] ==
+// '\\' in the content of a valid JSON string: 2 for a short escape, 6 for
+// \uXXXX, and 12 for a high surrogate escape followed by a low one, the
+// pair a character outside the BMP is written as, which a cut keeps
+// whole or drops whole. A lone surrogate in the input is 6, as written.
+func escapeLen(text string, e int) int {
+	if e+1 >= len(text) || text[e+1] != 'u' {
+		return 2
+	}
+	if e+12 <= len(text) && isSurrogate(text[e+2:e+6], 0xD800) &&
+		text[e+6] == '\\' && text[e+7] == 'u' && isSurrogate(text[e+8:e+12], 0xDC00) {
+		return 12
+	}
+	return 6
+}
+
+// isSurrogate reports whether the 4 hex digits h encode a code unit in
+// [base, base+0x400): base 0xD800 for a high surrogate, 0xDC00 for a low
+// one.
+func isSurrogate(h string, base uint16) bool {
+	var v uint16
+	for i := range len(h) {
+		c := h[i] | 0x20 // lower case; digits are unchanged
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | uint16(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | uint16(c-'a'+10)
+		default:
+			return false
+		}
+	}
+	return v >= base && v < base+0x400
 }

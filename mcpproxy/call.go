@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/toolcap/toolcap/chain"
@@ -274,44 +275,141 @@ func (res *callResult) block(sc *wire.Scanner) error {
 
 // callError is a JSON-RPC error answering a tools/call, as read.
 type callError struct {
-	members []member // in order; message holds nil
+	members []errorMember // in order; message and data hold nil
 	message headText
 	data    []byte // nil when absent or over the bound
 	dataLen int64
+	// rewritten: the message was not a string and is sent as one, so the
+	// error is written out whether or not it is cut.
+	rewritten bool
 }
+
+// errorMember is a member of an error object other than its message and
+// data, as it came: its code, and any member JSON-RPC does not define.
+type errorMember struct {
+	key  string
+	raw  []byte // nil: over the bound, dropped
+	size int64  // the value's bytes as sent
+}
+
+// maxCodeBytes bounds an error's code the proxy passes on without counting
+// it against the limit: a JSON-RPC code is an integer.
+const maxCodeBytes = 24
 
 func readCallError(sc *wire.Scanner, retain int) (*callError, error) {
 	e := &callError{message: headText{max: retain + utf8.UTFMax}}
 	err := sc.Object(func(key string) error {
 		switch key {
 		case "message":
-			e.members = append(e.members, member{key: key})
-			_, err := sc.String(e.message.write)
+			c, err := sc.Kind()
+			if err != nil {
+				return err
+			}
+			e.members = append(e.members, errorMember{key: key})
+			if c == '"' {
+				_, err = sc.String(e.message.write)
+				return err
+			}
+			// Not a string, as JSON-RPC wants it: the call is answered all
+			// the same, with the value's JSON text as its message (cut like
+			// any message), or a note when that is over the bound.
+			e.rewritten = true
+			start := sc.Offset()
+			raw, ok, err := sc.Capture(retain)
+			if !ok {
+				raw = fmt.Appendf(nil, "toolcap: the error's message was not a string (%d bytes of JSON); it was dropped", sc.Offset()-start)
+			}
+			e.message.write(raw)
 			return err
 		case "data":
-			e.members = append(e.members, member{key: key})
+			e.members = append(e.members, errorMember{key: key})
 			start := sc.Offset()
 			raw, _, err := sc.Capture(retain)
 			e.data, e.dataLen = raw, sc.Offset()-start
 			return err
 		}
-		raw, _, err := sc.Capture(maxMemberBytes)
-		e.members = append(e.members, member{key: key, raw: raw})
+		start := sc.Offset()
+		raw, _, err := sc.Capture(min(retain, maxMemberBytes))
+		e.members = append(e.members, errorMember{key: key, raw: raw, size: sc.Offset() - start})
 		return err
 	})
 	return e, err
 }
 
+// others decides which members of the error other than its message and
+// data go to the client. A numeric code goes, uncounted as the envelope
+// is. The rest (members JSON-RPC does not define, a code that is not a
+// number) are read by a model as the message is: they are kept, in order,
+// while together they fit a quarter of what p lets through without a count
+// ([shape.Policy.Fit]: bytes bound tokens), and take that room from the
+// message and data; the others are dropped. It returns the members to
+// drop, the bytes the kept ones take and the bytes of all of them, each
+// counted as written with its key.
+func (e *callError) others(p shape.Policy) (drop map[int]bool, kept, total int) {
+	room := p.Fit() / 4
+	for i, m := range e.members {
+		if m.key == "message" || m.key == "data" {
+			continue
+		}
+		if m.key == "code" && m.raw != nil && len(m.raw) <= maxCodeBytes && isNumber(m.raw) {
+			continue
+		}
+		n := len(m.key) + 4 + int(m.size) // quotes, colon and comma
+		total += n
+		if m.raw != nil && kept+n <= room {
+			kept += n
+			continue
+		}
+		if drop == nil {
+			drop = map[int]bool{}
+		}
+		drop[i] = true
+	}
+	return drop, kept, total
+}
+
+// isNumber reports whether raw, a JSON value, is a number.
+func isNumber(raw []byte) bool {
+	return raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9'
+}
+
 // capError brings the error within the call's policy by
 // [shape.ErrorMessageHead]: when its message and data together exceed the
 // limit, data of at most a quarter of it is kept and the message cut to the
-// rest, larger data is dropped and the message cut to the limit. It returns
-// the response to send, the figures and whether it cut; the response is nil
-// when the error fits, unless rebuild asks for it to be written out all the
-// same (the reader kept no copy of the message).
+// rest, larger data is dropped and the message cut to the limit. Members
+// other than these and a numeric code count against the limit too (see
+// [callError.others]). It returns the response to send, the figures and
+// whether it cut; the response is nil when the error fits, unless rebuild
+// asks for it to be written out all the same (the reader kept no copy of
+// the message).
 func (e *callError) capError(id []byte, pol shape.Policy, rebuild bool) ([]byte, chain.Truncation, bool) {
-	msg, data, t, capped := shape.ErrorMessageHead(e.message.head, int(e.message.total), e.data, int(e.dataLen), pol)
-	if !capped && !rebuild {
+	drop, kept, total := e.others(pol)
+	q := pol
+	q.MaxBytes = max(q.MaxBytes-kept, 0)
+	if q.MaxTokens > 0 {
+		// kept bytes are at least as many tokens (a cut.Counter counts at
+		// most a token per byte); at most a quarter of the limit, so some
+		// are left.
+		q.MaxTokens = max(q.MaxTokens-kept, 1)
+	}
+	msg, data, t, capped := shape.ErrorMessageHead(e.message.head, int(e.message.total), e.data, int(e.dataLen), q)
+	if drop != nil {
+		if !capped {
+			n := int(e.message.total) + int(e.dataLen)
+			t = chain.Truncation{OriginalBytes: n, KeptBytes: n}
+		}
+		capped = true
+	}
+	if capped {
+		t.Limit, t.LimitTokens = pol.MaxBytes, 0
+		if pol.HoldsTokens() {
+			t.LimitTokens = pol.MaxTokens
+		}
+		t.OriginalBytes += total
+		t.KeptBytes += kept
+		t.DroppedBytes = t.OriginalBytes - t.KeptBytes
+	}
+	if !capped && !rebuild && !e.rewritten {
 		return nil, t, false
 	}
 	var b bytes.Buffer
@@ -319,7 +417,7 @@ func (e *callError) capError(id []byte, pol shape.Policy, rebuild bool) ([]byte,
 	b.Write(id)
 	b.WriteString(`,"error":{`)
 	n := 0
-	for _, m := range e.members {
+	for i, m := range e.members {
 		var v []byte
 		switch m.key {
 		case "message":
@@ -330,7 +428,7 @@ func (e *callError) capError(id []byte, pol shape.Policy, rebuild bool) ([]byte,
 		default:
 			v = m.raw
 		}
-		if v == nil {
+		if v == nil || drop[i] {
 			continue
 		}
 		if n > 0 {

@@ -136,6 +136,12 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 	msgs := [][]byte{body}
 	if body[0] == '[' {
 		msgs = splitBatch(body)
+		if len(msgs) == 0 {
+			// JSON-RPC 2.0: an empty batch is an invalid request; it is
+			// not forwarded.
+			http.Error(w, "toolcap: an empty batch, or one that is not valid JSON, is an invalid request", http.StatusBadRequest)
+			return
+		}
 	}
 	var ids []string
 	initialize := false

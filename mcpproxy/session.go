@@ -101,7 +101,18 @@ func (s *session) clientLoop() error {
 			return err
 		}
 		if m.raw != nil && m.raw[0] == '[' {
-			for _, elem := range splitBatch(m.raw) {
+			elems := splitBatch(m.raw)
+			if len(elems) == 0 {
+				// JSON-RPC 2.0: an empty batch is an invalid request,
+				// answered with one error whose id is null; the server
+				// never sees it.
+				s.p.logger.Warn("an empty batch from the client is an invalid request; it was answered with an error and not forwarded")
+				if err := s.cw.write(errorResponse([]byte("null"), codeInvalidRequest, "toolcap: an empty batch is an invalid request (JSON-RPC 2.0); it was not forwarded")); err != nil {
+					return err
+				}
+				continue
+			}
+			for _, elem := range elems {
 				if em, err := envelopeOf(elem, s.p.max); err == nil {
 					em.raw = elem
 					s.noteRequest(em)
@@ -342,7 +353,12 @@ func (s *session) failPending(why error) {
 	}
 }
 
-// splitBatch returns the messages of a JSON-RPC batch.
+// codeInvalidRequest is JSON-RPC's code for a message that is not a valid
+// request, such as an empty batch.
+const codeInvalidRequest = -32600
+
+// splitBatch returns the messages of a JSON-RPC batch: none for an empty
+// batch, or for one that is not valid JSON.
 func splitBatch(raw []byte) [][]byte {
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {

@@ -158,17 +158,6 @@ func (r Result) WithCeiling(content string, t Truncation) Result {
 	return r
 }
 
-// WithContent returns r with its own copy of content as its Content, stored
-// with its figures in one allocation, which are kept: a pointer anyone kept
-// to r's content reaches nothing of the result returned. It is how the
-// ceiling of a pinned chain takes content a user middleware replaced.
-func (r Result) WithContent(content string) Result {
-	m := r.cloneMeta()
-	m.content = content
-	r.meta, r.Content = m, &m.content
-	return r
-}
-
 func (r Result) cloneMeta() *meta {
 	if r.meta == nil {
 		return &meta{}

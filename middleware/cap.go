@@ -111,41 +111,25 @@ func (o *options) capResult(limits Limits, call chain.Call, res chain.Result) ch
 // the limit, so it cuts the content as it got it ([shape.Text]), records
 // the figures (see [chain.Result.Ceiling]) and logs a warning naming the
 // tool.
-//
-// Standing alone, it cannot tell the cap's content from a middleware's, and
-// passes content that fits as it got it. [Pinned]'s ceiling can, and owns
-// what it lets through.
 func Ceiling(limits Limits, opts ...Option) chain.Middleware {
 	o := newOptions(opts)
 	return func(next chain.Handler) chain.Handler {
 		return func(ctx context.Context, call chain.Call) chain.Result {
-			return o.ceilResult(limits, call, next(ctx, call), true)
+			res := next(ctx, call)
+			if res.Content == nil {
+				return res
+			}
+			capped, t, ok := o.cut(*res.Content, limits, call.Tool)
+			if !ok {
+				return res
+			}
+			if o.logs(o.logger.IsWarn()) {
+				o.logger.Warn("a middleware grew a tool result past its limit; cut again",
+					shape.LogFields(call.Tool, call.ID, t)...)
+			}
+			return res.WithCeiling(capped, t)
 		}
 	}
-}
-
-// ceilResult is the ceiling's work on one result. Unless trusted (its
-// content is what the cap passed up), the result leaves with its own copy
-// of the content as it was measured, so that a pointer a user middleware
-// kept reaches nothing of it: the content is read once, and what is measured
-// is what is kept.
-func (o *options) ceilResult(limits Limits, call chain.Call, res chain.Result, trusted bool) chain.Result {
-	if res.Content == nil {
-		return res
-	}
-	content := *res.Content
-	capped, t, ok := o.cut(content, limits, call.Tool)
-	if !ok {
-		if !trusted {
-			return res.WithContent(content)
-		}
-		return res
-	}
-	if o.logs(o.logger.IsWarn()) {
-		o.logger.Warn("a middleware grew a tool result past its limit; cut again",
-			shape.LogFields(call.Tool, call.ID, t)...)
-	}
-	return res.WithCeiling(capped, t)
 }
 
 // logs reports whether a message the logger's level check calls enabled

@@ -2,10 +2,8 @@ package middleware
 
 import (
 	"context"
-	"slices"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/internal/owned"
 	"github.com/toolcap/toolcap/shape"
 )
 
@@ -20,20 +18,13 @@ import (
 // around its tools, toolcap mcp around a server's results), so none can
 // place a user middleware below the cap or above the ceiling: the innermost
 // user middleware receives exactly the cap's output, and whatever they do,
-// the ceiling holds each tool to policy(tool) again. The ceiling owns what
-// it lets through: content a user middleware put in place of the cap's
-// leaves with the ceiling's own copy (one allocation), so that a pointer
-// the middleware kept cannot change the result afterwards; the cap's own
-// content passes as it is. Nil entries of user are skipped. Options are
-// those of [Cap] and [Ceiling] ([WithLogger]); the policy is given here, so
-// [WithPolicy] among them is overridden; a nil policy is [shape.Default] for
-// every tool.
+// the ceiling holds each tool to policy(tool) again. Nil entries of user are
+// skipped. Options are those of [Cap] and [Ceiling] ([WithLogger]); the
+// policy is given here, so [WithPolicy] among them is overridden; a nil
+// policy is [shape.Default] for every tool.
 //
 // Compose once and keep the handler: composing costs an allocation per
-// layer. Calling the composed handler allocates nothing of its own without
-// user middleware; with them, one context per call, through which the cap
-// tells the ceiling what it passed up (the worker stores its copy of a
-// tool's content in it, so that a call costs what it costs without them).
+// layer, calling the composed handler allocates nothing of its own.
 func Pinned(policy shape.PolicyFunc, user []chain.Middleware, opts ...Option) chain.Middleware {
 	return PinnedObserved(policy, user, nil, opts...)
 }
@@ -51,49 +42,22 @@ func PinnedObserved(policy shape.PolicyFunc, user []chain.Middleware, observe Ca
 	}
 	opts = append(opts[:len(opts):len(opts)], WithPolicy(policy))
 	o := newOptions(opts)
-	// With user middleware, the ceiling tells the content the cap passed up
-	// from content one of them put in its place, and copies only the latter:
-	// a middleware may keep the pointer it returned and write through it
-	// after the chain returned. The cap records its pointer in the call's
-	// context, which the ceiling makes (one allocation, taken back by the
-	// worker, which stores the tool's copy in it: see [owned.Content]); the
-	// chain's key is o, a pointer unique to this composition, so that a
-	// pinned chain run inside another records in its own.
-	tracks := slices.ContainsFunc(user, func(mw chain.Middleware) bool { return mw != nil })
-	var key any = &o
 	capped := Cap(nil, opts...)
-	if observe != nil || tracks {
+	if observe != nil {
 		capped = func(next chain.Handler) chain.Handler {
 			return func(ctx context.Context, call chain.Call) chain.Result {
 				res := next(ctx, call)
 				out := o.capResult(nil, call, res)
-				if tracks {
-					if c := owned.For(ctx, key); c != nil {
-						c.Pass(out.Content)
-					}
-				}
-				if observe != nil {
-					observe(ctx, call, res.Content, out.Content)
-				}
+				observe(ctx, call, res.Content, out.Content)
 				return out
 			}
 		}
 	}
-	ceiling := Ceiling(nil, opts...)
-	if tracks {
-		ceiling = func(next chain.Handler) chain.Handler {
-			return func(ctx context.Context, call chain.Call) chain.Result {
-				c := owned.New(ctx, key)
-				res := next(c, call)
-				return o.ceilResult(nil, call, res, c.Passed(res.Content))
-			}
-		}
-	}
 	return chain.Chain(
-		ceiling,              // pinned after the user's: the limit holds whatever they do
-		Recover(o.logger),    // a panicking user middleware still gives its call a result
-		chain.Chain(user...), // the user's, first listed outermost
-		capped,               // pinned first: nothing above it sees uncapped content
+		Ceiling(nil, opts...), // pinned after the user's: the limit holds whatever they do
+		Recover(o.logger),     // a panicking user middleware still gives its call a result
+		chain.Chain(user...),  // the user's, first listed outermost
+		capped,                // pinned first: nothing above it sees uncapped content
 	)
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
-	"github.com/toolcap/toolcap/internal/owned"
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
@@ -220,10 +219,9 @@ func (w *Worker) runTool(ctx context.Context, call chain.Call) chain.Result {
 	}
 	if out.Content != nil {
 		// The tool may keep the pointer it returned and write through it
-		// later; what the chain cuts and the history keeps is this copy,
-		// stored in the call's context when the pinned chain made one (with
-		// user middleware), which spares the copy its own allocation.
-		out.Content = owned.Content(ctx, *out.Content)
+		// later; what the chain cuts and the history keeps is this copy.
+		own := *out.Content
+		out.Content = &own
 	}
 	return out
 }

@@ -34,6 +34,10 @@ type message struct {
 	hasMethod bool
 	hasResult bool
 	hasError  bool
+	// extraIDs holds the values of the "id" members after the first: a
+	// message with more than one is invalid, and is never forwarded.
+	extraIDs [][]byte
+	sawID    bool
 
 	// Set while reading a response the reader was told to reduce (a
 	// tools/call result or error).
@@ -205,6 +209,15 @@ func (r *reader) envelope(m *message, reduce reduceFunc) error {
 			if !ok {
 				return &wire.SyntaxError{Offset: sc.Offset(), Msg: "an id longer than 1024 bytes"}
 			}
+			if m.sawID {
+				// Kept only up to a few, so that a message of many ids
+				// costs no more than one of a few.
+				if len(m.extraIDs) < maxExtraIDs {
+					m.extraIDs = append(m.extraIDs, bytes.Clone(raw))
+				}
+				return nil
+			}
+			m.sawID = true
 			if !bytes.Equal(raw, []byte("null")) {
 				m.id = bytes.Clone(raw)
 			}
@@ -247,4 +260,7 @@ func (r *reader) envelope(m *message, reduce reduceFunc) error {
 const (
 	maxIDBytes     = 1024
 	maxMethodBytes = 1024
+	// maxExtraIDs is how many "id" members after the first a message's
+	// envelope keeps (see message.extraIDs).
+	maxExtraIDs = 16
 )

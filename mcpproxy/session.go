@@ -287,6 +287,9 @@ func (s *session) serverLoop() error {
 
 // fromServer handles one message from the server.
 func (s *session) fromServer(m *message) error {
+	if m.extraIDs != nil && !m.hasMethod {
+		return s.dropDuplicateIDs(m)
+	}
 	switch {
 	case m.isResponse():
 		id := string(m.id)
@@ -295,10 +298,20 @@ func (s *session) fromServer(m *message) error {
 		delete(s.calls, id)
 		cont, isList := s.lists[id]
 		delete(s.lists, id)
+		_, other := s.others[id]
 		delete(s.others, id)
 		s.mu.Unlock()
 		if call != nil {
 			return s.answerCall(call, m)
+		}
+		if !other {
+			// No request of the client's waits for it: an answer to an id
+			// the client never sent, or a second answer to one already
+			// answered (or cancelled). The client did not ask for it, and
+			// forwarding it would let it past the cap.
+			s.p.logger.Warn("dropped a response from the server to no pending request (an unknown id, or one already answered or cancelled)",
+				"id", truncID(m.id), "bytes", m.size)
+			return nil
 		}
 		if m.tooLarge {
 			s.p.logger.Warn("a response from the server is over the bound; the client gets an error instead",
@@ -324,6 +337,55 @@ func (s *session) fromServer(m *message) error {
 		}
 	}
 	return s.cw.write(m.raw)
+}
+
+// dropDuplicateIDs drops a response with more than one "id" member: which
+// request it answers is ambiguous (decoders disagree on which member wins),
+// so it is invalid. Each pending request one of its ids names is answered
+// with an error instead, so that it still gets exactly one answer.
+func (s *session) dropDuplicateIDs(m *message) error {
+	ids := m.extraIDs
+	if m.id != nil {
+		ids = append([][]byte{m.id}, ids...)
+	}
+	var owed [][]byte
+	s.mu.Lock()
+	for _, raw := range ids {
+		id := string(raw)
+		if c := s.calls[id]; c != nil {
+			if !c.cancelled {
+				owed = append(owed, raw)
+			}
+		} else if _, ok := s.others[id]; ok {
+			owed = append(owed, raw)
+		}
+		delete(s.calls, id)
+		delete(s.lists, id)
+		delete(s.others, id)
+	}
+	s.mu.Unlock()
+	shown := make([]string, len(ids))
+	for i, id := range ids {
+		shown[i] = truncID(id)
+	}
+	s.p.logger.Warn("dropped an invalid response from the server: it has more than one \"id\" member",
+		"ids", shown, "bytes", m.size, "answered_with_error", len(owed))
+	for _, id := range owed {
+		msg := fmt.Sprintf("toolcap: the server's response (%d bytes) had more than one \"id\" member, so which request it answers is ambiguous; it was dropped", m.size)
+		if err := s.cw.write(errorResponse(id, codeInternal, msg)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// truncID is an id as logged: at most its first 64 bytes.
+func truncID(id []byte) string {
+	const most = 64
+	if len(id) > most {
+		return string(id[:most]) + "..."
+	}
+	return string(id)
 }
 
 // failPending answers every request the server left unanswered, so that

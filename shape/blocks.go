@@ -172,8 +172,12 @@ type ContentFigures struct {
 
 // Changed reports whether the output blocks differ from the input's: a
 // cut, a drop, or the tail note added.
-func (f ContentFigures) Changed() bool {
-	return f.TextChanged || f.BlocksDropped > 0 || f.BlocksCut > 0 || f.Noted
+func (f ContentFigures) Changed() bool { return f.BlocksChanged() || f.Noted }
+
+// BlocksChanged reports whether the input's blocks were cut or dropped:
+// Changed but for the tail note, and what Figures then describe.
+func (f ContentFigures) BlocksChanged() bool {
+	return f.TextChanged || f.BlocksDropped > 0 || f.BlocksCut > 0
 }
 
 // Content fits the blocks of one result to p: the text blocks, joined by

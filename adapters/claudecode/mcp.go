@@ -208,7 +208,7 @@ func fitBlocks(blocks []block, p shape.Policy, tail shape.Note) ([]json.RawMessa
 		in[i] = b.shape
 	}
 	fitted, fig := shape.Content(in, p, tail)
-	if !fig.Changed() && tail.Long == "" {
+	if !fig.Changed() {
 		return nil, chain.Truncation{}, false, nil
 	}
 	out := make([]json.RawMessage, 0, len(fitted))

@@ -156,7 +156,7 @@ func CapResult(res *mcp.CallToolResult, p shape.Policy) (out *mcp.CallToolResult
 	in := Blocks(res.Content)
 	fitted, fig := shape.Content(in, p, s.Note)
 	// A note about structuredContent alone changes the content too.
-	contentChanged := fig.Changed() || len(fitted) != len(in)
+	contentChanged := fig.Changed()
 	if !contentChanged && !scChanged {
 		return res, chain.Truncation{}, chain.Truncation{}
 	}
@@ -168,7 +168,7 @@ func CapResult(res *mcp.CallToolResult, p shape.Policy) (out *mcp.CallToolResult
 	if contentChanged {
 		c.Content = FromBlocks(res.Content, in, fitted)
 	}
-	if fig.Changed() {
+	if fig.BlocksChanged() {
 		content = fig.Figures
 	}
 	return &c, content, structured

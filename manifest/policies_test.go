@@ -269,7 +269,7 @@ func TestPoliciesShareRegexps(t *testing.T) {
 	}
 }
 
-func TestPoliciesFits(t *testing.T) {
+func TestPoliciesFit(t *testing.T) {
 	tests := []struct {
 		name string
 		doc  string
@@ -289,15 +289,15 @@ func TestPoliciesFits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := p.Fits(); got != tt.want {
-				t.Errorf("Fits() = %d, want %d", got, tt.want)
+			if got := p.Fit(); got != tt.want {
+				t.Errorf("Fit() = %d, want %d", got, tt.want)
 			}
-			if got := p.WithCounter(nil).Fits(); got != tt.want {
-				t.Errorf("WithCounter(nil).Fits() = %d, want %d", got, tt.want)
+			if got := p.WithCounter(nil).Fit(); got != tt.want {
+				t.Errorf("WithCounter(nil).Fit() = %d, want %d", got, tt.want)
 			}
 		})
 	}
-	if got := (*manifest.Policies)(nil).Fits(); got != manifest.DefaultMaxBytes {
-		t.Errorf("nil Fits() = %d", got)
+	if got := (*manifest.Policies)(nil).Fit(); got != manifest.DefaultMaxBytes {
+		t.Errorf("nil Fit() = %d", got)
 	}
 }

@@ -152,11 +152,11 @@ func (l *ToolOutputLimits) Policies() (*Policies, error) {
 	return p, nil
 }
 
-// Fits returns the longest content known to fit every tool's policy
+// Fit returns the longest content known to fit every tool's policy
 // without a look at it or at the policy ([shape.Policy.Fit]): a front end
 // passes content of at most that many bytes on without looking its tool's
 // policy up (see middleware.WithPolicy). Safe on a nil p.
-func (p *Policies) Fits() int {
+func (p *Policies) Fit() int {
 	if p == nil {
 		return DefaultMaxBytes
 	}

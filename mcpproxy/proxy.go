@@ -162,7 +162,7 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 	// below the user's middleware, the ceiling above them, around the
 	// answer the server already gave.
 	user, nilAt := middleware.Checked(p.opts.Middleware)
-	handler := middleware.Pinned(policies.For, user, middleware.WithLogger(p.logger), middleware.WithFits(policies.Fits()))(middleware.Answered)
+	handler := middleware.Pinned(policies.For, user, middleware.WithLogger(p.logger), middleware.WithFits(policies.Fit()))(middleware.Answered)
 	if at := nilAt(); at >= 0 {
 		return fmt.Errorf("mcpproxy: middleware %d returned a nil handler", at)
 	}

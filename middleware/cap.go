@@ -51,7 +51,7 @@ func WithPolicy(policy shape.PolicyFunc) Option {
 }
 
 // WithFits says that content of at most n bytes fits every tool's policy
-// ((*manifest.Policies).Fits gives that bound): the cap and the ceiling
+// ((*manifest.Policies).Fit gives that bound): the cap and the ceiling
 // pass such content on without looking a policy up, at the cost of one
 // comparison. It matters only with [WithPolicy]. A wrong n breaks the
 // limit: take it from the same policies.

@@ -120,7 +120,7 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	}
 	// toolcap's pinned order, the one composition every front end builds
 	// from: the cap below the user's middleware, the ceiling above them.
-	w.handler = middleware.PinnedObserved(w.policy, user, observe, middleware.WithLogger(logger), middleware.WithFits(policies.Fits()))(w.call)
+	w.handler = middleware.PinnedObserved(w.policy, user, observe, middleware.WithLogger(logger), middleware.WithFits(policies.Fit()))(w.call)
 	// w.call runs the tool inline or on a goroutine of its own; abandonment
 	// and Goexit become results there.
 	if at := nilAt(); at >= 0 {

@@ -81,6 +81,14 @@ type Truncation struct {
 	// tokens of a cut whose marker counts tokens; DroppedTokens is the
 	// marker's N. Zero otherwise.
 	OriginalTokens, KeptTokens, DroppedTokens int
+	// Ref names the entry of a store that keeps the whole content, when
+	// the cut kept it (package rest); empty otherwise. The marker then
+	// names the read of the rest: Ref and Resume.
+	Ref string
+	// Resume is the offset, in bytes of the content, at which the read the
+	// marker names starts: the first byte the cut did not show. 0 when Ref
+	// is empty.
+	Resume int
 }
 
 // cut reports whether t records a change: a cut, or a compaction.

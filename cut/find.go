@@ -11,10 +11,12 @@ type Found struct {
 	Start, End int
 	N          int
 	Unit       Unit
+	// Rest is the read the marker names, nil for a plain marker.
+	Rest *Rest
 }
 
-// FindMarkers returns every marker of either unit ([Marker], [TokenMarker])
-// in text, in order. It is the one place outside the cuts themselves that
+// FindMarkers returns every marker of either unit ([Marker], [TokenMarker]),
+// plain or naming a read ([RestMarker]), in text, in order. It is the one place outside the cuts themselves that
 // recognizes a marker, for checks and for front ends that must tell a
 // marker from content.
 func FindMarkers(text string) []Found {
@@ -39,13 +41,26 @@ func FindMarkers(text string) []Found {
 			continue
 		}
 		end := start + len(markerPrefix) + j
+		var unit Unit
+		var plain string
 		switch {
-		case strings.HasPrefix(rest[j:], markerSuffix):
-			out = append(out, Found{Start: start, End: end + len(markerSuffix), N: n, Unit: UnitBytes})
-		case strings.HasPrefix(rest[j:], tokenSuffix):
-			out = append(out, Found{Start: start, End: end + len(tokenSuffix), N: n, Unit: UnitTokens})
+		case strings.HasPrefix(rest[j:], markerSuffix[:len(markerSuffix)-1]):
+			unit, plain = UnitBytes, markerSuffix
+		case strings.HasPrefix(rest[j:], tokenSuffix[:len(tokenSuffix)-1]):
+			unit, plain = UnitTokens, tokenSuffix
 		default:
 			continue
+		}
+		after := rest[j+len(plain)-1:]
+		switch {
+		case strings.HasPrefix(after, "]"):
+			out = append(out, Found{Start: start, End: end + len(plain), N: n, Unit: unit})
+		default:
+			r, size, ok := parseRest(after)
+			if !ok {
+				continue
+			}
+			out = append(out, Found{Start: start, End: end + len(plain) - 1 + size, N: n, Unit: unit, Rest: &r})
 		}
 		at = out[len(out)-1].End
 	}

@@ -285,13 +285,21 @@ func (w *Writer) ResultAt(limit int) (string, Stats) {
 // the Writer does not hold it, so ResultTokens cuts it by bytes as well.
 // With maxTokens <= 0 or a nil c it is ResultAt at the Writer's limit.
 func (w *Writer) ResultTokens(maxTokens int, c Counter) (string, Stats) {
+	return w.ResultTokensAt(w.limit, maxTokens, c)
+}
+
+// ResultTokensAt is [Writer.ResultTokens] at a byte limit no larger than
+// the Writer's, as [Writer.ResultAt] is [Writer.Result] at one: a front end
+// that keeps room for more beside the cut (package rest) cuts this way.
+func (w *Writer) ResultTokensAt(limit, maxTokens int, c Counter) (string, Stats) {
+	limit = min(limit, w.limit)
 	if maxTokens <= 0 || c == nil {
-		return w.ResultAt(w.limit)
+		return w.ResultAt(limit)
 	}
-	if w.n <= w.limit && w.n <= maxTokens {
-		return w.ResultAt(w.limit)
+	if w.n <= limit && w.n <= maxTokens {
+		return w.ResultAt(limit)
 	}
-	t := tokenCut{n: w.n, maxBytes: w.limit, maxTokens: maxTokens, c: c, spec: w.spec, total: -1, at: w.ResultAt}
+	t := tokenCut{n: w.n, maxBytes: limit, maxTokens: maxTokens, c: c, spec: w.spec, total: -1, at: w.ResultAt}
 	return t.cut()
 }
 

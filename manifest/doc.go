@@ -23,13 +23,32 @@
 // join it). The short form, Read = 32768, sets the limit only, so a layer
 // that writes it keeps the max_tokens and strategy a lower layer set.
 //
+// # Keeping the rest
+//
+// keep_rest (true when no layer sets it) says that a cut keeps what it
+// drops, so that the model can read on, where the front end has a store
+// (package rest); a per_tool entry's keep_rest = false turns it off for
+// one tool. The [worker.tool_output.rest] table bounds the store:
+//
+//	[worker.tool_output.rest]
+//	dir = "/var/cache/toolcap/rest"  # a directory store's directory
+//	max_bytes = 1073741824           # the quota; at most 1 TiB
+//	max_entry_bytes = 268435456      # the most one entry keeps; at most max_bytes
+//	ttl = "24h"                      # a Go duration; at most a year
+//	tool = "toolcap_read"            # the read tool's name
+//	store = "dir"                    # "memory" or "dir"
+//
+// Every key is optional and a [RestConfig] field left zero takes the front
+// end's store's default: this package names the bounds, package rest owns
+// the store and its defaults; manifest does not import it.
+//
 // # One value per tool
 //
-// In Go, a per_tool entry is a [ToolEntry] (MaxBytes, MaxTokens, Strategy;
-// a zero field is not set) in [ToolOutputLimits.PerTool].
+// In Go, a per_tool entry is a [ToolEntry] (MaxBytes, MaxTokens, Strategy,
+// KeepRest; a zero field is not set) in [ToolOutputLimits.PerTool].
 // [ToolOutputLimits.Policies] validates the limits and resolves each tool,
-// once, to a [shape.Policy]: its byte and token limits and its compiled
-// [cut.Spec], the tool's own fields over the defaults. [Policies.For] is
+// once, to a [shape.Policy]: its byte and token limits, its compiled
+// [cut.Spec] and its KeepRest, the tool's own fields over the defaults. [Policies.For] is
 // what every front end fits a result with; [Policies.WithCounter] adds the
 // token counter of a front end that counts tokens. One table of keys, in
 // this package, drives parsing, the environment's variable names,

@@ -91,9 +91,17 @@ func assemble(raw map[string]any) *ToolOutputLimits {
 	w, _ := raw["worker"].(map[string]any)
 	t, _ := w["tool_output"].(map[string]any)
 	for _, k := range keys {
-		if v, ok := t[k.name]; ok {
+		if v, ok := k.tableIn(t, false)[k.name]; ok {
+			if k.table == restName && l.Rest == nil {
+				l.Rest = &RestConfig{}
+			}
 			put(k.top(l), v)
 		}
+	}
+	if l.Rest != nil && *l.Rest == (RestConfig{}) {
+		// dir = "" or store = "" say "the front end's default", as an
+		// absent key does.
+		l.Rest = nil
 	}
 	per, _ := t[perToolName].(map[string]any)
 	for _, tool := range slices.Sorted(maps.Keys(per)) {

@@ -25,28 +25,45 @@ const (
 	EnvDefaultMaxTokens = EnvPrefix + "WORKER__TOOL_OUTPUT__DEFAULT_MAX_TOKENS"
 	EnvBatchMaxTokens   = EnvPrefix + "WORKER__TOOL_OUTPUT__BATCH_MAX_TOKENS"
 	EnvTokenizer        = EnvPrefix + "WORKER__TOOL_OUTPUT__TOKENIZER"
+	EnvKeepRest         = EnvPrefix + "WORKER__TOOL_OUTPUT__KEEP_REST"
 	EnvPerToolPrefix    = EnvPrefix + "WORKER__TOOL_OUTPUT__PER_TOOL__"
+)
+
+// The environment variables of the keys of [worker.tool_output.rest]: the
+// key's name in upper case after REST__.
+const (
+	EnvRestDir           = EnvPrefix + "WORKER__TOOL_OUTPUT__REST__DIR"
+	EnvRestMaxBytes      = EnvPrefix + "WORKER__TOOL_OUTPUT__REST__MAX_BYTES"
+	EnvRestMaxEntryBytes = EnvPrefix + "WORKER__TOOL_OUTPUT__REST__MAX_ENTRY_BYTES"
+	EnvRestTTL           = EnvPrefix + "WORKER__TOOL_OUTPUT__REST__TTL"
+	EnvRestTool          = EnvPrefix + "WORKER__TOOL_OUTPUT__REST__TOOL"
+	EnvRestStore         = EnvPrefix + "WORKER__TOOL_OUTPUT__REST__STORE"
 )
 
 // Env adds the process environment as a layer: [EnvDefaultMaxBytes] and
 // its siblings (DEFAULT_KEEP, DEFAULT_TAIL_SHARE, DEFAULT_KEEP_LINES,
 // DEFAULT_FALLBACK), [EnvBatchMaxBytes], [EnvDefaultMaxTokens],
-// [EnvBatchMaxTokens], [EnvTokenizer], and [EnvPerToolPrefix] followed by a
-// tool name and optionally a field of its entry, for example
+// [EnvBatchMaxTokens], [EnvTokenizer], [EnvKeepRest], the keys of the rest
+// table ([EnvRestDir] and its siblings), and [EnvPerToolPrefix] followed by
+// a tool name and optionally a field of its entry, for example
 //
 //	TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=8192
+//	TOOLCAP_WORKER__TOOL_OUTPUT__KEEP_REST=false
+//	TOOLCAP_WORKER__TOOL_OUTPUT__REST__TTL=90m
 //	TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=4096
 //	TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__MAX_BYTES=32768
 //	TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__MAX_TOKENS=8000
 //	TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__KEEP=head_tail
 //	TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__KEEP_LINES=['(?i)error', 'FAIL']
+//	TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__KEEP_REST=false
 //
 // Everything after PER_TOOL__ is the tool name, as registered, "__"
 // included, except a last "__" segment that is a field in upper case
-// (MAX_BYTES, MAX_TOKENS, KEEP, TAIL_SHARE, KEEP_LINES, FALLBACK): a tool whose name
-// ends in one, such as "x__KEEP", is set with an explicit field,
-// PER_TOOL__x__KEEP__MAX_BYTES. KEEP_LINES is one pattern, or a TOML array
-// of patterns when it starts with "[".
+// (MAX_BYTES, MAX_TOKENS, KEEP, TAIL_SHARE, KEEP_LINES, FALLBACK,
+// KEEP_REST): a tool whose name ends in one, such as "x__KEEP", is set
+// with an explicit field, PER_TOOL__x__KEEP__MAX_BYTES. KEEP_LINES is one
+// pattern, or a TOML array of patterns when it starts with "[". A boolean
+// (KEEP_REST) is exactly true, false, 1 or 0.
 // Any other TOOLCAP_ variable draws a warning, so a typo does not go unseen.
 func Env() Option {
 	return Environ(os.Environ())
@@ -130,16 +147,26 @@ func warnPrefixCase(vars []string, warn func(key, msg string)) {
 	}
 }
 
-// envNames are the variables of the keys of [worker.tool_output], sorted,
-// for "did you mean": the key's name in upper case after TOOL_OUTPUT__.
+// envNames are the variables of the keys of [worker.tool_output] and its
+// rest table, sorted, for "did you mean".
 var envNames = func() []string {
 	var names []string
 	for _, k := range keys {
-		names = append(names, EnvPrefix+"WORKER__TOOL_OUTPUT__"+strings.ToUpper(k.name))
+		names = append(names, k.envName())
 	}
 	slices.Sort(names)
 	return names
 }()
+
+// envName is the variable of k: its name in upper case after
+// TOOL_OUTPUT__, or after TOOL_OUTPUT__REST__ for a key of the rest table.
+func (k *key) envName() string {
+	name := EnvPrefix + "WORKER__TOOL_OUTPUT__"
+	if k.table != "" {
+		name += strings.ToUpper(k.table) + "__"
+	}
+	return name + strings.ToUpper(k.name)
+}
 
 // envKey returns the flat koanf key of a TOOLCAP_ variable, or "". A
 // per_tool variable always names a field of the entry: PER_TOOL__Read is
@@ -156,8 +183,15 @@ func envKey(name string) string {
 		// The key's name in any case.
 		name := strings.ToUpper(parts[2])
 		for _, k := range keys {
-			if name == strings.ToUpper(k.name) {
+			if k.table == "" && name == strings.ToUpper(k.name) {
 				return base + k.name
+			}
+		}
+	case len(parts) == 4 && strings.EqualFold(parts[2], restName):
+		name := strings.ToUpper(parts[3])
+		for _, k := range keys {
+			if k.table == restName && name == strings.ToUpper(k.name) {
+				return base + restName + delim + k.name
 			}
 		}
 	case len(parts) == 4 && strings.EqualFold(parts[2], "PER_TOOL") && parts[3] != "":

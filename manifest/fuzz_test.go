@@ -2,6 +2,8 @@ package manifest_test
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,7 +16,7 @@ import (
 // FuzzLoad loads arbitrary TOML and an arbitrary environment value. Whatever
 // the input, Load either fails with a *manifest.Error naming its layer, or
 // returns limits that are all in range, validate, and survive a round trip
-// through TOML unchanged.
+// through TOML unchanged: the keep_rest keys and the rest table included.
 func FuzzLoad(f *testing.F) {
 	f.Add([]byte("[worker.tool_output]\ndefault_max_bytes = 16384\n[worker.tool_output.per_tool]\nRead = 32768\nGrep = 8192\n"), "4096")
 	f.Add([]byte("[worker.tool_output.per_tool]\n\"mcp.fs.read\" = 200\n\"a/b\" = 300\n"), "")
@@ -25,6 +27,8 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("[worker.tool_output]\nbatch_max_bytes = \"65536\"\n"), "127")
 	f.Add([]byte("[worker.tool_output]\ndefault_max_tokens = 4000\nbatch_max_tokens = 16000\ntokenizer = \"o200k_base\"\n[worker.tool_output.per_tool]\nBash = { max_tokens = 8000, keep = \"head_tail\" }\n"), "4000")
 	f.Add([]byte("[worker.tool_output]\ntokenizer = \"o200k\"\ndefault_max_tokens = 31\n"), "cl100k_base")
+	f.Add([]byte("[worker.tool_output]\nkeep_rest = false\n[worker.tool_output.rest]\ndir = \"/var/cache/toolcap\"\nmax_bytes = 8388608\nmax_entry_bytes = 1048576\nttl = \"90m\"\ntool = \"read_more\"\nstore = \"dir\"\n[worker.tool_output.per_tool]\nBash = { keep_rest = true }\nRead = { max_bytes = 4096, keep_rest = false }\n"), "toolcap_read")
+	f.Add([]byte("[worker.tool_output]\nkeep_rest = \"yes\"\n[worker.tool_output.rest]\nttl = \"forever\"\nmax_bytes = 0\nstore = \"redis://localhost:6379\"\n"), "a b")
 	f.Fuzz(func(t *testing.T, data []byte, envValue string) {
 		m, err := manifest.Load(
 			manifest.Bytes("fuzz.toml", data),
@@ -33,6 +37,7 @@ func FuzzLoad(f *testing.F) {
 				"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__KEEP_LINES=" + envValue,
 				"TOOLCAP_WORKER__TOOL_OUTPUT__BATCH_MAX_BYTES=" + envValue,
 				"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Grep__MAX_TOKENS=" + envValue,
+				"TOOLCAP_WORKER__TOOL_OUTPUT__REST__TOOL=" + envValue,
 			}),
 		)
 		if err != nil {
@@ -80,9 +85,33 @@ func FuzzLoad(f *testing.F) {
 		if name := l.TokenizerName(); name != "calibrated" && name != "o200k_base" && name != "cl100k_base" {
 			t.Fatalf("tokenizer %q", name)
 		}
+		if r := l.Rest; r != nil {
+			if cmp.Equal(*r, manifest.RestConfig{}) {
+				t.Fatal("a rest table that sets nothing")
+			}
+			sizeInRange := func(n int64) bool { return n == 0 || (n > 0 && n <= manifest.MaxRestBytes) }
+			if !sizeInRange(r.MaxBytes) || !sizeInRange(r.MaxEntryBytes) || (r.MaxBytes != 0 && r.MaxEntryBytes > r.MaxBytes) {
+				t.Fatalf("rest sizes out of range: max_bytes %d, max_entry_bytes %d", r.MaxBytes, r.MaxEntryBytes)
+			}
+			if r.TTL < 0 || r.TTL > manifest.MaxRestTTL {
+				t.Fatalf("rest ttl %v out of range", r.TTL)
+			}
+			if r.Store != "" && r.Store != manifest.RestStoreMemory && r.Store != manifest.RestStoreDir {
+				t.Fatalf("rest store %q", r.Store)
+			}
+		}
+		if tool := l.RestTool(); tool == "" || len(tool) > 64 {
+			t.Fatalf("rest tool %q", tool)
+		}
 
-		if _, err := l.Policies(); err != nil {
+		p, err := l.Policies()
+		if err != nil {
 			t.Fatalf("loaded strategies do not compile: %v", err)
+		}
+		for _, name := range append([]string{"any tool"}, slices.Collect(maps.Keys(l.PerTool))...) {
+			if got, want := p.For(name).KeepRest, l.KeepRestFor(name); got != want {
+				t.Fatalf("For(%q).KeepRest = %v, KeepRestFor = %v", name, got, want)
+			}
 		}
 
 		// Round trip: the limits and strategies, written back as TOML (the
@@ -101,6 +130,9 @@ func FuzzLoad(f *testing.F) {
 			if e.MaxTokens != 0 {
 				m["max_tokens"] = e.MaxTokens
 			}
+			if e.KeepRest != nil {
+				m["keep_rest"] = *e.KeepRest
+			}
 			per[name] = m
 		}
 		tool := strategyTable(l.Default, "default_")
@@ -116,6 +148,25 @@ func FuzzLoad(f *testing.F) {
 		}
 		if l.Tokenizer != "" {
 			tool["tokenizer"] = l.Tokenizer
+		}
+		if l.KeepRest != nil {
+			tool["keep_rest"] = *l.KeepRest
+		}
+		if r := l.Rest; r != nil {
+			rest := map[string]any{"dir": r.Dir, "tool": r.Tool, "store": r.Store}
+			if r.MaxBytes != 0 {
+				rest["max_bytes"] = r.MaxBytes
+			}
+			if r.MaxEntryBytes != 0 {
+				rest["max_entry_bytes"] = r.MaxEntryBytes
+			}
+			if r.TTL != 0 {
+				rest["ttl"] = r.TTL.String()
+			}
+			if r.Tool == "" {
+				delete(rest, "tool") // "" is no tool name in a file
+			}
+			tool["rest"] = rest
 		}
 		tool["per_tool"] = per
 		text, err := toml.Marshal(map[string]any{"worker": map[string]any{"tool_output": tool}})

@@ -6,21 +6,27 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	gotoml "github.com/pelletier/go-toml/v2"
 
 	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/suggest"
 )
 
-// key describes one key of [worker.tool_output] and, when it has one, its
-// field in a per_tool entry's long form. The table of them, keys, is the
+// key describes one key of [worker.tool_output] or of its rest table and,
+// when it has one, its field in a per_tool entry's long form. The table of them, keys, is the
 // one place the keys are spelled out: parsing a layer (check,
 // perToolEntry), building the limits from the merged layers (assemble),
 // the environment's variable names (envKey), validating a Go value
 // (validate), Overrides, the "did you mean" of an unknown key and the
 // Resolution all read it.
 type key struct {
-	// name is the key in [worker.tool_output]: "default_max_bytes".
+	// table is the sub-table of [worker.tool_output] the key sits in: ""
+	// for the table itself, restName for [worker.tool_output.rest].
+	table string
+	// name is the key in its table: "default_max_bytes", or "ttl" in the
+	// rest table.
 	name string
 	// field is the key in a per_tool entry's long form, "max_bytes", or ""
 	// when the key has no per-tool form (batch_max_bytes, tokenizer).
@@ -30,7 +36,10 @@ type key struct {
 	short bool
 	// kind is the type of the value and its bounds.
 	kind kind
-	// top points at the Go field of name in l.
+	// top points at the Go field of name in l. For a key of the rest
+	// table it points into l.Rest, or, when l.Rest is nil, into a zero
+	// RestConfig of its own (restField): reading it says "not set", and a
+	// caller that stores a value allocates l.Rest first.
 	top func(l *ToolOutputLimits) any
 	// entry points at the Go field of field in e; nil when field is "".
 	entry func(e *ToolEntry) any
@@ -97,31 +106,114 @@ var keys = []*key{
 		entry:  func(e *ToolEntry) any { return &e.Strategy.Fallback },
 		record: strategySetting,
 	},
+	{
+		name: "keep_rest", field: "keep_rest", kind: boolKind,
+		top:    func(l *ToolOutputLimits) any { return &l.KeepRest },
+		entry:  func(e *ToolEntry) any { return &e.KeepRest },
+		record: keepRestSetting,
+	},
+	{
+		table: restName, name: "dir", kind: dirKind,
+		top:    restField(func(c *RestConfig) any { return &c.Dir }),
+		record: restSetting,
+	},
+	{
+		table: restName, name: "max_bytes", kind: restBytesKind,
+		top:    restField(func(c *RestConfig) any { return &c.MaxBytes }),
+		record: restSetting,
+	},
+	{
+		table: restName, name: "max_entry_bytes", kind: restBytesKind,
+		top:    restField(func(c *RestConfig) any { return &c.MaxEntryBytes }),
+		record: restSetting,
+	},
+	{
+		table: restName, name: "ttl", kind: ttlKind,
+		top:    restField(func(c *RestConfig) any { return &c.TTL }),
+		record: restSetting,
+	},
+	{
+		table: restName, name: "tool", kind: restToolKind,
+		top:    restField(func(c *RestConfig) any { return &c.Tool }),
+		record: restSetting,
+	},
+	{
+		table: restName, name: "store", kind: storeKind,
+		top:    restField(func(c *RestConfig) any { return &c.Store }),
+		record: restSetting,
+	},
 }
 
-// perToolName is the key of the table of per-tool entries.
-const perToolName = "per_tool"
+// perToolName is the key of the table of per-tool entries, restName that
+// of the table of the store of what cuts drop.
+const (
+	perToolName = "per_tool"
+	restName    = "rest"
+)
 
-// topNames are the keys of [worker.tool_output], and entryNames those of a
-// per_tool entry's long form, for "did you mean".
-var topNames, entryNames = func() (top, entry []string) {
+// topNames are the keys of [worker.tool_output], restNames those of
+// [worker.tool_output.rest], and entryNames those of a per_tool entry's
+// long form, for "did you mean".
+var topNames, restNames, entryNames = func() (top, rest, entry []string) {
 	for _, k := range keys {
+		if k.table == restName {
+			rest = append(rest, k.name)
+			continue
+		}
 		top = append(top, k.name)
 		if k.field != "" {
 			entry = append(entry, k.field)
 		}
 	}
-	return append(top, perToolName), entry
+	return append(top, perToolName, restName), rest, entry
 }()
 
-// keyNamed returns the key called name in [worker.tool_output], or nil.
-func keyNamed(name string) *key {
+// keyNamed returns the key called name in table ("" for
+// [worker.tool_output], restName for its rest table), or nil.
+func keyNamed(table, name string) *key {
 	for _, k := range keys {
-		if k.name == name {
+		if k.table == table && k.name == name {
 			return k
 		}
 	}
 	return nil
+}
+
+// dotted is k's full key as errors name it:
+// worker.tool_output.default_max_bytes, worker.tool_output.rest.ttl.
+func (k *key) dotted() string {
+	if k.table == "" {
+		return keyTable + "." + k.name
+	}
+	return keyTable + "." + k.table + "." + k.name
+}
+
+// restField points a key of the rest table at its field in l.Rest, or in
+// a zero RestConfig when l.Rest is nil: a Go value without a rest table
+// sets none of its keys, and reading one never allocates l.Rest (validate
+// runs on the caller's value, which it must not change).
+func restField(f func(c *RestConfig) any) func(l *ToolOutputLimits) any {
+	return func(l *ToolOutputLimits) any {
+		if l.Rest == nil {
+			return f(&RestConfig{})
+		}
+		return f(l.Rest)
+	}
+}
+
+// tableIn returns the map of k's table inside t, the map of
+// [worker.tool_output]: t itself, or its rest table, which it creates when
+// create is set and returns nil for when it is absent and create is not.
+func (k *key) tableIn(t map[string]any, create bool) map[string]any {
+	if k.table == "" {
+		return t
+	}
+	sub, ok := t[k.table].(map[string]any)
+	if !ok && create {
+		sub = map[string]any{}
+		t[k.table] = sub
+	}
+	return sub
 }
 
 // fieldNamed returns the key whose per_tool field is called field, or nil.
@@ -151,6 +243,29 @@ func intSetting(top func(*Resolution) *Setting, per func(*Resolution) *map[strin
 	}
 }
 
+// keepRestSetting records keep_rest in the table's KeepRest or a tool's
+// PerToolKeepRest, as TOML writes it ("true").
+func keepRestSetting(r *Resolution, k *key, tool string, v any, src string) {
+	s := StrategySetting{Value: k.kind.show(v), Source: src}
+	if tool == "" {
+		r.KeepRest = s
+		return
+	}
+	if r.PerToolKeepRest == nil {
+		r.PerToolKeepRest = map[string]StrategySetting{}
+	}
+	r.PerToolKeepRest[tool] = s
+}
+
+// restSetting records a key of the rest table by its name, as TOML writes
+// the value.
+func restSetting(r *Resolution, k *key, _ string, v any, src string) {
+	if r.Rest == nil {
+		r.Rest = map[string]StrategySetting{}
+	}
+	r.Rest[k.name] = StrategySetting{Value: k.kind.show(v), Source: src}
+}
+
 // strategySetting records a strategy key by its field, under "" for the
 // table's default_ key, as TOML writes the value.
 func strategySetting(r *Resolution, k *key, tool string, v any, src string) {
@@ -164,8 +279,9 @@ func strategySetting(r *Resolution, k *key, tool string, v any, src string) {
 }
 
 // kind is the type of a key's value and its bounds. A value of the kind's
-// Go type is an int, a float64, a string or a []string; the Go field a key
-// points at may be a named type over one of them (cut.Keep).
+// Go type is an int, an int64, a float64, a bool, a time.Duration, a
+// string or a []string; the Go field a key points at may be a named type
+// over one of them (cut.Keep) or, for a bool that may be unset, a *bool.
 type kind struct {
 	// read converts a layer's value to the kind's Go type, without
 	// checking its bounds. fromEnv says v is an environment variable's
@@ -200,6 +316,12 @@ var (
 	fallbackKind  = kind{readString, checkString(func(s string) error { return checkFallback(cut.Keep(s)) }), showString}
 	tailShareKind = kind{readFloat, func(v any) error { return checkTailShare(v.(float64)) }, showFloat}
 	keepLinesKind = kind{readLines, checkLines, func(v any) string { return showList(v.([]string)) }}
+	boolKind      = kind{readBool, func(any) error { return nil }, func(v any) string { return strconv.FormatBool(v.(bool)) }}
+	dirKind       = kind{readString, checkString(checkRestDir), showString}
+	restBytesKind = kind{readInt64, func(v any) error { return checkRestBytes(v.(int64)) }, func(v any) string { return strconv.FormatInt(v.(int64), 10) }}
+	ttlKind       = kind{readDuration, func(v any) error { return checkTTL(v.(time.Duration)) }, func(v any) string { return strconv.Quote(showDuration(v.(time.Duration))) }}
+	restToolKind  = kind{readString, checkString(checkRestTool), showString}
+	storeKind     = kind{readString, checkString(checkStore), showString}
 )
 
 func checkInt(f func(int) error) func(any) error { return func(v any) error { return f(v.(int)) } }
@@ -222,6 +344,122 @@ func checkLines(v any) error {
 }
 
 func readInt(v any, fromEnv bool) (any, error) { return intValue(v, fromEnv) }
+
+func readInt64(v any, fromEnv bool) (any, error) {
+	return int64Value(v, fromEnv, fmt.Sprintf("above the maximum of %d bytes (1 TiB)", MaxRestBytes))
+}
+
+// readBool reads a boolean. From the environment it is exactly true,
+// false, 1 or 0: anything looser ("yes", "TRUE") is more likely a mistake
+// than a choice, and a mistake here turns a store on or off unseen.
+func readBool(v any, fromEnv bool) (any, error) {
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string:
+		if !fromEnv {
+			return nil, errors.New("a string, not a boolean (write true or false without quotes)")
+		}
+		switch x {
+		case "true", "1":
+			return true, nil
+		case "false", "0":
+			return false, nil
+		}
+		return nil, errors.New("not a boolean (want true, false, 1 or 0)")
+	}
+	return nil, fmt.Errorf("%s, not a boolean (write true or false)", kindOf(v))
+}
+
+// readDuration reads a Go duration string, "24h" or "90m". A
+// time.Duration is one already: what assemble and Overrides hand back.
+func readDuration(v any, _ bool) (any, error) {
+	const want = `want a Go duration such as "24h" or "90m"`
+	switch x := v.(type) {
+	case time.Duration:
+		return x, nil
+	case string:
+		d, err := time.ParseDuration(x)
+		if err != nil {
+			return nil, errors.New("not a duration (" + want + ")")
+		}
+		return d, nil
+	}
+	return nil, fmt.Errorf("%s, not a duration (%s, in quotes)", kindOf(v), want)
+}
+
+// showDuration writes d as time.Duration.String does, without its
+// trailing zero units: "24h", "1h30m", "90s".
+func showDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+// checkRestDir says why s cannot be the store's directory, or returns nil.
+// Whether it exists and whom it belongs to is the store's to check when it
+// opens it; a NUL byte is never part of a path.
+func checkRestDir(s string) error {
+	if strings.Contains(s, "\x00") {
+		return errors.New("a path cannot contain a NUL byte")
+	}
+	return nil
+}
+
+// checkRestBytes says why n cannot be a size of the store (its quota or
+// its bound on one entry), or returns nil.
+func checkRestBytes(n int64) error {
+	switch {
+	case n == 0:
+		return errors.New("0 is not a size; omit the key for the store's default")
+	case n < 0:
+		return errors.New("a size must be positive")
+	case n > MaxRestBytes:
+		return fmt.Errorf("above the maximum of %d bytes (1 TiB)", MaxRestBytes)
+	}
+	return nil
+}
+
+// checkTTL says why d cannot be the store's time to live, or returns nil.
+func checkTTL(d time.Duration) error {
+	switch {
+	case d == 0:
+		return errors.New("0 is not a time to live; omit the key for the store's default")
+	case d < 0:
+		return errors.New("a time to live must be positive")
+	case d > MaxRestTTL:
+		return fmt.Errorf("above the maximum of %s (a year)", showDuration(MaxRestTTL))
+	}
+	return nil
+}
+
+// checkRestTool says why name cannot be the read tool's name, or returns
+// nil: the marker names it, and package cut owns what a marker may hold.
+func checkRestTool(name string) error {
+	if cut.ValidRestTool(name) {
+		return nil
+	}
+	return errors.New("not a tool name (want 1 to 64 characters of A-Z, a-z, 0-9, '_', '.' and '-', as MCP tool names allow)")
+}
+
+// checkStore says why s is not a store this build knows, or returns nil.
+// The key takes a URL so that a later build can take a Redis store's
+// ("redis://host:6379/0") without a new key.
+func checkStore(s string) error {
+	if s == "" || slices.Contains(restStores, s) {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown store (this build knows %q and %q; omit the key to let the front end choose)", RestStoreMemory, RestStoreDir)
+	if sug := suggest.Closest(s, restStores); sug != "" {
+		msg += fmt.Sprintf("; did you mean %q?", sug)
+	}
+	return errors.New(msg)
+}
 
 // readString reads a string; the environment's text is one as it is.
 func readString(v any, _ bool) (any, error) {
@@ -290,11 +528,20 @@ func readLines(v any, fromEnv bool) (any, error) {
 }
 
 // get returns the value the Go field p points at, in its kind's Go type,
-// and whether it is set: a zero field is not.
+// and whether it is set: a zero field is not, nor a nil *bool.
 func get(p any) (any, bool) {
 	switch p := p.(type) {
 	case *int:
 		return *p, *p != 0
+	case *int64:
+		return *p, *p != 0
+	case *time.Duration:
+		return *p, *p != 0
+	case **bool:
+		if *p == nil {
+			return false, false
+		}
+		return **p, true
 	case *float64:
 		return *p, *p != 0
 	case *string:
@@ -312,6 +559,13 @@ func put(p, v any) {
 	switch p := p.(type) {
 	case *int:
 		*p, _ = v.(int)
+	case *int64:
+		*p, _ = v.(int64)
+	case *time.Duration:
+		*p, _ = v.(time.Duration)
+	case **bool:
+		b, _ := v.(bool)
+		*p = &b
 	case *float64:
 		*p, _ = v.(float64)
 	case *string:
@@ -326,8 +580,11 @@ func put(p, v any) {
 }
 
 // layerValue is v, of a kind's Go type, as a TOML layer holds it: an
-// array is a []any.
+// array is a []any, a duration its string.
 func layerValue(v any) any {
+	if d, ok := v.(time.Duration); ok {
+		return d.String()
+	}
 	if ss, ok := v.([]string); ok {
 		a := make([]any, len(ss))
 		for i, s := range ss {

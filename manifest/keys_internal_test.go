@@ -3,6 +3,7 @@ package manifest
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -34,17 +35,37 @@ func TestKeyTable(t *testing.T) {
 	}
 
 	base := "worker" + delim + "tool_output" + delim
-	vars := map[string]string{
-		EnvDefaultMaxBytes:  "default_max_bytes",
-		EnvDefaultKeep:      "default_keep",
-		EnvBatchMaxBytes:    "batch_max_bytes",
-		EnvDefaultMaxTokens: "default_max_tokens",
-		EnvBatchMaxTokens:   "batch_max_tokens",
-		EnvTokenizer:        "tokenizer",
+	vars := map[string]*key{
+		EnvDefaultMaxBytes:   keyNamed("", "default_max_bytes"),
+		EnvDefaultKeep:       keyNamed("", "default_keep"),
+		EnvBatchMaxBytes:     keyNamed("", "batch_max_bytes"),
+		EnvDefaultMaxTokens:  keyNamed("", "default_max_tokens"),
+		EnvBatchMaxTokens:    keyNamed("", "batch_max_tokens"),
+		EnvTokenizer:         keyNamed("", "tokenizer"),
+		EnvKeepRest:          keyNamed("", "keep_rest"),
+		EnvRestDir:           keyNamed(restName, "dir"),
+		EnvRestMaxBytes:      keyNamed(restName, "max_bytes"),
+		EnvRestMaxEntryBytes: keyNamed(restName, "max_entry_bytes"),
+		EnvRestTTL:           keyNamed(restName, "ttl"),
+		EnvRestTool:          keyNamed(restName, "tool"),
+		EnvRestStore:         keyNamed(restName, "store"),
 	}
-	for name, want := range vars {
-		if got := strings.TrimPrefix(envKey(name), base); got != want || keyNamed(got) == nil {
-			t.Errorf("envKey(%s) = %q, want the table's %q", name, got, want)
+	for name, k := range vars {
+		if k == nil {
+			t.Errorf("%s: the table has no key for it", name)
+			continue
+		}
+		want := base + k.name
+		if k.table != "" {
+			want = base + k.table + delim + k.name
+		}
+		if got := envKey(name); got != want || k.envName() != name {
+			t.Errorf("envKey(%s) = %q, want the table's %q (its variable %s)", name, got, want, k.envName())
+		}
+	}
+	for _, k := range keys {
+		if envKey(k.envName()) == "" {
+			t.Errorf("key %s: its variable %s is not read", k.dotted(), k.envName())
 		}
 	}
 	for _, k := range keys {
@@ -66,15 +87,21 @@ func TestKindsRoundTrip(t *testing.T) {
 	values := map[string]any{
 		"default_max_bytes": 4096, "batch_max_bytes": 65536, "default_max_tokens": 4000, "batch_max_tokens": 16000,
 		"tokenizer": "o200k_base", "default_keep": "head_tail", "default_tail_share": 0.3,
-		"default_keep_lines": []string{"FAIL"}, "default_fallback": "head_tail",
+		"default_keep_lines": []string{"FAIL"}, "default_fallback": "head_tail", "keep_rest": false,
+		"rest.dir": "/var/cache/toolcap", "rest.max_bytes": int64(8 << 20), "rest.max_entry_bytes": int64(1 << 20),
+		"rest.ttl": 90 * time.Minute, "rest.tool": "read_more", "rest.store": "memory",
 	}
 	for _, k := range keys {
-		v, ok := values[k.name]
+		name := k.name
+		if k.table != "" {
+			name = k.table + "." + k.name
+		}
+		v, ok := values[name]
 		if !ok {
-			t.Errorf("key %s: no test value", k.name)
+			t.Errorf("key %s: no test value", name)
 			continue
 		}
-		var l ToolOutputLimits
+		l := ToolOutputLimits{Rest: &RestConfig{}}
 		put(k.top(&l), v)
 		got, set := get(k.top(&l))
 		if !set || !cmp.Equal(v, got) {

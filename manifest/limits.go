@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/shape"
@@ -45,6 +46,37 @@ const (
 
 // tokenizers lists the names the tokenizer key accepts.
 var tokenizers = []string{TokenizerCalibrated, TokenizerO200k, TokenizerCl100k}
+
+// Bounds and defaults of the [worker.tool_output.rest] table. The store's
+// own defaults (its quota, its bound on an entry, its time to live) are
+// package rest's: a front end applies them to what the manifest leaves
+// unset.
+const (
+	// DefaultRestTool is the read tool's name when the manifest names
+	// none: the name the marker of a kept cut tells the model to call.
+	DefaultRestTool = "toolcap_read"
+
+	// MaxRestBytes is the largest max_bytes or max_entry_bytes accepted,
+	// 1 TiB: larger is taken for a mistake (a unit slip), not a quota.
+	MaxRestBytes int64 = 1 << 40
+
+	// MaxRestTTL is the longest ttl accepted, a year (365 days): what is
+	// kept for a model to read on is a cache, not an archive.
+	MaxRestTTL = 365 * 24 * time.Hour
+)
+
+// The stores the rest table's store key names. The key takes a URL, so
+// that a later build can add a store elsewhere (Redis) without a new key;
+// this build knows these two, and "" lets the front end choose (a
+// directory for toolcap mcp and the CLI; a worker keeps the store its
+// program passes).
+const (
+	RestStoreMemory = "memory"
+	RestStoreDir    = "dir"
+)
+
+// restStores lists the stores this build knows.
+var restStores = []string{RestStoreMemory, RestStoreDir}
 
 // WorkerManifest is the [worker] table of a manifest, as far as toolcap reads
 // it.
@@ -90,9 +122,50 @@ type ToolOutputLimits struct {
 	// The zero Strategy is the head strategy.
 	Default Strategy
 
+	// KeepRest is keep_rest, the default of every tool: whether a cut
+	// keeps what it drops so that the model can read on, where the front
+	// end has a store (package rest). Nil means not set, which is true:
+	// toolcap mcp and the CLI keep the rest unless told not to, and a Go
+	// program's worker has a store only when the program passes one.
+	KeepRest *bool
+
+	// Rest is the [worker.tool_output.rest] table: where and how much the
+	// store keeps. Nil means the table was omitted: every key takes the
+	// front end's default.
+	Rest *RestConfig
+
 	// PerTool maps a tool's registered name to its per_tool entry: what
 	// the entry sets over the defaults above, field by field.
 	PerTool map[string]ToolEntry
+}
+
+// RestConfig is the [worker.tool_output.rest] table: the bounds of the
+// store that keeps what cuts drop, for the front ends that keep it. A zero
+// field is not set; the front end applies package rest's default to it.
+// In a file or the environment an explicit 0 is an error, an empty string
+// the default.
+type RestConfig struct {
+	// Dir is the directory of a directory store: dir. "" is the front
+	// end's default (toolcap's directory under the user cache directory).
+	Dir string
+	// MaxBytes is the quota, the most bytes all entries hold together:
+	// max_bytes, above 0 and at most [MaxRestBytes].
+	MaxBytes int64
+	// MaxEntryBytes is the most one entry keeps (past it the rest is
+	// gone, and the marker says so): max_entry_bytes, above 0, at most
+	// [MaxRestBytes] and, when both are set, at most MaxBytes.
+	MaxEntryBytes int64
+	// TTL is how long an entry lives after it was written or last read:
+	// ttl, a Go duration such as "24h", above 0 and at most [MaxRestTTL].
+	TTL time.Duration
+	// Tool is the name of the read tool the marker names and the front end
+	// answers: tool, 1 to 64 characters of [A-Za-z0-9_.-]. "" is
+	// [DefaultRestTool].
+	Tool string
+	// Store names the store: [RestStoreMemory], [RestStoreDir], or "" for
+	// the front end's choice. It takes a URL, reserved for a store this
+	// build does not have (redis://…), which is an error for now.
+	Store string
 }
 
 // ToolEntry is one tool's per_tool entry: its own limits and strategy. A
@@ -111,12 +184,16 @@ type ToolEntry struct {
 	// keep_lines and fallback. A field it does not set comes from
 	// ToolOutputLimits.Default.
 	Strategy Strategy
+	// KeepRest is the tool's keep_rest; nil means not set, and
+	// ToolOutputLimits.KeepRest applies. Bash = { keep_rest = false }
+	// turns keeping the rest off for Bash alone.
+	KeepRest *bool
 }
 
 // short reports whether e is the short form, a byte limit alone (or
 // nothing): how it is written, and named in errors.
 func (e ToolEntry) short() bool {
-	return e.MaxTokens == 0 && e.Strategy.isZero()
+	return e.MaxTokens == 0 && e.Strategy.isZero() && e.KeepRest == nil
 }
 
 // shown is e as errors about the entry as a whole show it: the short
@@ -218,6 +295,54 @@ func (l *ToolOutputLimits) TokenizerName() string {
 	return l.Tokenizer
 }
 
+// KeepRestFor reports whether a cut of tool keeps what it drops, where the
+// front end has a store: the keep_rest of its PerTool entry if it sets
+// one, otherwise KeepRest, otherwise true. It is safe on a nil l.
+func (l *ToolOutputLimits) KeepRestFor(tool string) bool {
+	if l == nil {
+		return true
+	}
+	if b := l.PerTool[tool].KeepRest; b != nil {
+		return *b
+	}
+	if l.KeepRest != nil {
+		return *l.KeepRest
+	}
+	return true
+}
+
+// RestConfig returns the [worker.tool_output.rest] table, zero where it
+// sets nothing, for the front end to apply its store's defaults to. It is
+// safe on a nil l.
+func (l *ToolOutputLimits) RestConfig() RestConfig {
+	if l == nil || l.Rest == nil {
+		return RestConfig{}
+	}
+	return *l.Rest
+}
+
+// RestTool returns the read tool's name: the rest table's tool, or
+// [DefaultRestTool]. It is safe on a nil l.
+func (l *ToolOutputLimits) RestTool() string {
+	if t := l.RestConfig().Tool; t != "" {
+		return t
+	}
+	return DefaultRestTool
+}
+
+// checkSizes says why the quota c sets cannot hold the bound on one entry
+// it sets, or returns nil; sourceOf names the layer that set a key of the
+// rest table. Each is checked on its own by its key; this is the one
+// check of two keys together, made on the value all layers make.
+func (c *RestConfig) checkSizes(sourceOf func(name string) string) error {
+	if c == nil || c.MaxBytes == 0 || c.MaxEntryBytes <= c.MaxBytes {
+		return nil
+	}
+	k := keyNamed(restName, "max_entry_bytes")
+	return &Error{Source: sourceOf(k.name), Key: k.dotted(), Value: k.kind.show(c.MaxEntryBytes),
+		Err: fmt.Errorf("above max_bytes (%d, set by %s): an entry must fit the quota", c.MaxBytes, sourceOf("max_bytes"))}
+}
+
 // Validate reports the first invalid limit or strategy of m, as an [*Error]
 // whose source is "WorkerManifest": the keys of [worker.tool_output] in
 // the order of the manifest reference, then each per_tool entry by tool
@@ -239,9 +364,12 @@ func (l *ToolOutputLimits) validate() error {
 	for _, k := range keys {
 		if v, ok := get(k.top(l)); ok {
 			if err := k.kind.check(v); err != nil {
-				return &Error{Source: sourceGo, Key: keyTable + "." + k.name, Value: k.kind.show(v), Err: err}
+				return &Error{Source: sourceGo, Key: k.dotted(), Value: k.kind.show(v), Err: err}
 			}
 		}
+	}
+	if err := l.Rest.checkSizes(func(string) string { return sourceGo }); err != nil {
+		return err
 	}
 	for _, tool := range slices.Sorted(maps.Keys(l.PerTool)) {
 		e := l.PerTool[tool]

@@ -113,15 +113,15 @@ func (b rawBytes) Read() (map[string]any, error) {
 // Overrides adds limits as the layer named name (for example "flag
 // --max-bytes"): the place for explicit options and command-line flags, above
 // the environment. As in any Go value, a zero field is "not set": a zero
-// DefaultMaxBytes, a zero field of Default or of a PerTool entry. A PerTool
-// entry that sets MaxBytes only is the short form (Read = 32768), one that
-// sets nothing is Read = 0, an error.
+// DefaultMaxBytes, a zero field of Default, of Rest or of a PerTool entry, a
+// nil KeepRest. A PerTool entry that sets MaxBytes only is the short form
+// (Read = 32768), one that sets nothing is Read = 0, an error.
 func Overrides(name string, limits ToolOutputLimits) Option {
 	return func(c *config) {
 		tool := map[string]any{}
 		for _, k := range keys {
 			if v, ok := get(k.top(&limits)); ok {
-				tool[k.name] = layerValue(v)
+				k.tableIn(tool, true)[k.name] = layerValue(v)
 			}
 		}
 		per := map[string]any{}
@@ -203,6 +203,17 @@ type Resolution struct {
 	// PerTool holds the effective per_tool limits: the short form, or the
 	// max_bytes of the long form.
 	PerTool map[string]Setting
+	// KeepRest is the effective keep_rest, "true" or "false":
+	// "true" and [SourceDefault] when no layer sets it.
+	KeepRest StrategySetting
+	// PerToolKeepRest holds the keep_rest of per_tool entries; nil when
+	// no layer sets one.
+	PerToolKeepRest map[string]StrategySetting
+	// Rest holds the keys of [worker.tool_output.rest] that some layer
+	// sets, by name (dir, max_bytes, max_entry_bytes, ttl, tool, store),
+	// each as TOML writes it: "24h" quoted. A key no layer sets is absent:
+	// the front end's store takes its own default. Nil when none is set.
+	Rest map[string]StrategySetting
 	// Strategy holds the strategy keys in force and the layer that set
 	// each: under "" the defaults (keep, tail_share, keep_lines, fallback,
 	// for default_keep and its siblings), under a tool's name its per_tool
@@ -257,6 +268,7 @@ func ResolveContext(ctx context.Context, opts ...Option) (*Resolution, error) {
 		DefaultTokens: Setting{Source: SourceDefault},
 		BatchTokens:   Setting{Source: SourceDefault},
 		Tokenizer:     StrategySetting{Value: TokenizerCalibrated, Source: SourceDefault},
+		KeepRest:      StrategySetting{Value: "true", Source: SourceDefault},
 		Layers:        []string{SourceDefault},
 	}
 	merged := newKoanf()
@@ -294,6 +306,9 @@ func ResolveContext(ctx context.Context, opts ...Option) (*Resolution, error) {
 	}
 
 	res.Manifest = &WorkerManifest{ToolOutput: assemble(merged.Raw())}
+	if err := res.Manifest.ToolOutput.Rest.checkSizes(func(name string) string { return res.Rest[name].Source }); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
@@ -362,32 +377,78 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 	base := "worker" + delim + "tool_output" + delim
 	for _, name := range slices.Sorted(maps.Keys(tm)) {
 		v := tm[name]
-		if name == perToolName {
+		switch name {
+		case perToolName:
 			per, err := checkPerTool(v, base+name+delim, source, srcOf, res, tools, warn)
 			if err != nil {
 				return nil, err
 			}
 			out[name] = per
 			continue
-		}
-		src := srcOf(base + name)
-		k := keyNamed(name)
-		if k == nil {
-			msg := fmt.Sprintf("unknown key %s in [worker.tool_output] of %s; ignored", quoteShort(name), src)
-			if s := suggest.Closest(name, topNames); s != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", s)
+		case restName:
+			rest, err := checkTable(restName, v, base+name+delim, source, srcOf, res, warn)
+			if err != nil {
+				return nil, err
 			}
-			warn(keyTable+"."+TOMLKey(name), msg)
+			out[name] = rest
 			continue
 		}
-		val, err := k.value(v, src != source)
+		val, ok, err := checkKey("", name, v, base, source, srcOf, res, warn)
 		if err != nil {
-			return nil, &Error{Source: src, Key: keyTable + "." + name, Value: show(v), Err: err}
+			return nil, err
 		}
-		out[name] = val
-		k.record(res, k, "", val, src)
+		if ok {
+			out[name] = val
+		}
 	}
 	return map[string]any{"worker": map[string]any{"tool_output": out}}, nil
+}
+
+// checkTable checks one layer's sub-table of [worker.tool_output] called
+// table, v, whose keys' flat keys start with prefix, and returns its known
+// keys with their values read.
+func checkTable(table string, v any, prefix, source string, srcOf func(string) string, res *Resolution, warn func(key, msg string)) (map[string]any, error) {
+	tm, ok := v.(map[string]any)
+	if !ok {
+		return nil, &Error{Source: source, Key: keyTable + "." + table, Value: show(v), Err: errors.New("must be a table")}
+	}
+	out := map[string]any{}
+	for _, name := range slices.Sorted(maps.Keys(tm)) {
+		val, ok, err := checkKey(table, name, tm[name], prefix, source, srcOf, res, warn)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[name] = val
+		}
+	}
+	return out, nil
+}
+
+// checkKey reads the value v of the key name in table ("" for
+// [worker.tool_output]) and records it in res. An unknown key is a
+// warning naming it and the layer, and not ok.
+func checkKey(table, name string, v any, prefix, source string, srcOf func(string) string, res *Resolution, warn func(key, msg string)) (val any, ok bool, err error) {
+	src := srcOf(prefix + name)
+	k := keyNamed(table, name)
+	if k == nil {
+		where, names := keyTable, topNames
+		if table != "" {
+			where, names = keyTable+"."+table, restNames
+		}
+		msg := fmt.Sprintf("unknown key %s in [%s] of %s; ignored", quoteShort(name), where, src)
+		if s := suggest.Closest(name, names); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		warn(where+"."+TOMLKey(name), msg)
+		return nil, false, nil
+	}
+	val, err = k.value(v, src != source)
+	if err != nil {
+		return nil, false, &Error{Source: src, Key: k.dotted(), Value: show(v), Err: err}
+	}
+	k.record(res, k, "", val, src)
+	return val, true, nil
 }
 
 // checkPerTool checks one layer's per_tool table, v, whose entries' flat
@@ -467,15 +528,25 @@ func misplaced(path []string, key string, v any, source string, warn func(key, m
 // intValue returns v as an int, parsing an environment value, without
 // checking its bounds.
 func intValue(v any, fromEnv bool) (int, error) {
-	var n int
+	tooLarge := fmt.Sprintf("above the maximum of %d bytes (64 MiB)", MaxMaxBytes)
+	n, err := int64Value(v, fromEnv, tooLarge)
+	if err != nil {
+		return 0, err
+	}
+	if int64(int(n)) != n {
+		return 0, errors.New(tooLarge)
+	}
+	return int(n), nil
+}
+
+// int64Value returns v as an int64, parsing an environment value, without
+// checking its bounds; tooLarge is the error of a number past int64.
+func int64Value(v any, fromEnv bool, tooLarge string) (int64, error) {
 	switch x := v.(type) {
 	case int64:
-		if int64(int(x)) != x {
-			return 0, fmt.Errorf("above the maximum of %d bytes (64 MiB)", MaxMaxBytes)
-		}
-		n = int(x)
+		return x, nil
 	case int:
-		n = x
+		return int64(x), nil
 	case string:
 		if !fromEnv {
 			return 0, errors.New("a string, not an integer (write the number without quotes)")
@@ -483,24 +554,19 @@ func intValue(v any, fromEnv bool) (int, error) {
 		i, err := strconv.ParseInt(x, 10, 64)
 		if err != nil {
 			if errors.Is(err, strconv.ErrRange) {
-				return 0, fmt.Errorf("above the maximum of %d bytes (64 MiB)", MaxMaxBytes)
+				return 0, errors.New(tooLarge)
 			}
 			return 0, errors.New("not an integer")
 		}
-		if int64(int(i)) != i {
-			return 0, fmt.Errorf("above the maximum of %d bytes (64 MiB)", MaxMaxBytes)
-		}
-		n = int(i)
+		return i, nil
 	case float64:
 		return 0, errors.New("a float, not an integer")
 	case bool:
 		return 0, errors.New("a boolean, not an integer")
 	case map[string]any:
 		return 0, errors.New("a table, not an integer")
-	default:
-		return 0, fmt.Errorf("a %T, not an integer", v)
 	}
-	return n, nil
+	return 0, fmt.Errorf("a %T, not an integer", v)
 }
 
 // show renders a value as the user wrote it, for error messages.

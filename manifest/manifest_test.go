@@ -373,6 +373,7 @@ func TestResolveSources(t *testing.T) {
 		DefaultTokens: manifest.Setting{Source: manifest.SourceDefault},
 		BatchTokens:   manifest.Setting{Source: manifest.SourceDefault},
 		Tokenizer:     manifest.StrategySetting{Value: "calibrated", Source: manifest.SourceDefault},
+		KeepRest:      manifest.StrategySetting{Value: "true", Source: manifest.SourceDefault},
 		PerTool: map[string]manifest.Setting{
 			"Grep":        {Value: 8192, Source: `file "` + user + `"`},
 			"Read":        {Value: 4096, Source: `file "` + project + `"`},

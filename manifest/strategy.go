@@ -119,24 +119,29 @@ type Policies struct {
 	fit     int                     // see Fits
 }
 
+// defaultPolicy is the policy of every tool of a nil [ToolOutputLimits]:
+// DefaultMaxBytes, the head strategy, and the rest kept where the front
+// end has a store (keep_rest unset is true).
+var defaultPolicy = shape.Policy{MaxBytes: DefaultMaxBytes, KeepRest: true}
+
 // Policies validates l as [WorkerManifest.Validate] does, returning its
-// [*Error], and resolves every tool's policy: each limit and strategy
-// field is the tool's own where its per_tool entry sets one, otherwise
-// the default. It is safe on a nil l: every tool then gets
-// DefaultMaxBytes and the head strategy.
+// [*Error], and resolves every tool's policy: each limit, strategy field
+// and keep_rest is the tool's own where its per_tool entry sets one,
+// otherwise the default. It is safe on a nil l: every tool then gets
+// DefaultMaxBytes, the head strategy and KeepRest.
 func (l *ToolOutputLimits) Policies() (*Policies, error) {
 	if err := l.validate(); err != nil {
 		return nil, err
 	}
-	p := &Policies{def: shape.Policy{MaxBytes: DefaultMaxBytes}, fit: DefaultMaxBytes}
+	p := &Policies{def: defaultPolicy, fit: DefaultMaxBytes}
 	if l == nil {
 		return p, nil
 	}
-	// No tool is named "" (validate): For("") and TokensFor("") are the
-	// defaults.
-	p.def = shape.Policy{MaxBytes: l.For(""), MaxTokens: l.TokensFor(""), Spec: l.Default.spec()}
+	// No tool is named "" (validate): For(""), TokensFor("") and
+	// KeepRestFor("") are the defaults.
+	p.def = shape.Policy{MaxBytes: l.For(""), MaxTokens: l.TokensFor(""), Spec: l.Default.spec(), KeepRest: l.KeepRestFor("")}
 	for tool, e := range l.PerTool {
-		pol := shape.Policy{MaxBytes: l.For(tool), MaxTokens: l.TokensFor(tool), Spec: p.def.Spec}
+		pol := shape.Policy{MaxBytes: l.For(tool), MaxTokens: l.TokensFor(tool), Spec: p.def.Spec, KeepRest: l.KeepRestFor(tool)}
 		if !e.Strategy.isZero() {
 			pol.Spec = e.Strategy.over(l.Default).spec()
 		}
@@ -165,12 +170,13 @@ func (p *Policies) Fit() int {
 
 // For returns the policy for tool: its limits ([ToolOutputLimits.For],
 // [ToolOutputLimits.TokensFor]), its spec (the tool's own strategy fields
-// over the defaults) and the counter of [Policies.WithCounter], if any. It
-// has the shape of [shape.PolicyFunc]. A nil p gives DefaultMaxBytes and
-// the head strategy to every tool.
+// over the defaults), its KeepRest ([ToolOutputLimits.KeepRestFor]) and
+// the counter of [Policies.WithCounter], if any. It has the shape of
+// [shape.PolicyFunc]. A nil p gives DefaultMaxBytes, the head strategy
+// and KeepRest to every tool.
 func (p *Policies) For(tool string) shape.Policy {
 	if p == nil {
-		return shape.Policy{MaxBytes: DefaultMaxBytes}
+		return defaultPolicy
 	}
 	pol, ok := p.per[tool]
 	if !ok {
@@ -186,7 +192,7 @@ func (p *Policies) For(tool string) shape.Policy {
 // p itself is unchanged; a nil c gives policies that hold bytes only. On a
 // nil p it returns the policies of a nil [ToolOutputLimits] with c.
 func (p *Policies) WithCounter(c cut.Counter) *Policies {
-	q := &Policies{def: shape.Policy{MaxBytes: DefaultMaxBytes}, fit: DefaultMaxBytes}
+	q := &Policies{def: defaultPolicy, fit: DefaultMaxBytes}
 	if p != nil {
 		*q = *p
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/shape"
 )
 
@@ -20,6 +21,7 @@ type options struct {
 	logger hclog.Logger
 	policy shape.PolicyFunc // nil: the byte limit and the head rule
 	fit    int              // content this long fits every policy
+	keeper *rest.Keeper     // nil: nothing of a cut is kept
 }
 
 // WithLogger sets the logger cuts are reported to. Without it the middleware
@@ -59,6 +61,14 @@ func WithFits(n int) Option {
 	return func(o *options) { o.fit = max(n, 0) }
 }
 
+// WithRest keeps the whole content of every result the cap or the ceiling
+// cuts, for a tool whose policy sets KeepRest, with k: the marker then
+// names the read of the rest (package rest), under the scope of the call's
+// context ([rest.WithScope]). Nil keeps nothing, as without the option.
+func WithRest(k *rest.Keeper) Option {
+	return func(o *options) { o.keeper = k }
+}
+
 func newOptions(opts []Option) options {
 	o := options{logger: hclog.NewNullLogger()}
 	for _, opt := range opts {
@@ -85,17 +95,17 @@ func Cap(limits Limits, opts ...Option) chain.Middleware {
 	o := newOptions(opts)
 	return func(next chain.Handler) chain.Handler {
 		return func(ctx context.Context, call chain.Call) chain.Result {
-			return o.capResult(limits, call, next(ctx, call))
+			return o.capResult(ctx, limits, call, next(ctx, call))
 		}
 	}
 }
 
 // capResult is the cap's work on one result.
-func (o *options) capResult(limits Limits, call chain.Call, res chain.Result) chain.Result {
+func (o *options) capResult(ctx context.Context, limits Limits, call chain.Call, res chain.Result) chain.Result {
 	if res.Content == nil {
 		return res
 	}
-	capped, t, ok := o.cut(*res.Content, limits, call.Tool)
+	capped, t, ok := o.cut(ctx, *res.Content, limits, call.Tool, false)
 	if !ok {
 		return res
 	}
@@ -119,7 +129,7 @@ func Ceiling(limits Limits, opts ...Option) chain.Middleware {
 			if res.Content == nil {
 				return res
 			}
-			capped, t, ok := o.cut(*res.Content, limits, call.Tool)
+			capped, t, ok := o.cut(ctx, *res.Content, limits, call.Tool, true)
 			if !ok {
 				return res
 			}
@@ -146,7 +156,7 @@ func (o *options) logs(enabled bool) bool {
 
 // cut holds content to the tool's policy and returns the cut text and its
 // figures, or ok == false when it fits.
-func (o *options) cut(content string, limits Limits, tool string) (string, chain.Truncation, bool) {
+func (o *options) cut(ctx context.Context, content string, limits Limits, tool string, ceiling bool) (string, chain.Truncation, bool) {
 	var p shape.Policy
 	if o.policy != nil {
 		if len(content) <= o.fit {
@@ -162,6 +172,13 @@ func (o *options) cut(content string, limits Limits, tool string) (string, chain
 			return content, chain.Truncation{}, false
 		}
 		p = shape.Bytes(limit)
+	}
+	if o.keeper != nil && p.KeepRest {
+		if ceiling {
+			// The cap's marker may name a read: keep naming it.
+			return o.keeper.Recut(ctx, content, p)
+		}
+		return o.keeper.Text(ctx, content, p)
 	}
 	return shape.Text(content, p)
 }

@@ -40,5 +40,5 @@ func ExampleCap() {
 	fmt.Printf("%v %+v\n", cut, t)
 	// Output:
 	// 200 false 1000 bytes of paths
-	// true {Limit:200 OriginalBytes:1000 KeptBytes:150 DroppedBytes:850 Strategy: Compacted:false Batch:false Unit: LimitTokens:0 OriginalTokens:0 KeptTokens:0 DroppedTokens:0}
+	// true {Limit:200 OriginalBytes:1000 KeptBytes:150 DroppedBytes:850 Strategy: Compacted:false Batch:false Unit: LimitTokens:0 OriginalTokens:0 KeptTokens:0 DroppedTokens:0 Ref: Resume:0}
 }

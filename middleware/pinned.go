@@ -47,7 +47,7 @@ func PinnedObserved(policy shape.PolicyFunc, user []chain.Middleware, observe Ca
 		capped = func(next chain.Handler) chain.Handler {
 			return func(ctx context.Context, call chain.Call) chain.Result {
 				res := next(ctx, call)
-				out := o.capResult(nil, call, res)
+				out := o.capResult(ctx, nil, call, res)
 				observe(ctx, call, res.Content, out.Content)
 				return out
 			}

@@ -25,10 +25,11 @@ func Message(t chain.Truncation) string {
 // for a cut, in one order: tool, call_id, original_bytes, kept_bytes,
 // dropped_bytes and limit, then strategy (unless head), limit_tokens (with
 // a token limit), unit and the token figures (when the marker counts
-// tokens) and batch (for a share of a batch budget). An empty callID is
+// tokens), batch (for a share of a batch budget), and ref and resume
+// (when the rest was kept, package rest). An empty callID is
 // left out: some front ends never see one.
 func LogFields(tool, callID string, t chain.Truncation) []any {
-	f := make([]any, 0, 20)
+	f := make([]any, 0, 24)
 	f = append(f, "tool", tool)
 	if callID != "" {
 		f = append(f, "call_id", callID)
@@ -51,6 +52,9 @@ func LogFields(tool, callID string, t chain.Truncation) []any {
 	}
 	if t.Batch {
 		f = append(f, "batch", true)
+	}
+	if t.Ref != "" {
+		f = append(f, "ref", t.Ref, "resume", t.Resume)
 	}
 	return f
 }

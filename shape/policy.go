@@ -21,6 +21,10 @@ type Policy struct {
 	// Counter counts the tokens MaxTokens limits. Nil: tokens are not held,
 	// whatever MaxTokens says.
 	Counter cut.Counter
+	// KeepRest reports that a cut of this tool keeps the whole output, so
+	// that the model can read on (package rest), wherever the front end has
+	// a store. Without a store it changes nothing.
+	KeepRest bool
 }
 
 // DefaultMaxBytes is the byte limit of a tool nobody gave one: 16 KiB, a

@@ -84,7 +84,7 @@ func (w *Worker) batching() bool { return w.batchMax > 0 || w.batchTokens > 0 }
 // that reached the stage is not what the cap passed up) demands the size of
 // that content. The shares depend only on the results, in call order, never
 // on the order in which they completed.
-func (w *Worker) shareBatch(calls []chain.Call, results []ToolResult, kept []custody) {
+func (w *Worker) shareBatch(ctx context.Context, calls []chain.Call, results []ToolResult, kept []custody) {
 	bytes := make([]int, len(results))
 	var toks []int
 	if w.batchTokens > 0 {
@@ -142,7 +142,7 @@ func (w *Worker) shareBatch(calls []chain.Call, results []ToolResult, kept []cus
 				byteLimit = 0
 			}
 		}
-		results[i] = w.cutToShare(calls[i], res, originals[i], byteLimit, tokLimit)
+		results[i] = w.cutToShare(ctx, calls[i], res, originals[i], byteLimit, tokLimit)
 	}
 }
 
@@ -157,7 +157,7 @@ func (w *Worker) shareBatch(calls []chain.Call, results []ToolResult, kept []cus
 // marker it carries stays the only one, its count adding what this cut
 // drops), and the figures are the ceiling's ([chain.Result.Ceiling]).
 // Either way Truncation.Batch is set.
-func (w *Worker) cutToShare(call chain.Call, res ToolResult, original *string, share, tokShare int) ToolResult {
+func (w *Worker) cutToShare(ctx context.Context, call chain.Call, res ToolResult, original *string, share, tokShare int) ToolResult {
 	p := w.policy(call.Tool)
 	p.MaxBytes = share
 	if tokShare > 0 && (p.MaxTokens == 0 || tokShare < p.MaxTokens) {
@@ -166,9 +166,19 @@ func (w *Worker) cutToShare(call chain.Call, res ToolResult, original *string, s
 	var out string
 	var t chain.Truncation
 	var changed bool
-	if original != nil {
+	switch {
+	case original != nil && w.keeper != nil && p.KeepRest:
+		// Kept by the cap already, or kept now: the marker names the read.
+		if t0, ok := res.Truncation(); ok && t0.Ref != "" {
+			out, t, changed = w.keeper.TextKept(*original, p, t0.Ref)
+		} else {
+			out, t, changed = w.keeper.Text(ctx, *original, p)
+		}
+	case original != nil:
 		out, t, changed = shape.Text(*original, p)
-	} else {
+	case w.keeper != nil && p.KeepRest:
+		out, t, changed = w.keeper.Recut(ctx, *res.Content, p)
+	default:
 		// The content may carry the cap's marker already: cut again so that
 		// it still carries one, its count adding what the cap dropped.
 		out, t, changed = shape.Recut(*res.Content, p)

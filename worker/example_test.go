@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/worker"
 )
 
@@ -86,4 +87,33 @@ func ExampleWorker_ExecuteTools_failures() {
 	// 1 true permission denied
 	// 2 true tool "Boom" panicked: nil map
 	// 3 true unknown tool "Bom"; did you mean "Boom"?
+}
+
+// With a store, what a cut drops is kept: the marker names the call of the
+// read tool that reads on, and the worker answers that call itself.
+func ExampleWithRest() {
+	glob := worker.Func("Glob", func(ctx context.Context, args json.RawMessage) (worker.ToolOutput, error) {
+		paths := strings.Repeat("internal/service/handler_test.go\n", 3800) // 125,400 bytes
+		return worker.ToolOutput{Content: &paths}, nil
+	})
+	w, err := worker.New([]worker.Tool{glob}, worker.WithRest(rest.NewMemory(rest.Config{})))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Refs are bound to the scope of the context: one per conversation.
+	ctx := rest.WithScope(context.Background(), "conversation-42")
+	r := w.ExecuteTools(ctx, []chain.Call{{ID: "toolu_01", Tool: "Glob"}})[0]
+	t, _ := r.Truncation()
+	content := strings.ReplaceAll(*r.Content, t.Ref, "REF")
+	fmt.Println(len(*r.Content), content[strings.LastIndexByte(content, '\n')+1:])
+
+	// The model calls the read tool with the marker's arguments.
+	def, _ := w.ReadTool()
+	args := fmt.Sprintf(`{"ref":%q,"offset":%d}`, t.Ref, t.Resume)
+	page := w.ExecuteTools(ctx, []chain.Call{{ID: "toolu_02", Tool: def.Name, Args: json.RawMessage(args)}})[0]
+	fmt.Printf("%s: %d bytes from %q\n", def.Name, len(*page.Content), (*page.Content)[:20])
+	// Output:
+	// 16384 [truncated: 109152 bytes dropped, refine your query or read the rest: toolcap_read {"ref":"REF","offset":16248}]
+	// toolcap_read: 16384 bytes from "vice/handler_test.go"
 }

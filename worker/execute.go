@@ -59,7 +59,7 @@ func (w *Worker) ExecuteTools(ctx context.Context, calls []chain.Call) []ToolRes
 		b.wg.Wait()
 	}
 	if kept != nil {
-		w.shareBatch(calls, results, kept)
+		w.shareBatch(ctx, calls, results, kept)
 	}
 	return results
 }

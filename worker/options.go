@@ -5,6 +5,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -21,6 +22,7 @@ type options struct {
 	logger      hclog.Logger
 	concurrency int
 	tokenizer   tokens.Tokenizer
+	rest        rest.Store
 }
 
 // WithManifest sets the limits. Without it, or with a nil manifest, every
@@ -60,4 +62,17 @@ func WithConcurrency(n int) Option {
 // Pass a Calibrated to share what it learned among workers.
 func WithTokenizer(t tokens.Tokenizer) Option {
 	return func(o *options) { o.tokenizer = t }
+}
+
+// WithRest keeps the whole output of every result cut for a tool whose
+// policy keeps the rest (keep_rest, on unless the manifest turns it off),
+// in store, so that the model can read on: the marker names a call of the
+// read tool ([rest.DefaultTool], or the manifest's [worker.tool_output.rest]
+// tool), which the worker then answers itself. Advertise it to the model
+// with [Worker.ReadTool]. Refs are bound to the scope of the context
+// ExecuteTools is called with ([rest.WithScope]); without one, to the
+// Worker. Without this option nothing is kept and the marker is the plain
+// one.
+func WithRest(store rest.Store) Option {
+	return func(o *options) { o.rest = store }
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/shape"
 	"github.com/toolcap/toolcap/tokens"
 )
@@ -34,6 +35,7 @@ type Worker struct {
 	batchTokens int              // batch_max_tokens; 0: no batch budget in tokens
 	tokenizer   tokens.Tokenizer // nil: no token limits
 	policy      shape.PolicyFunc // each tool's policy, counting with tokenizer
+	keeper      *rest.Keeper     // nil: nothing of a cut is kept (WithRest)
 }
 
 // New builds a Worker for tools.
@@ -83,6 +85,12 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 		batchTokens: o.manifest.Limits().BatchTokens(),
 		tokenizer:   tz,
 	}
+	if o.rest != nil {
+		w.keeper, err = rest.NewKeeper(o.rest, rest.WithTool(w.limits.RestTool()), rest.WithLogger(logger))
+		if err != nil {
+			return nil, fmt.Errorf("worker: %w", err)
+		}
+	}
 	for i, t := range tools {
 		if t == nil {
 			return nil, fmt.Errorf("worker: tools[%d] is nil", i)
@@ -93,6 +101,9 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 		}
 		if _, dup := w.tools[name]; dup {
 			return nil, fmt.Errorf("worker: tools[%d]: duplicate tool name %q", i, name)
+		}
+		if w.keeper != nil && name == w.keeper.Tool() {
+			return nil, fmt.Errorf("worker: tools[%d]: %q is the name of the read tool of WithRest; name one of them otherwise ([worker.tool_output.rest] tool)", i, name)
 		}
 		w.tools[name] = t
 		w.names = append(w.names, name)
@@ -120,7 +131,7 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	}
 	// toolcap's pinned order, the one composition every front end builds
 	// from: the cap below the user's middleware, the ceiling above them.
-	w.handler = middleware.PinnedObserved(w.policy, user, observe, middleware.WithLogger(logger), middleware.WithFits(policies.Fit()))(w.call)
+	w.handler = middleware.PinnedObserved(w.policy, user, observe, middleware.WithLogger(logger), middleware.WithFits(policies.Fit()), middleware.WithRest(w.keeper))(w.call)
 	// w.call runs the tool inline or on a goroutine of its own; abandonment
 	// and Goexit become results there.
 	if at := nilAt(); at >= 0 {
@@ -207,10 +218,23 @@ func (w *Worker) Observe(bytes, billed int) {
 // Tools returns the registered tool names, sorted.
 func (w *Worker) Tools() []string { return append([]string(nil), w.names...) }
 
+// ReadTool returns the definition of the read tool the worker answers, to
+// advertise to the model beside the program's tools, and false when the
+// worker keeps nothing ([WithRest]).
+func (w *Worker) ReadTool() (rest.Definition, bool) {
+	if w.keeper == nil {
+		return rest.Definition{}, false
+	}
+	return w.keeper.Definition(), true
+}
+
 // runTool runs the named tool and takes ownership of its content.
 func (w *Worker) runTool(ctx context.Context, call chain.Call) chain.Result {
 	t, ok := w.tools[call.Tool]
 	if !ok {
+		if w.keeper != nil && call.Tool == w.keeper.Tool() {
+			return w.read(ctx, call)
+		}
 		return w.unknownTool(call)
 	}
 	out, err := t.Run(ctx, call.Args)
@@ -224,6 +248,17 @@ func (w *Worker) runTool(ctx context.Context, call chain.Call) chain.Result {
 		out.Content = &own
 	}
 	return out
+}
+
+// read answers a call of the read tool: a page of a kept output, held
+// to the read tool's own policy (so the chain's cap passes it whole), or
+// an error result saying what was wrong.
+func (w *Worker) read(ctx context.Context, call chain.Call) chain.Result {
+	page, err := w.keeper.Read(ctx, call.Args, w.policy(call.Tool))
+	if err != nil {
+		return chain.ErrorResult(fmt.Sprintf("%s failed", shortName(call.Tool)), err.Error())
+	}
+	return chain.Result{Summary: fmt.Sprintf("%s: %d bytes", shortName(call.Tool), len(page)), Content: &page}
 }
 
 // exitedKey marks the context a call is run through again after its tool

@@ -31,6 +31,10 @@ tokenizer, a per_tool entry's max_tokens), it also prints the token limits
 --tool, the token limit a worker applies to that tool, each with the layer
 that set it. Without such a key, nothing about tokens is printed.
 
+Likewise, when a layer sets keep_rest (also a per_tool entry's) or a key of
+[worker.tool_output.rest], it prints them with the layer that set each; a
+rest key not listed takes the store's default.
+
 Exit status: 0 on success; 2 on a usage or configuration error (then nothing
 is written to standard output and one line on standard error names the
 source, key and value). Warnings go to standard error.
@@ -95,6 +99,12 @@ type configReport struct {
 	// Strategies holds the strategy keys set by some layer, by their key
 	// as TOML writes it (default_keep, per_tool.Bash.tail_share).
 	Strategies map[string]strategySetting `json:"strategies,omitempty"`
+	// KeepRest holds keep_rest, each per_tool keep_rest and each key of
+	// [worker.tool_output.rest] in force, by key as TOML writes it
+	// (keep_rest, per_tool.Bash.keep_rest, rest.ttl); only when some
+	// layer sets one of them (showRest). A rest key no layer sets is
+	// absent: the front end's store applies its default.
+	KeepRest map[string]strategySetting `json:"keep_rest,omitempty"`
 	// Tools answers each --tool, in the order asked.
 	Tools []toolLimit `json:"tools,omitempty"`
 	// Warnings are the warnings the layers drew, also logged.
@@ -164,6 +174,15 @@ func newConfigReport(res *manifest.Resolution, tools []string) configReport {
 			r.Strategies[strategyKey(tool, field)] = strategySetting{s.Value, s.Source}
 		}
 	}
+	if showRest(res) {
+		r.KeepRest = map[string]strategySetting{"keep_rest": {res.KeepRest.Value, res.KeepRest.Source}}
+		for tool, s := range res.PerToolKeepRest {
+			r.KeepRest[strategyKey(tool, "keep_rest")] = strategySetting{s.Value, s.Source}
+		}
+		for name, s := range res.Rest {
+			r.KeepRest["rest."+name] = strategySetting{s.Value, s.Source}
+		}
+	}
 	if showTokens(res) {
 		r.DefaultTokens = &setting{res.DefaultTokens.Value, res.DefaultTokens.Source}
 		r.BatchTokens = &setting{res.BatchTokens.Value, res.BatchTokens.Source}
@@ -189,6 +208,14 @@ func showTokens(res *manifest.Resolution) bool {
 		res.BatchTokens.Source != manifest.SourceDefault ||
 		res.Tokenizer.Source != manifest.SourceDefault ||
 		len(res.PerToolTokens) > 0
+}
+
+// showRest reports whether some layer sets keep_rest, a per_tool
+// keep_rest or a key of [worker.tool_output.rest]: only then does config
+// print them, so that its output for a manifest without them is what it
+// was before they existed.
+func showRest(res *manifest.Resolution) bool {
+	return res.KeepRest.Source != manifest.SourceDefault || len(res.PerToolKeepRest) > 0 || len(res.Rest) > 0
 }
 
 // toolLimitOf says which limit a worker built from res applies to tool. The
@@ -330,6 +357,15 @@ func (r configReport) writeText(out io.Writer) error {
 			rows = append(rows, []string{key, s.Value, s.Source})
 		}
 		fmt.Fprintln(w, "\nStrategies in force, and the layer that set each:")
+		writeTable(w, "  ", rows, []bool{false, false})
+	}
+	if len(r.KeepRest) > 0 {
+		rows = rows[:0]
+		for _, key := range slices.Sorted(maps.Keys(r.KeepRest)) {
+			s := r.KeepRest[key]
+			rows = append(rows, []string{key, s.Value, s.Source})
+		}
+		fmt.Fprintln(w, "\nKeeping the rest, and the layer that set each (a rest key not listed takes the store's default):")
 		writeTable(w, "  ", rows, []bool{false, false})
 	}
 	if len(r.Tools) > 0 {

@@ -219,6 +219,74 @@ func TestConfigBatch(t *testing.T) {
 	}
 }
 
+// keep_rest and the rest table are shown, with the layer that set each,
+// only when a layer sets one of them.
+func TestConfigKeepRest(t *testing.T) {
+	dir := t.TempDir()
+	user := writeFile(t, dir, "user.toml", `
+[worker.tool_output]
+keep_rest = false
+[worker.tool_output.rest]
+ttl = "90m"
+max_bytes = 8388608
+[worker.tool_output.per_tool]
+Bash = { keep_rest = true }
+`)
+	src := `file "` + user + `"`
+	const envDir = "env TOOLCAP_WORKER__TOOL_OUTPUT__REST__DIR"
+	env := []string{"TOOLCAP_WORKER__TOOL_OUTPUT__REST__DIR=/tmp/rest"}
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+		want map[string]strategySetting
+	}{
+		{"nothing set: not shown", nil, nil, nil},
+		{"a file and the environment", []string{"--manifest", user}, env, map[string]strategySetting{
+			"keep_rest":               {"false", src},
+			"per_tool.Bash.keep_rest": {"true", src},
+			"rest.dir":                {`"/tmp/rest"`, envDir},
+			"rest.max_bytes":          {"8388608", src},
+			"rest.ttl":                {`"1h30m"`, src},
+		}},
+		{"the rest table alone: keep_rest's default shown", nil, env, map[string]strategySetting{
+			"keep_rest": {"true", "built-in default"},
+			"rest.dir":  {`"/tmp/rest"`, envDir},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWith(t, tt.env, nil, append([]string{"config", "--json"}, tt.args...)...)
+			if got.code != exitOK || got.stderr != "" {
+				t.Fatalf("exit code = %d, stderr:\n%s", got.code, got.stderr)
+			}
+			var report configReport
+			if err := json.Unmarshal([]byte(got.stdout), &report); err != nil {
+				t.Fatalf("stdout is not the JSON report: %v\n%s", err, got.stdout)
+			}
+			if diff := cmp.Diff(tt.want, report.KeepRest); diff != "" {
+				t.Errorf("config --json keep_rest mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	got := runWith(t, env, nil, "config", "--manifest", user)
+	if got.code != exitOK || got.stderr != "" {
+		t.Fatalf("exit code = %d, stderr:\n%s", got.code, got.stderr)
+	}
+	want := `
+Keeping the rest, and the layer that set each (a rest key not listed takes the store's default):
+  keep_rest                false        ` + src + `
+  per_tool.Bash.keep_rest  true         ` + src + `
+  rest.dir                 "/tmp/rest"  ` + envDir + `
+  rest.max_bytes           8388608      ` + src + `
+  rest.ttl                 "1h30m"      ` + src + `
+`
+	if !strings.HasSuffix(got.stdout, want) {
+		t.Errorf("config text does not end with the keep-the-rest section:\n%s\nwant it to end with:%s", got.stdout, want)
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	for _, tt := range configErrorCases(t) {
 		for _, format := range []string{"text", "json"} {

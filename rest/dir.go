@@ -1,0 +1,464 @@
+package rest
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// header is the start of every entry file: magic, the entry's Original
+// and its Size, big-endian. ReadAt offsets are past it. Size lets Open
+// tell a whole entry from a file cut short (by a crash of the machine
+// between the rename and the write-back).
+const headerLen = 24
+
+var magic = [8]byte{'t', 'c', 'r', 'e', 's', 't', 0, 1}
+
+// tmpDir is the subdirectory entries are written in until their Commit.
+const tmpDir = "tmp"
+
+// tmpGrace is how long a temp file may go unwritten before an OpenDir
+// takes it for the leftover of a crashed process and removes it. Other
+// processes (toolcap cap, toolcap read) open the same directory while one
+// writes: a temp file a live writer is filling is younger than this.
+const tmpGrace = time.Hour
+
+// Dir is a [Store] in a private directory, which outlives the process:
+// each entry is one file, mode 0600, named by a hash of its scope and ref,
+// in a directory mode 0700 owned by the current user. An entry is written
+// in the tmp/ subdirectory and renamed into place on Commit, so a reader
+// never sees half of one. The file's modification time is the entry's
+// last use.
+//
+// The quota counts whole files, headers included, and entries being
+// written. It is kept by an index of the directory built at [OpenDir];
+// entries other processes write into the same directory are indexed when
+// Open first meets them, so the quota holds across processes only as far
+// as each one's index knows (short-lived processes such as the CLI index
+// the directory whenever they open it).
+//
+// On unix, a Reader keeps reading an entry evicted while it is open: the
+// file is unlinked, the open descriptor reads on. Writes are not synced to
+// the disk: after a crash of the machine an entry may be lost, never read
+// wrong (Open checks the header against the file's size).
+type Dir struct {
+	path string
+	tmp  string
+	lim  limits
+	q    *quota[struct{}]
+}
+
+// OpenDir opens the store in directory path, creating it (mode 0700) when
+// it is missing, and indexes the entries there: expired ones and temp
+// files left by a crashed process are removed, the oldest are evicted if
+// they pass the quota. The quota defaults to [DefaultDirMaxBytes].
+//
+// An existing directory must be private: a real directory (not a
+// symlink), owned by the current user, with no permission for group or
+// others (on unix). Anything else is an error that names the path and what
+// is wrong; OpenDir changes nothing there.
+func OpenDir(path string, cfg Config) (*Dir, error) {
+	if path == "" {
+		return nil, errors.New("rest: store directory is empty")
+	}
+	path = filepath.Clean(path) // a trailing slash would make Lstat follow a symlink
+	d := &Dir{path: path, tmp: filepath.Join(path, tmpDir), lim: resolve(cfg, DefaultDirMaxBytes, headerLen)}
+	d.q = newQuota(d.lim, d.drop)
+	if err := ensureDir(path); err != nil {
+		return nil, err
+	}
+	if err := ensureDir(d.tmp); err != nil {
+		return nil, err
+	}
+	if err := d.cleanTmp(); err != nil {
+		return nil, err
+	}
+	if err := d.scan(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// ensureDir creates path (mode 0700) when it is missing and checks that it
+// is a private directory.
+func ensureDir(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(path, 0o700); err != nil {
+			return fmt.Errorf("rest: create store directory: %w", err)
+		}
+		fi, err = os.Lstat(path)
+	}
+	if err != nil {
+		return fmt.Errorf("rest: store directory: %w", err)
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("rest: directory %s is a symlink: want a real directory", path)
+	case !fi.IsDir():
+		return fmt.Errorf("rest: %s is not a directory", path)
+	}
+	return checkPrivate(path, fi)
+}
+
+// cleanTmp removes the temp files nobody has written for tmpGrace.
+func (d *Dir) cleanTmp() error {
+	des, err := os.ReadDir(d.tmp)
+	if err != nil {
+		return fmt.Errorf("rest: read store directory: %w", err)
+	}
+	stale := d.lim.now().Add(-tmpGrace)
+	for _, de := range des {
+		fi, err := de.Info()
+		if err != nil || !fi.Mode().IsRegular() || fi.ModTime().After(stale) {
+			continue
+		}
+		p := filepath.Join(d.tmp, de.Name())
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			d.lim.log.Error("cannot remove a leftover temp file", "path", p, "error", err)
+			continue
+		}
+		d.lim.log.Debug("leftover temp file removed", "path", p, "bytes", fi.Size())
+	}
+	return nil
+}
+
+// scan indexes the entry files of the directory, oldest first, removing
+// the expired ones, and evicts the oldest while they pass the quota.
+func (d *Dir) scan() error {
+	des, err := os.ReadDir(d.path)
+	if err != nil {
+		return fmt.Errorf("rest: read store directory: %w", err)
+	}
+	type found struct {
+		key  string
+		size int64
+		used time.Time
+	}
+	var live []found
+	now := d.lim.now()
+	for _, de := range des {
+		if !isKey(de.Name()) {
+			continue // not ours: tmp/, or a file someone else put there
+		}
+		fi, err := de.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if !now.Before(fi.ModTime().Add(d.lim.ttl)) {
+			d.drop(de.Name(), struct{}{})
+			d.lim.log.Debug("entry evicted", "entry", shortKey(de.Name()), "reason", "expired", "bytes", fi.Size())
+			continue
+		}
+		live = append(live, found{de.Name(), fi.Size(), fi.ModTime()})
+	}
+	slices.SortFunc(live, func(a, b found) int { return a.used.Compare(b.used) })
+	for _, f := range live {
+		d.q.load(f.key, f.size, f.used, struct{}{})
+	}
+	d.q.trim()
+	return nil
+}
+
+// drop removes an entry's file: the quota's drop func.
+func (d *Dir) drop(key string, _ struct{}) {
+	p := filepath.Join(d.path, key)
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		d.lim.log.Error("cannot remove an entry file", "path", p, "error", err)
+	}
+}
+
+// Path returns the store's directory.
+func (d *Dir) Path() string { return d.path }
+
+// Usage returns what d's index holds.
+func (d *Dir) Usage() Usage { return d.q.usage() }
+
+// Create starts a new entry in scope: a temp file in tmp/. It fails when
+// ctx is done, when the quota cannot hold even a header, or when the file
+// cannot be created.
+func (d *Dir) Create(ctx context.Context, scope string) (Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("rest: create: %w", err)
+	}
+	ref := NewRef()
+	if err := d.q.reserve(headerLen); err != nil {
+		return nil, fmt.Errorf("rest: entry %s: %w", ref, err)
+	}
+	f, err := os.CreateTemp(d.tmp, "entry-*") // mode 0600
+	if err == nil {
+		// The header is written on Commit, when its figures are known.
+		if _, err = f.Seek(headerLen, io.SeekStart); err != nil {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		}
+	}
+	if err != nil {
+		d.q.release(headerLen)
+		d.lim.log.Error("cannot create an entry file", "dir", d.tmp, "error", err)
+		return nil, fmt.Errorf("rest: create entry: %w", err)
+	}
+	return &dirEntry{d: d, ref: ref, key: entryKey(scope, ref), name: f.Name(), f: f, reserved: headerLen}, nil
+}
+
+// Open returns the committed entry ref of scope and renews its time to
+// live. Every ref it cannot read (unknown, expired, evicted, foreign,
+// malformed, or a file found corrupt) is [ErrUnknown]; a malformed ref
+// never reaches the file system.
+func (d *Dir) Open(ctx context.Context, scope, ref string) (Reader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("rest: open: %w", err)
+	}
+	if !ValidRef(ref) {
+		return nil, ErrUnknown
+	}
+	key := entryKey(scope, ref)
+	p := filepath.Join(d.path, key)
+	_, now, ok := d.q.use(key)
+	if !ok {
+		// Another process sharing the directory may have written it.
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			return nil, ErrUnknown
+		}
+		if !now.Before(fi.ModTime().Add(d.lim.ttl)) {
+			d.drop(key, struct{}{})
+			return nil, ErrUnknown
+		}
+		if now, ok = d.q.adopt(key, fi.Size(), struct{}{}); !ok {
+			return nil, ErrUnknown
+		}
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) { // evicted since, here or by another process
+		d.q.forget(key, "missing")
+		return nil, ErrUnknown
+	}
+	if err != nil {
+		d.lim.log.Error("cannot open an entry file", "path", p, "error", err)
+		return nil, fmt.Errorf("rest: open entry: %w", err)
+	}
+	info, err := readHeader(f)
+	if err != nil {
+		_ = f.Close()
+		d.lim.log.Error("corrupt entry file removed", "path", p, "error", err)
+		d.q.forget(key, "corrupt")
+		return nil, ErrUnknown
+	}
+	if err := os.Chtimes(p, now, now); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		d.lim.log.Error("cannot renew an entry's time to live", "path", p, "error", err)
+	}
+	info.Ref = ref
+	return &dirReader{f: f, info: info}, nil
+}
+
+// readHeader reads and checks the header of an entry file.
+func readHeader(f *os.File) (Info, error) {
+	var h [headerLen]byte
+	if _, err := f.ReadAt(h[:], 0); err != nil {
+		return Info{}, fmt.Errorf("read header: %w", err)
+	}
+	if [8]byte(h[:8]) != magic {
+		return Info{}, errors.New("not an entry file (bad magic)")
+	}
+	info := Info{
+		Original: int64(binary.BigEndian.Uint64(h[8:16])),
+		Size:     int64(binary.BigEndian.Uint64(h[16:24])),
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return Info{}, fmt.Errorf("stat: %w", err)
+	}
+	if info.Size < 0 || info.Original < info.Size || fi.Size() != headerLen+info.Size {
+		return Info{}, fmt.Errorf("file of %d bytes for a header of size %d, original %d", fi.Size(), info.Size, info.Original)
+	}
+	return info, nil
+}
+
+// dirBufSize is the buffer of an entry's small writes; a write at least
+// this long goes to the file directly.
+const dirBufSize = 64 << 10
+
+// dirEntry is an entry being written to a temp file.
+type dirEntry struct {
+	d   *Dir
+	ref string
+	key string
+
+	mu       sync.Mutex
+	name     string        // the temp file's path
+	f        *os.File      // nil once closed by Commit
+	w        *bufio.Writer // made on the first small write
+	size     int64         // bytes kept
+	original int64         // bytes written
+	reserved int64         // what the quota holds for it: headerLen + size
+	err      error         // sticky: the first failed Write
+	done     bool
+}
+
+func (e *dirEntry) Ref() string { return e.ref }
+
+// Write keeps p up to the store's MaxEntryBytes and counts the rest. The
+// quota is reserved before the bytes reach the file, so the files never
+// hold more than it.
+func (e *dirEntry) Write(p []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return 0, errDone
+	}
+	if e.err != nil {
+		return 0, e.err
+	}
+	keep := min(int64(len(p)), e.d.lim.maxEntryBytes-e.size)
+	if keep > 0 {
+		if err := e.d.q.reserve(keep); err != nil {
+			e.err = fmt.Errorf("rest: entry %s: %w", e.ref, err)
+			return 0, e.err
+		}
+		e.reserved += keep
+		if err := e.write(p[:keep]); err != nil {
+			e.d.lim.log.Error("cannot write an entry file", "path", e.name, "error", err)
+			e.err = fmt.Errorf("rest: write entry %s: %w", e.ref, err)
+			return 0, e.err
+		}
+		e.size += keep
+	}
+	e.original += int64(len(p))
+	return len(p), nil
+}
+
+func (e *dirEntry) write(p []byte) error {
+	if e.w == nil {
+		if len(p) >= dirBufSize {
+			_, err := e.f.Write(p)
+			return err
+		}
+		e.w = bufio.NewWriterSize(e.f, dirBufSize)
+	}
+	_, err := e.w.Write(p) // bufio writes a long p through when its buffer is empty
+	return err
+}
+
+// Commit writes the header and renames the file into place.
+func (e *dirEntry) Commit() (Info, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return Info{}, errDone
+	}
+	if e.err != nil {
+		return Info{}, e.err
+	}
+	tmp := e.name
+	final := filepath.Join(e.d.path, e.key)
+	now := e.d.lim.now()
+	err := e.finish(now)
+	if err == nil {
+		err = e.d.q.commit(e.key, e.reserved, now, struct{}{}, func() error { return os.Rename(tmp, final) })
+	}
+	if err != nil {
+		e.d.lim.log.Error("cannot commit an entry file", "path", tmp, "error", err)
+		e.abortLocked()
+		return Info{}, fmt.Errorf("rest: commit entry %s: %w", e.ref, err)
+	}
+	e.done = true
+	return Info{Ref: e.ref, Size: e.size, Original: e.original}, nil
+}
+
+// finish flushes the entry's bytes, writes its header, closes it and sets
+// its modification time, the entry's last use, to now.
+func (e *dirEntry) finish(now time.Time) error {
+	if e.w != nil {
+		if err := e.w.Flush(); err != nil {
+			return err
+		}
+	}
+	var h [headerLen]byte
+	copy(h[:8], magic[:])
+	binary.BigEndian.PutUint64(h[8:16], uint64(e.original))
+	binary.BigEndian.PutUint64(h[16:24], uint64(e.size))
+	if _, err := e.f.WriteAt(h[:], 0); err != nil {
+		return err
+	}
+	err := e.f.Close()
+	e.f = nil
+	if err != nil {
+		return err
+	}
+	return os.Chtimes(e.name, now, now)
+}
+
+func (e *dirEntry) Abort() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return nil
+	}
+	return e.abortLocked()
+}
+
+// abortLocked closes and removes the temp file and gives back the
+// reservation.
+func (e *dirEntry) abortLocked() error {
+	e.done = true
+	var err error
+	if e.f != nil {
+		_ = e.f.Close()
+		e.f = nil
+	}
+	if rerr := os.Remove(e.name); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		e.d.lim.log.Error("cannot remove a temp file", "path", e.name, "error", rerr)
+		err = fmt.Errorf("rest: abort entry %s: %w", e.ref, rerr)
+	}
+	e.d.q.release(e.reserved)
+	e.reserved = 0
+	return err
+}
+
+// dirReader reads a committed entry file.
+type dirReader struct {
+	f      *os.File
+	info   Info
+	closed atomic.Bool
+}
+
+func (r *dirReader) Info() Info { return r.info }
+
+func (r *dirReader) Close() error {
+	r.closed.Store(true)
+	return r.f.Close()
+}
+
+// ReadAt follows the io.ReaderAt contract: fewer bytes than len(p) come
+// with an error, io.EOF at the end of what the entry holds.
+func (r *dirReader) ReadAt(p []byte, off int64) (int, error) {
+	if r.closed.Load() {
+		return 0, errClosed
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("rest: read of entry %s at negative offset %d", r.info.Ref, off)
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if off >= r.info.Size {
+		return 0, io.EOF
+	}
+	q := p[:min(int64(len(p)), r.info.Size-off)]
+	n, err := r.f.ReadAt(q, headerLen+off)
+	if err == nil && n < len(p) {
+		err = io.EOF
+	}
+	return n, err
+}

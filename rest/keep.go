@@ -1,0 +1,347 @@
+package rest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/shape"
+)
+
+// DefaultTool is the name of the read tool when nobody names it.
+const DefaultTool = "toolcap_read"
+
+// Keeper keeps the whole output of every result a front end cuts, in a
+// [Store], and makes the cut's marker name the read of the rest. It cuts
+// with package shape, so its cuts are shape's, within the same limits: it
+// keeps room for the longer marker by cutting a little more.
+//
+// A Keeper is safe for concurrent use. It never fails a cut: when the
+// store fails, the policy does not keep the rest, or the longer marker
+// cannot fit, the cut is shape's with its plain marker.
+type Keeper struct {
+	store  Store
+	tool   string
+	logger hclog.Logger
+	scope  string // of a context without one (WithScope)
+
+	// failing is set while the store fails, so that an outage is logged
+	// once, and its end once.
+	failing atomic.Bool
+}
+
+// KeeperOption configures a [Keeper].
+type KeeperOption func(*Keeper)
+
+// WithTool names the read tool the markers name; [DefaultTool] when not
+// given. NewKeeper refuses a name that is not 1 to 64 characters of
+// [A-Za-z0-9_.-].
+func WithTool(name string) KeeperOption { return func(k *Keeper) { k.tool = name } }
+
+// WithLogger sets the logger of store failures; nil is silent.
+func WithLogger(l hclog.Logger) KeeperOption {
+	return func(k *Keeper) {
+		if l != nil {
+			k.logger = l
+		}
+	}
+}
+
+// NewKeeper returns a Keeper that keeps outputs in store.
+func NewKeeper(store Store, opts ...KeeperOption) (*Keeper, error) {
+	if store == nil {
+		return nil, errors.New("rest: NewKeeper: nil store")
+	}
+	k := &Keeper{store: store, tool: DefaultTool, logger: hclog.NewNullLogger(), scope: "keeper:" + NewRef()}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(k)
+		}
+	}
+	if !cut.ValidRestTool(k.tool) {
+		return nil, fmt.Errorf("rest: read tool name %s: want 1 to 64 characters of [A-Za-z0-9_.-]", strconv.Quote(k.tool))
+	}
+	return k, nil
+}
+
+// Tool returns the name of the read tool.
+func (k *Keeper) Tool() string { return k.tool }
+
+// Store returns the store k keeps outputs in.
+func (k *Keeper) Store() Store { return k.store }
+
+type scopeKey struct{}
+
+// WithScope returns ctx carrying scope: the refs a Keeper makes under ctx
+// are readable only under a context of the same scope. A front end sets
+// it per client session; a program, per conversation.
+func WithScope(ctx context.Context, scope string) context.Context {
+	return context.WithValue(ctx, scopeKey{}, scope)
+}
+
+// ScopeFrom returns the scope ctx carries, and false when it carries none.
+func ScopeFrom(ctx context.Context) (string, bool) {
+	s, ok := ctx.Value(scopeKey{}).(string)
+	return s, ok
+}
+
+// scopeOf returns the scope of ctx, or k's own when it carries none: refs
+// made without a scope are readable only through k.
+func (k *Keeper) scopeOf(ctx context.Context) string {
+	if s, ok := ScopeFrom(ctx); ok {
+		return s
+	}
+	return k.scope
+}
+
+// Text fits s to p as [shape.Text] does; when it cuts and p.KeepRest is
+// set, it keeps s whole in the store, under the scope of ctx, and the
+// marker names the read of the rest: the figures then carry the ref
+// (chain.Truncation.Ref) and the offset the read starts at
+// (chain.Truncation.Resume). A text that fits costs what shape.Text costs.
+func (k *Keeper) Text(ctx context.Context, s string, p shape.Policy) (string, chain.Truncation, bool) {
+	out, t, changed := shape.Text(s, p)
+	if !changed || !p.KeepRest || t.DroppedBytes == 0 {
+		return out, t, changed
+	}
+	e, err := k.store.Create(ctx, k.scopeOf(ctx))
+	if err != nil {
+		k.fail("create", err)
+		return out, t, changed
+	}
+	kept, kt, ok := k.mark(e.Ref(), len(s), p, func(q shape.Policy) (string, chain.Truncation, bool) {
+		return shape.Text(s, q)
+	}, resumeAfterHead(s))
+	if !ok {
+		_ = e.Abort()
+		return out, t, changed
+	}
+	if _, err := io.WriteString(e, s); err != nil {
+		_ = e.Abort()
+		k.fail("write", err)
+		return out, t, changed
+	}
+	return k.commit(e, kept, kt, out, t)
+}
+
+// Recut is [Keeper.Text] for a text that may be the output of an earlier
+// cut, as [shape.Recut] is for [shape.Text]: the ceiling's cut of content
+// a user middleware changed. A text whose marker names a read of k's tool
+// keeps naming it, from an offset moved back by what this cut gives up of
+// the head before the marker (0 when that cannot be told): the read never
+// skips a byte the model has not seen.
+func (k *Keeper) Recut(ctx context.Context, s string, p shape.Policy) (string, chain.Truncation, bool) {
+	if p.Fits(len(s)) {
+		return s, chain.Truncation{}, false
+	}
+	var f cut.Found
+	found := false
+	for _, m := range cut.FindMarkers(s) {
+		if m.Rest != nil && m.Rest.Tool == k.tool {
+			f, found = m, true
+		}
+	}
+	if !found {
+		return shape.Recut(s, p)
+	}
+	var a ReadArgs
+	if err := json.Unmarshal([]byte(f.Rest.Args), &a); err != nil || !ValidRef(a.Ref) {
+		return shape.Recut(s, p)
+	}
+	plain := cut.WithoutRest(s, f)
+	out, t, changed := shape.Recut(plain, p)
+	if !changed {
+		return out, t, changed
+	}
+	kept, kt, ok := k.mark(a.Ref, len(plain), p, func(q shape.Policy) (string, chain.Truncation, bool) {
+		return shape.Recut(plain, q)
+	}, func(_ string, g cut.Found, _ chain.Truncation) int {
+		return max(0, int(a.Offset)-max(0, f.Start-g.Start))
+	})
+	if !ok {
+		return out, t, changed
+	}
+	return kept, kt, true
+}
+
+// TextKept is [Keeper.Text] for an output already kept under ref, such
+// as a result a front end cuts again to a smaller share of a budget: the
+// marker names the read of ref, and nothing is written.
+func (k *Keeper) TextKept(s string, p shape.Policy, ref string) (string, chain.Truncation, bool) {
+	out, t, changed := shape.Text(s, p)
+	if !changed || !p.KeepRest || t.DroppedBytes == 0 || !ValidRef(ref) {
+		return out, t, changed
+	}
+	kept, kt, ok := k.mark(ref, len(s), p, func(q shape.Policy) (string, chain.Truncation, bool) {
+		return shape.Text(s, q)
+	}, resumeAfterHead(s))
+	if !ok {
+		return out, t, changed
+	}
+	return kept, kt, true
+}
+
+// commit commits e and returns the kept cut, or the plain one when the
+// store failed or kept too little to read from the resume point.
+func (k *Keeper) commit(e Entry, kept string, kt chain.Truncation, plain string, pt chain.Truncation) (string, chain.Truncation, bool) {
+	info, err := e.Commit()
+	if err != nil {
+		_ = e.Abort()
+		k.fail("commit", err)
+		return plain, pt, true
+	}
+	k.recovered()
+	if info.Size <= int64(kt.Resume) {
+		// The entry bound kept nothing past what the model sees: the
+		// read would be empty.
+		return plain, pt, true
+	}
+	return kept, kt, true
+}
+
+// mark cuts with room kept for the longer marker (cutAt cuts the output,
+// of n bytes, at a policy), then adds the read of ref, from the offset
+// resume gives for the cut, to the cut's marker. It reports false when the
+// marker cannot be found or fit.
+func (k *Keeper) mark(ref string, n int, p shape.Policy, cutAt func(shape.Policy) (string, chain.Truncation, bool), resumeAt func(out string, f cut.Found, t chain.Truncation) int) (string, chain.Truncation, bool) {
+	q, ok := k.reserve(p, n)
+	if !ok {
+		return "", chain.Truncation{}, false
+	}
+	marked, t, ok := k.markAt(ref, p, q, cutAt, resumeAt)
+	if !ok {
+		return "", chain.Truncation{}, false
+	}
+	// The room kept was for the widest numbers the marker could hold:
+	// what it did not take, the cut may show.
+	if slack := p.MaxBytes - len(marked); slack > 0 {
+		q.MaxBytes += slack
+		if again, t2, ok := k.markAt(ref, p, q, cutAt, resumeAt); ok {
+			return again, t2, true
+		}
+	}
+	return marked, t, true
+}
+
+// markAt is mark's cut at q, the policy p with room kept for the read.
+func (k *Keeper) markAt(ref string, p, q shape.Policy, cutAt func(shape.Policy) (string, chain.Truncation, bool), resumeAt func(out string, f cut.Found, t chain.Truncation) int) (string, chain.Truncation, bool) {
+	out, t, changed := cutAt(q)
+	if !changed || t.DroppedBytes == 0 {
+		return "", chain.Truncation{}, false
+	}
+	f, ok := cutMarker(out, t)
+	if !ok {
+		return "", chain.Truncation{}, false
+	}
+	resume := resumeAt(out, f, t)
+	marked := cut.WithRest(out, f, cut.Rest{Tool: k.tool, Args: readArgs(ref, resume)})
+	if !fits(marked, p) {
+		return "", chain.Truncation{}, false
+	}
+	t.Limit, t.LimitTokens = p.MaxBytes, 0
+	if p.HoldsTokens() {
+		t.LimitTokens = p.MaxTokens
+	}
+	t.Ref, t.Resume = ref, resume
+	return marked, t, true
+}
+
+// resumeAfterHead returns the resume point of a cut of an output that
+// begins with prefix (the whole output, or as much of its start as a
+// stream holds): where the marker stands when the cut shows the output's
+// first bytes before it, as head and head_tail do; 0, the start, for a
+// JSON cut, which reshapes the document.
+func resumeAfterHead(prefix string) func(string, cut.Found, chain.Truncation) int {
+	return func(out string, f cut.Found, t chain.Truncation) int {
+		if t.Strategy != string(cut.KeepJSON) && f.Start <= len(prefix) && out[:f.Start] == prefix[:f.Start] {
+			return f.Start
+		}
+		return 0
+	}
+}
+
+// cutMarker finds the marker a cut put in out: the last one counting what
+// the cut dropped, in its unit.
+func cutMarker(out string, t chain.Truncation) (cut.Found, bool) {
+	n, unit := t.DroppedBytes, cut.UnitBytes
+	if t.Unit == string(cut.UnitTokens) {
+		n, unit = t.DroppedTokens, cut.UnitTokens
+	}
+	ms := cut.FindMarkers(out)
+	for i := len(ms) - 1; i >= 0; i-- {
+		if m := ms[i]; m.N == n && m.Unit == unit && m.Rest == nil {
+			return m, true
+		}
+	}
+	return cut.Found{}, false
+}
+
+// readArgs returns the arguments of the read of ref from offset, as the
+// marker names them.
+func readArgs(ref string, offset int) string {
+	return `{"ref":"` + ref + `","offset":` + strconv.Itoa(offset) + `}`
+}
+
+// reserve returns p with room kept for the read a marker names, for an
+// output of n bytes, and false when p has not that much room.
+func (k *Keeper) reserve(p shape.Policy, n int) (shape.Policy, bool) {
+	r := cut.Rest{Tool: k.tool, Args: readArgs(zeroRef, n)}
+	extra := cut.RestMarkerLen(0, cut.UnitBytes, r) - cut.MarkerLen(0)
+	q := p
+	q.MaxBytes -= extra
+	if q.MaxBytes < cut.MarkerLen(n)+1 {
+		return p, false
+	}
+	if p.HoldsTokens() {
+		// The suffix's tokens, and a few for where it meets the marker.
+		q.MaxTokens -= p.Counter.Count(cut.RestMarker(0, cut.UnitBytes, r)[len(cut.Marker(0)):]) + 2
+		if q.MaxTokens < 16 {
+			return p, false
+		}
+	}
+	return q, true
+}
+
+// zeroRef stands for a ref where only its length matters.
+var zeroRef = string(make([]byte, RefLen))
+
+// fits reports whether s is within p's limits, counting its tokens when p
+// holds them and s is short enough to be counted ([cut.TokenWindow]).
+func fits(s string, p shape.Policy) bool {
+	if len(s) > p.MaxBytes {
+		return false
+	}
+	if !p.HoldsTokens() || len(s) <= p.MaxTokens {
+		return true
+	}
+	if len(s) > cut.TokenWindow(p.MaxTokens) {
+		return true // cut by bytes at the token bound (shape.Policy.Hold)
+	}
+	return p.Counter.Count(s) <= p.MaxTokens
+}
+
+// fail logs a store failure, once per outage.
+func (k *Keeper) fail(op string, err error) {
+	if errors.Is(err, ErrFull) {
+		k.logger.Warn("rest store full: output cut without keeping the rest", "op", op, "error", err)
+		return
+	}
+	if k.failing.CompareAndSwap(false, true) {
+		k.logger.Error("rest store failing: outputs are cut without keeping the rest until it recovers", "op", op, "error", err)
+	}
+}
+
+// recovered logs the end of an outage.
+func (k *Keeper) recovered() {
+	if k.failing.CompareAndSwap(true, false) {
+		k.logger.Info("rest store recovered: cuts keep the rest again")
+	}
+}

@@ -1,0 +1,202 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// chunkSize is the size of the pieces a memory entry holds its bytes in:
+// an entry grows by a piece at a time instead of doubling one slice, so
+// that what it allocates stays within a piece of what the quota counts.
+const chunkSize = 64 << 10
+
+// Memory is a [Store] in memory, for a program that keeps the rest for its
+// own lifetime. It holds at most its quota, entries being written
+// included; it starts no goroutine: expired entries go when an Open or a
+// Write meets them.
+//
+// A Reader keeps reading an entry that is evicted while it is open (its
+// bytes stay alive until the Reader is dropped), so memory in use may pass
+// the quota by what open Readers hold.
+type Memory struct {
+	lim limits
+	q   *quota[*memData]
+}
+
+// memData is the bytes of a committed memory entry. It never changes once
+// committed, so Readers share it without a lock.
+type memData struct {
+	chunks   [][]byte // every chunk but the last is chunkSize long
+	size     int64
+	original int64
+}
+
+// NewMemory returns an empty memory store bounded by cfg, whose MaxBytes
+// defaults to [DefaultMemoryMaxBytes].
+func NewMemory(cfg Config) *Memory {
+	lim := resolve(cfg, DefaultMemoryMaxBytes, 0)
+	return &Memory{lim: lim, q: newQuota(lim, func(string, *memData) {})}
+}
+
+// Usage returns what m holds.
+func (m *Memory) Usage() Usage { return m.q.usage() }
+
+// Create starts a new entry in scope. It fails only when ctx is done.
+func (m *Memory) Create(ctx context.Context, scope string) (Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("rest: create: %w", err)
+	}
+	ref := NewRef()
+	return &memEntry{m: m, ref: ref, key: entryKey(scope, ref)}, nil
+}
+
+// Open returns the committed entry ref of scope and renews its time to
+// live. Every ref it cannot read, whatever the reason, is [ErrUnknown].
+func (m *Memory) Open(ctx context.Context, scope, ref string) (Reader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("rest: open: %w", err)
+	}
+	if !ValidRef(ref) {
+		return nil, ErrUnknown
+	}
+	d, _, ok := m.q.use(entryKey(scope, ref))
+	if !ok {
+		return nil, ErrUnknown
+	}
+	return &memReader{d: d, info: Info{Ref: ref, Size: d.size, Original: d.original}}, nil
+}
+
+// errDone is the error of a Write or Commit after the entry was committed
+// or aborted.
+var errDone = errors.New("rest: entry already committed or aborted")
+
+// memEntry is a memory entry being written.
+type memEntry struct {
+	m   *Memory
+	ref string
+	key string
+
+	mu       sync.Mutex
+	d        memData
+	reserved int64 // what the quota holds for it: d.size until Commit
+	err      error // sticky: the first failed Write
+	done     bool
+}
+
+func (e *memEntry) Ref() string { return e.ref }
+
+// Write keeps p up to the store's MaxEntryBytes and counts the rest.
+func (e *memEntry) Write(p []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return 0, errDone
+	}
+	if e.err != nil {
+		return 0, e.err
+	}
+	keep := min(int64(len(p)), e.m.lim.maxEntryBytes-e.d.size)
+	if keep > 0 {
+		if err := e.m.q.reserve(keep); err != nil {
+			e.err = fmt.Errorf("rest: entry %s: %w", e.ref, err)
+			return 0, e.err
+		}
+		e.reserved += keep
+		e.append(p[:keep])
+	}
+	e.d.original += int64(len(p))
+	return len(p), nil
+}
+
+// append adds p to the chunks, filling the last one to chunkSize first.
+func (e *memEntry) append(p []byte) {
+	for len(p) > 0 {
+		n := len(e.d.chunks)
+		if n == 0 || len(e.d.chunks[n-1]) == chunkSize {
+			e.d.chunks = append(e.d.chunks, make([]byte, 0, min(len(p), chunkSize)))
+			n++
+		}
+		last := e.d.chunks[n-1]
+		k := min(len(p), chunkSize-len(last))
+		e.d.chunks[n-1] = append(last, p[:k]...)
+		e.d.size += int64(k)
+		p = p[k:]
+	}
+}
+
+func (e *memEntry) Commit() (Info, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return Info{}, errDone
+	}
+	if e.err != nil {
+		return Info{}, e.err
+	}
+	e.done = true
+	d := &memData{chunks: e.d.chunks, size: e.d.size, original: e.d.original}
+	// The entry may be younger than entries opened while it was written:
+	// it is the youngest from its Commit on.
+	_ = e.m.q.commit(e.key, e.reserved, e.m.lim.now(), d, nil)
+	e.d = memData{}
+	return Info{Ref: e.ref, Size: d.size, Original: d.original}, nil
+}
+
+func (e *memEntry) Abort() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return nil
+	}
+	e.done = true
+	e.m.q.release(e.reserved)
+	e.reserved = 0
+	e.d = memData{}
+	return nil
+}
+
+// errClosed is the error of a ReadAt after Close.
+var errClosed = errors.New("rest: reader closed")
+
+// memReader reads a committed memory entry.
+type memReader struct {
+	d      *memData
+	info   Info
+	closed atomic.Bool
+}
+
+func (r *memReader) Info() Info { return r.info }
+
+func (r *memReader) Close() error {
+	r.closed.Store(true)
+	return nil
+}
+
+// ReadAt follows the io.ReaderAt contract: fewer bytes than len(p) come
+// with an error, io.EOF at the end of what the entry holds.
+func (r *memReader) ReadAt(p []byte, off int64) (int, error) {
+	if r.closed.Load() {
+		return 0, errClosed
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("rest: read of entry %s at negative offset %d", r.info.Ref, off)
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n := 0
+	for n < len(p) && off < r.d.size {
+		c := r.d.chunks[off/chunkSize]
+		k := copy(p[n:], c[off%chunkSize:])
+		n += k
+		off += int64(k)
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}

@@ -1,0 +1,300 @@
+package rest
+
+import (
+	"container/list"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Usage is what a store holds, for a status line and for tests.
+type Usage struct {
+	// Entries is the number of committed entries.
+	Entries int
+	// Bytes is what the committed entries hold.
+	Bytes int64
+	// Writing is what entries being written have reserved so far.
+	Writing int64
+	// MaxBytes is the quota: Bytes + Writing never passes it.
+	MaxBytes int64
+}
+
+// limits is a [Config] with its defaults applied.
+type limits struct {
+	maxBytes      int64
+	maxEntryBytes int64
+	ttl           time.Duration
+	log           hclog.Logger
+	now           func() time.Time
+}
+
+// resolve applies the defaults to cfg. A negative field is taken as zero:
+// the manifest validates values before they reach a store, and a
+// constructor without an error result has nothing better to do with one.
+// overhead is what a store adds to each entry (the header of a file): the
+// per-entry bound leaves room for it inside the quota.
+func resolve(cfg Config, defaultMaxBytes, overhead int64) limits {
+	l := limits{
+		maxBytes:      cfg.MaxBytes,
+		maxEntryBytes: cfg.MaxEntryBytes,
+		ttl:           cfg.TTL,
+		log:           cfg.Logger,
+		now:           cfg.Now,
+	}
+	if l.maxBytes <= 0 {
+		l.maxBytes = defaultMaxBytes
+	}
+	if l.maxEntryBytes <= 0 {
+		l.maxEntryBytes = DefaultMaxEntryBytes
+	}
+	l.maxEntryBytes = max(min(l.maxEntryBytes, l.maxBytes-overhead), 0)
+	if l.ttl <= 0 {
+		l.ttl = DefaultTTL
+	}
+	if l.log == nil {
+		l.log = hclog.NewNullLogger()
+	} else {
+		l.log = l.log.Named("rest")
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	return l
+}
+
+// entryKey names the entry ref of scope: the hex sha256 of both, so that
+// the same ref in another scope names nothing, and neither the scope nor
+// the ref shows in a file name or a log line. A ref has a fixed length and
+// no NUL, so the input is unambiguous.
+func entryKey(scope, ref string) string {
+	h := sha256.New()
+	h.Write([]byte("toolcap/rest\x00"))
+	h.Write([]byte(ref))
+	h.Write([]byte{0})
+	h.Write([]byte(scope))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// keyLen is the length of an entry key: 64 hex digits.
+const keyLen = 2 * sha256.Size
+
+// isKey reports whether name has the form of an entry key, so that a
+// directory scan leaves alone what it did not write.
+func isKey(name string) bool {
+	if len(name) != keyLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// shortKey is the part of a key a log line names: enough to follow one
+// entry through the log, nothing of its scope.
+func shortKey(key string) string { return key[:min(len(key), 12)] }
+
+// item is one committed entry in the quota's index.
+type item[T any] struct {
+	key  string
+	size int64
+	used time.Time // commit or last Open: its time to live runs from here
+	elem *list.Element
+	val  T
+}
+
+// quota is the index both stores keep: the committed entries by last use,
+// their bytes, and the bytes reserved by entries being written, all under
+// one lock, so that the sum never passes the quota whatever the number of
+// writers. A store gives it a drop func that removes an entry's data; it
+// runs with the lock held, so that the bytes are gone before the room is
+// handed out.
+type quota[T any] struct {
+	lim  limits
+	drop func(key string, val T)
+
+	mu      sync.Mutex
+	held    int64 // committed bytes
+	pending int64 // bytes reserved by entries being written
+	items   map[string]*item[T]
+	lru     list.List // of *item[T]; front: the oldest by last use
+}
+
+func newQuota[T any](lim limits, drop func(key string, val T)) *quota[T] {
+	return &quota[T]{lim: lim, drop: drop, items: make(map[string]*item[T])}
+}
+
+// reserve takes n bytes of the quota for an entry being written, evicting
+// expired entries, then the oldest by last use, when it needs the room.
+// When even an empty index leaves no room (entries being written hold the
+// rest), it evicts nothing and fails with [ErrFull].
+func (q *quota[T]) reserve(n int64) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.held+q.pending+n <= q.lim.maxBytes {
+		q.pending += n
+		return nil
+	}
+	if q.pending+n > q.lim.maxBytes {
+		return fmt.Errorf("rest: %d more bytes do not fit the quota of %d bytes (%d reserved by entries being written): %w",
+			n, q.lim.maxBytes, q.pending, ErrFull)
+	}
+	now := q.lim.now()
+	q.sweepLocked(now)
+	for q.held+q.pending+n > q.lim.maxBytes {
+		q.evictLocked(q.lru.Front().Value.(*item[T]), "quota", now)
+	}
+	q.pending += n
+	return nil
+}
+
+// release gives back n reserved bytes: an entry aborted, or a failed write.
+func (q *quota[T]) release(n int64) {
+	q.mu.Lock()
+	q.pending -= n
+	q.mu.Unlock()
+}
+
+// commit turns the size bytes an entry reserved into a committed entry
+// under key, last used at used. publish, when not nil, makes the entry's
+// data visible (a rename) under the lock, so that the index and the data
+// agree for every other caller; when it fails, nothing changes and the
+// reservation is still the caller's to release.
+func (q *quota[T]) commit(key string, size int64, used time.Time, val T, publish func() error) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if publish != nil {
+		if err := publish(); err != nil {
+			return err
+		}
+	}
+	q.pending -= size
+	if old, ok := q.items[key]; ok { // a ref is random: this does not happen, but keep the sums right
+		q.removeLocked(old)
+	}
+	q.insertLocked(key, size, used, val)
+	return nil
+}
+
+// use returns the entry under key and renews its time to live (it becomes
+// the youngest), removing the expired entries it meets first. ok is false
+// for an unknown or expired key. now is the time it renewed the entry to.
+func (q *quota[T]) use(key string) (val T, now time.Time, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now = q.lim.now()
+	q.sweepLocked(now)
+	it, ok := q.items[key]
+	if !ok {
+		return val, now, false
+	}
+	if q.expired(it, now) { // out of LRU order when the clock went back
+		q.evictLocked(it, "expired", now)
+		return val, now, false
+	}
+	it.used = now
+	q.lru.MoveToBack(it.elem)
+	return it.val, now, true
+}
+
+// adopt indexes an entry found on disk that the index does not know (one
+// another process wrote) as just used, evicting the oldest entries if it
+// passes the quota. It reports whether the entry is in the index after
+// that: an entry larger than what the quota has left is evicted itself.
+func (q *quota[T]) adopt(key string, size int64, val T) (time.Time, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.lim.now()
+	if it, ok := q.items[key]; ok {
+		it.used = now
+		q.lru.MoveToBack(it.elem)
+		return now, true
+	}
+	q.insertLocked(key, size, now, val)
+	q.trimLocked(now)
+	_, ok := q.items[key]
+	return now, ok
+}
+
+// load indexes an entry found when a store opens. Call trim after the last.
+func (q *quota[T]) load(key string, size int64, used time.Time, val T) {
+	q.mu.Lock()
+	q.insertLocked(key, size, used, val)
+	q.mu.Unlock()
+}
+
+// trim evicts the oldest entries until the index holds its quota again:
+// after a restart with a smaller quota than the files on disk.
+func (q *quota[T]) trim() {
+	q.mu.Lock()
+	q.trimLocked(q.lim.now())
+	q.mu.Unlock()
+}
+
+// forget drops the entry under key, if the index has it, for a reason a
+// store found (its file is gone or corrupt).
+func (q *quota[T]) forget(key, reason string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if it, ok := q.items[key]; ok {
+		q.evictLocked(it, reason, q.lim.now())
+	}
+}
+
+// usage returns what the index holds.
+func (q *quota[T]) usage() Usage {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return Usage{Entries: len(q.items), Bytes: q.held, Writing: q.pending, MaxBytes: q.lim.maxBytes}
+}
+
+func (q *quota[T]) expired(it *item[T], now time.Time) bool {
+	return !now.Before(it.used.Add(q.lim.ttl))
+}
+
+// sweepLocked evicts the expired entries at the old end of the index. The
+// index is in last-use order, so it stops at the first live one.
+func (q *quota[T]) sweepLocked(now time.Time) {
+	for e := q.lru.Front(); e != nil; e = q.lru.Front() {
+		it := e.Value.(*item[T])
+		if !q.expired(it, now) {
+			return
+		}
+		q.evictLocked(it, "expired", now)
+	}
+}
+
+func (q *quota[T]) trimLocked(now time.Time) {
+	for q.held+q.pending > q.lim.maxBytes && q.lru.Len() > 0 {
+		q.evictLocked(q.lru.Front().Value.(*item[T]), "quota", now)
+	}
+}
+
+func (q *quota[T]) insertLocked(key string, size int64, used time.Time, val T) {
+	it := &item[T]{key: key, size: size, used: used, val: val}
+	it.elem = q.lru.PushBack(it)
+	q.items[key] = it
+	q.held += size
+}
+
+func (q *quota[T]) removeLocked(it *item[T]) {
+	q.lru.Remove(it.elem)
+	delete(q.items, it.key)
+	q.held -= it.size
+}
+
+// evictLocked removes it from the index and drops its data, with the one
+// debug line every eviction gets.
+func (q *quota[T]) evictLocked(it *item[T], reason string, now time.Time) {
+	q.removeLocked(it)
+	q.drop(it.key, it.val)
+	q.lim.log.Debug("entry evicted", "entry", shortKey(it.key), "reason", reason,
+		"bytes", it.size, "idle", now.Sub(it.used).Round(time.Millisecond))
+}

@@ -133,8 +133,8 @@ func (d *Dir) cleanTmp() error {
 	return nil
 }
 
-// scan indexes the entry files of the directory, oldest first, removing
-// the expired ones, and evicts the oldest while they pass the quota.
+// scan indexes the entry files of the directory, oldest first, then
+// removes the expired ones and evicts the oldest while they pass the quota.
 func (d *Dir) scan() error {
 	des, err := os.ReadDir(d.path)
 	if err != nil {
@@ -145,8 +145,7 @@ func (d *Dir) scan() error {
 		size int64
 		used time.Time
 	}
-	var live []found
-	now := d.lim.now()
+	var all []found
 	for _, de := range des {
 		if !isKey(de.Name()) {
 			continue // not ours: tmp/, or a file someone else put there
@@ -155,15 +154,10 @@ func (d *Dir) scan() error {
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		if !now.Before(fi.ModTime().Add(d.lim.ttl)) {
-			d.drop(de.Name(), struct{}{})
-			d.lim.log.Debug("entry evicted", "entry", shortKey(de.Name()), "reason", "expired", "bytes", fi.Size())
-			continue
-		}
-		live = append(live, found{de.Name(), fi.Size(), fi.ModTime()})
+		all = append(all, found{de.Name(), fi.Size(), fi.ModTime()})
 	}
-	slices.SortFunc(live, func(a, b found) int { return a.used.Compare(b.used) })
-	for _, f := range live {
+	slices.SortFunc(all, func(a, b found) int { return a.used.Compare(b.used) })
+	for _, f := range all {
 		d.q.load(f.key, f.size, f.used, struct{}{})
 	}
 	d.q.trim()

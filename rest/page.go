@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/shape"
@@ -86,9 +87,11 @@ func (k *Keeper) page(r Reader, info Info, a ReadArgs, p shape.Policy) (string, 
 	if n, err := r.ReadAt(buf, int64(off)); n < want && err != nil {
 		return "", fmt.Errorf("%s: reading ref %s: %w", k.tool, strconv.Quote(a.Ref), err)
 	}
+	// buf is never written again: the page may share it.
+	window := unsafe.String(unsafe.SliceData(buf), len(buf))
 	last := end == int(info.Original) // nothing would be left after a whole page
-	if end-off <= p.MaxBytes && last && fits(string(buf), p) {
-		return string(buf), nil
+	if end-off <= p.MaxBytes && last && fits(window, p) {
+		return window, nil
 	}
 	marker := func(shown int) string {
 		next := off + shown
@@ -98,7 +101,7 @@ func (k *Keeper) page(r Reader, info Info, a ReadArgs, p shape.Policy) (string, 
 		}
 		return cut.RestMarker(int(info.Original)-next, cut.UnitBytes, cut.Rest{Tool: k.tool, Args: readArgs(a.Ref, next)})
 	}
-	page, ok := fitPage(buf, end-off, p, marker)
+	page, ok := fitPage(window, end-off, p, marker)
 	if !ok {
 		return "", fmt.Errorf("%s: its limit of %d bytes cannot hold a page and the marker naming the next read; raise its max_bytes", k.tool, p.MaxBytes)
 	}
@@ -106,11 +109,10 @@ func (k *Keeper) page(r Reader, info Info, a ReadArgs, p shape.Policy) (string, 
 }
 
 // fitPage returns the longest head of the window (total bytes, of which
-// buf holds the first) that fits p followed by marker(its length), cut on
+// window holds the first) that fits p followed by marker(its length), cut on
 // a character boundary, and false when not even the marker alone fits.
-func fitPage(buf []byte, total int, p shape.Policy, marker func(shown int) string) (string, bool) {
-	k := min(total, len(buf))
-	window := string(buf)
+func fitPage(window string, total int, p shape.Policy, marker func(shown int) string) (string, bool) {
+	k := min(total, len(window))
 	// The marker's length changes with the digits of its numbers only:
 	// step down until the head and its marker fit.
 	for {

@@ -143,7 +143,7 @@ func (q *quota[T]) reserve(n int64) error {
 		return nil
 	}
 	if q.pending+n > q.lim.maxBytes {
-		return fmt.Errorf("rest: %d more bytes do not fit the quota of %d bytes (%d reserved by entries being written): %w",
+		return fmt.Errorf("%d more bytes do not fit the quota of %d bytes (%d reserved by entries being written): %w",
 			n, q.lim.maxBytes, q.pending, ErrFull)
 	}
 	now := q.lim.now()
@@ -223,18 +223,22 @@ func (q *quota[T]) adopt(key string, size int64, val T) (time.Time, bool) {
 	return now, ok
 }
 
-// load indexes an entry found when a store opens. Call trim after the last.
+// load indexes an entry found when a store opens, in last-use order.
+// Call trim after the last.
 func (q *quota[T]) load(key string, size int64, used time.Time, val T) {
 	q.mu.Lock()
 	q.insertLocked(key, size, used, val)
 	q.mu.Unlock()
 }
 
-// trim evicts the oldest entries until the index holds its quota again:
-// after a restart with a smaller quota than the files on disk.
+// trim evicts the expired entries, then the oldest until the index holds
+// its quota again: after a restart, maybe with a smaller quota than the
+// files on disk.
 func (q *quota[T]) trim() {
 	q.mu.Lock()
-	q.trimLocked(q.lim.now())
+	now := q.lim.now()
+	q.sweepLocked(now)
+	q.trimLocked(now)
 	q.mu.Unlock()
 }
 

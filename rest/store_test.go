@@ -118,7 +118,7 @@ func storeBytes(seed uint64, n int) []byte {
 
 // storePut writes data to a new entry of scope in pieces of the sizes
 // given (cycled; all of it at once when none) and commits it.
-func storePut(t *testing.T, s rest.Store, scope string, data []byte, pieces ...int) rest.Info {
+func storePut(t testing.TB, s rest.Store, scope string, data []byte, pieces ...int) rest.Info {
 	t.Helper()
 	e, err := s.Create(context.Background(), scope)
 	if err != nil {
@@ -645,6 +645,9 @@ func TestStoreAbortFreesReservation(t *testing.T) {
 			_, err = b.Write(storeBytes(9, 5000))
 			if !errors.Is(err, rest.ErrFull) {
 				t.Fatalf("Write 5000 bytes to b = %v; want ErrFull", err)
+			}
+			if want := "rest: entry " + b.Ref() + ": 5000 more bytes do not fit the quota of 10000 bytes ("; !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("ErrFull text = %q; want it to start %q", err, want)
 			}
 			if !storeReadable(t, s, "scope", kept.Ref) {
 				t.Error("a hopeless Write evicted a committed entry")

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"testing"
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/worker"
 )
 
@@ -276,4 +278,41 @@ func TestDirectPathAgrees(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkExecuteToolsRest is the cost of keeping the rest: the worker
+// without a store (impl=worker) and with one in memory (impl=rest-memory)
+// and on disk (impl=rest-dir). A result under its limit must cost the
+// same with or without; one over it pays for writing its bytes.
+func BenchmarkExecuteToolsRest(b *testing.B) {
+	ctx := rest.WithScope(context.Background(), "bench")
+	calls := benchCalls(1)
+	for _, c := range contents {
+		dir, err := rest.OpenDir(filepath.Join(b.TempDir(), "rest"), rest.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		impls := []struct {
+			name string
+			exec executor
+		}{
+			{"worker", newBenchWorker(b, c.content)},
+			{"rest-memory", newRestWorker(b, c.content, rest.NewMemory(rest.Config{}))},
+			{"rest-dir", newRestWorker(b, c.content, dir)},
+		}
+		for _, impl := range impls {
+			b.Run(fmt.Sprintf("1calls/%s/impl=%s", c.name, impl.name), func(b *testing.B) {
+				benchBatch(b, impl.exec, ctx, calls)
+			})
+		}
+	}
+}
+
+// newRestWorker is newBenchWorker keeping the rest in store.
+func newRestWorker(tb testing.TB, content *string, store rest.Store) *worker.Worker {
+	w, err := worker.New(benchTools(content), worker.WithMiddleware(noop, noop, noop, noop), worker.WithRest(store))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return w
 }

@@ -58,8 +58,9 @@ func BenchmarkKeep(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(big)))
 		name := filepath.Join(dir, "plain")
+		data := []byte(big)
 		for b.Loop() {
-			if err := os.WriteFile(name, []byte(big), 0o600); err != nil {
+			if err := os.WriteFile(name, data, 0o600); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,9 +9,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/logtest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/worker"
@@ -166,5 +169,29 @@ func TestWorkerBatchKeepsTheRest(t *testing.T) {
 		if got := follow(t, ctx, w, rest.DefaultTool, fmt.Sprintf(`{"ref":%q,"offset":%d}`, tr.Ref, tr.Resume)); got != full[tr.Resume:] {
 			t.Errorf("result %d: the read from %d gives %d bytes, want %d", i, tr.Resume, len(got), len(full)-tr.Resume)
 		}
+	}
+}
+
+func TestWorkerReadToolLimit(t *testing.T) {
+	glob, full := globTool(4000)
+	var buf bytes.Buffer
+	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{
+		PerTool: map[string]manifest.ToolEntry{rest.DefaultTool: {MaxBytes: 32768}},
+	}}
+	w, err := worker.New([]worker.Tool{glob}, worker.WithManifest(m),
+		worker.WithRest(rest.NewMemory(rest.Config{})), worker.WithLogger(logtest.New(&buf, hclog.Warn)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := logtest.Lines(t, &buf); len(lines) != 0 {
+		t.Errorf("the read tool's per_tool entry warned: %v", lines)
+	}
+	ctx := rest.WithScope(context.Background(), "c")
+	tr, _ := w.ExecuteTools(ctx, []chain.Call{{ID: "1", Tool: "Glob"}})[0].Truncation()
+	page := w.ExecuteTools(ctx, []chain.Call{{ID: "2", Tool: rest.DefaultTool,
+		Args: json.RawMessage(fmt.Sprintf(`{"ref":%q,"offset":%d}`, tr.Ref, tr.Resume))}})[0]
+	ms := cut.FindMarkers(*page.Content)
+	if len(*page.Content) != 32768 || len(ms) != 1 || !strings.HasPrefix(full[tr.Resume:], (*page.Content)[:ms[0].Start]) {
+		t.Errorf("a page at the read tool's 32768-byte limit: %d bytes, markers %+v", len(*page.Content), ms)
 	}
 }

@@ -149,6 +149,9 @@ func (w *Worker) warnUnknownLimits() {
 		if _, ok := w.tools[name]; ok {
 			continue
 		}
+		if w.keeper != nil && name == w.keeper.Tool() {
+			continue // the read tool's own limit
+		}
 		args := []any{"tool", name, "limit", w.limits.For(name)}
 		if s := suggest.Closest(name, w.names); s != "" {
 			args = append(args, "did_you_mean", s)

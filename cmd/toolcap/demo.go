@@ -18,6 +18,7 @@ import (
 	"github.com/toolcap/toolcap/cmd/toolcap/internal/tools"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/worker"
 )
 
@@ -110,11 +111,15 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		worker.WithManifest(res.Manifest),
 		worker.WithLogger(base),
 		worker.WithMiddleware(middleware.Logging(base.Named("toolcap")), seen.middleware),
+		// What a cut drops is kept for the demo's own run, so that the
+		// model can read on (docs/rest.md).
+		worker.WithRest(rest.NewMemory(rest.Config{})),
 	)
 	if err != nil {
 		return configError(stderr, err)
 	}
 	calls := batch(t)
+	ctx = rest.WithScope(ctx, "demo")
 	results := w.ExecuteTools(ctx, calls)
 	if err := ctx.Err(); err != nil {
 		fmt.Fprintf(stderr, "toolcap demo: %v\n", context.Cause(ctx))
@@ -124,7 +129,37 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fmt.Fprint(stdout, note)
 	fmt.Fprintf(stdout, "One model turn over %s (%s, %s), through a toolcap worker.\n", label, plural(t.files, "file"), size(t.bytes))
 	fmt.Fprintf(stdout, "Limits: %s\n\n", describeLimits(res))
-	return report(stdout, w, calls, results, seen.max.Load(), *lines)
+	exit := report(stdout, w, calls, results, seen.max.Load(), *lines)
+	if exit == exitOK {
+		readOn(ctx, stdout, w, calls, results, *lines)
+	}
+	return exit
+}
+
+// readOn shows the next turn of a model that reads on: the call of the
+// read tool the first kept cut's marker names, and the page it gets.
+func readOn(ctx context.Context, w io.Writer, wk *worker.Worker, calls []chain.Call, results []worker.ToolResult, lines int) {
+	def, ok := wk.ReadTool()
+	if !ok {
+		return
+	}
+	for i, r := range results {
+		t, ok := r.Truncation()
+		if !ok || t.Ref == "" {
+			continue
+		}
+		args := fmt.Sprintf(`{"ref":%q,"offset":%d}`, t.Ref, t.Resume)
+		page := wk.ExecuteTools(ctx, []chain.Call{{ID: "call_read", Tool: def.Name, Args: json.RawMessage(args)}})[0]
+		if page.Content == nil {
+			return
+		}
+		fmt.Fprintf(w, "\nThe next turn: the model reads on where result %d (%s) was cut, with the call its marker names:\n", i+1, calls[i].Tool)
+		fmt.Fprintf(w, "  %s %s -> %d bytes (limit %d)\n", def.Name, args, len(*page.Content), wk.Limit(def.Name))
+		for _, l := range lastLines(*page.Content, lines) {
+			fmt.Fprintf(w, "    | %s\n", printable(l, 140))
+		}
+		return
+	}
 }
 
 // tree is what demo learns of a tree before choosing its calls.

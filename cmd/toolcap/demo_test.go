@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolcap/toolcap/cut"
 )
 
 // row is one line of the demo's table.
@@ -79,9 +81,9 @@ func TestDemoOnTree(t *testing.T) {
 		t.Errorf("demo fell back to the sample on a tree large enough:\n%s", got.stdout)
 	}
 	want := []row{
-		{"Glob", `{"pattern":"*"}`, 16384, globBytes, 16384, globBytes - 16384 + markerLen(globBytes, 16384), "cut"},
-		{"Grep", `{"pattern":"TODO"}`, 16384, grepBytes, 16384, grepBytes - 16384 + markerLen(grepBytes, 16384), "cut"},
-		{"Read", `{"path":"docs/big.md"}`, 16384, 48000, 16384, 48000 - 16384 + markerLen(48000, 16384), "cut"},
+		{"Glob", `{"pattern":"*"}`, 16384, globBytes, 16384, globBytes - 16384 + restMarkerLen(globBytes, 16384), "cut"},
+		{"Grep", `{"pattern":"TODO"}`, 16384, grepBytes, 16384, grepBytes - 16384 + restMarkerLen(grepBytes, 16384), "cut"},
+		{"Read", `{"path":"docs/big.md"}`, 16384, 48000, 16384, 48000 - 16384 + restMarkerLen(48000, 16384), "cut"},
 		{"Read", `{"path":"go.mod"}`, 16384, 21, 21, 0, "fits"},
 	}
 	if diff := cmp.Diff(want, demoRows(t, got.stdout)); diff != "" {
@@ -91,7 +93,8 @@ func TestDemoOnTree(t *testing.T) {
 		"One model turn over "+dir+" (142 files,",
 		"Limits: default_max_bytes 16384 (built-in default)",
 		"  1 Glob {\"pattern\":\"*\"}\n",
-		fmt.Sprintf("    | [truncated: %d bytes dropped, refine your query]\n", globBytes-16384+markerLen(globBytes, 16384)),
+		fmt.Sprintf("    | [truncated: %d bytes dropped, refine your query or read the rest: toolcap_read {\"ref\":\"", globBytes-16384+restMarkerLen(globBytes, 16384)),
+		"The next turn: the model reads on where result 1 (Glob) was cut, with the call its marker names:\n  toolcap_read {\"ref\":",
 		"verdict: the cap kept ",
 		"(3 of 4 results cut, each within its limit)",
 		"the user middleware saw at most 16384 bytes",
@@ -110,9 +113,9 @@ func TestDemoBatchBudget(t *testing.T) {
 	}
 	// 32768 - 21 = 32747 for three: 10916, 10916, 10915.
 	want := []row{
-		{"Glob", `{"pattern":"*"}`, 16384, globBytes, 10916, globBytes - 10916 + markerLen(globBytes, 10916), "cut"},
-		{"Grep", `{"pattern":"TODO"}`, 16384, grepBytes, 10916, grepBytes - 10916 + markerLen(grepBytes, 10916), "cut"},
-		{"Read", `{"path":"docs/big.md"}`, 16384, 48000, 10915, 48000 - 10915 + markerLen(48000, 10915), "cut"},
+		{"Glob", `{"pattern":"*"}`, 16384, globBytes, 10916, globBytes - 10916 + restMarkerLen(globBytes, 10916), "cut"},
+		{"Grep", `{"pattern":"TODO"}`, 16384, grepBytes, 10916, grepBytes - 10916 + restMarkerLen(grepBytes, 10916), "cut"},
+		{"Read", `{"path":"docs/big.md"}`, 16384, 48000, 10915, 48000 - 10915 + restMarkerLen(48000, 10915), "cut"},
 		{"Read", `{"path":"go.mod"}`, 16384, 21, 21, 0, "fits"},
 	}
 	if diff := cmp.Diff(want, demoRows(t, got.stdout)); diff != "" {
@@ -122,15 +125,17 @@ func TestDemoBatchBudget(t *testing.T) {
 		"Limits: default_max_bytes 16384 (built-in default), batch_max_bytes 32768 (env TOOLCAP_WORKER__TOOL_OUTPUT__BATCH_MAX_BYTES)")
 }
 
-// markerLen is the length of the marker Truncate appends when it cuts n
-// bytes of content to limit.
-func markerLen(n, limit int) int {
-	for d := 1; ; d++ {
-		m := len("\n[truncated: ") + d + len(" bytes dropped, refine your query]")
-		if len(strconv.Itoa(n-(limit-m))) == d {
+// restMarkerLen is the length of the marker a cut of n bytes of content to
+// limit appends when the rest is kept: the longest head k whose marker,
+// naming the read from k, fits beside it.
+func restMarkerLen(n, limit int) int {
+	for k := limit; k >= 0; k-- {
+		r := cut.Rest{Tool: "toolcap_read", Args: fmt.Sprintf(`{"ref":"%s","offset":%d}`, strings.Repeat("a", 26), k)}
+		if m := cut.RestMarkerLen(n-k, cut.UnitBytes, r); k+m <= limit {
 			return m
 		}
 	}
+	return 0
 }
 
 func TestDemoFallsBackOnSmallTree(t *testing.T) {

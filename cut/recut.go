@@ -40,7 +40,24 @@ func SplitMarker(text string) (head string, dropped int, ok bool) {
 // head and its tail gives up room from both sides (its lines are not snapped
 // again, nor are lines rescued again). Any other text is cut with spec, as
 // [Cut] cuts it. Text within limit is returned unchanged.
+//
+// A marker that names a read of the rest ([RestMarker]) keeps naming it,
+// from an offset moved back by what this cut gives up before the marker,
+// so that the read never skips a byte the model has not seen.
 func Recut(text string, limit int, spec Spec) (string, Stats) {
+	if len(text) <= limit {
+		return text, Stats{Original: len(text), Kept: len(text)}
+	}
+	if out, st, ok := recutRest(text, limit, func(plain string, l int, _ string) (string, Stats) {
+		return recutPlain(plain, l, spec)
+	}); ok {
+		return out, st
+	}
+	return recutPlain(text, limit, spec)
+}
+
+// recutPlain is Recut of a text whose marker names no read.
+func recutPlain(text string, limit int, spec Spec) (string, Stats) {
 	if len(text) <= limit {
 		return text, Stats{Original: len(text), Kept: len(text)}
 	}

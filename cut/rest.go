@@ -2,6 +2,8 @@ package cut
 
 import (
 	"encoding/json"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -120,4 +122,61 @@ func ValidRestTool(name string) bool {
 		}
 	}
 	return true
+}
+
+// recutRest is a recut of text whose last marker naming a read is f: the
+// marker made plain, recut cuts it at the limit less the read's bytes (it
+// gets the read's text, to count its tokens), and the read goes back into
+// the marker of the cut, its "offset" moved back by what the cut gave up
+// before the marker; where that cannot fit, the plain marker. It reports
+// false for a text whose marker names no read.
+func recutRest(text string, limit int, recut func(plain string, limit int, read string) (string, Stats)) (string, Stats, bool) {
+	var f Found
+	found := false
+	for _, m := range FindMarkers(text) {
+		if m.Rest != nil {
+			f, found = m, true
+		}
+	}
+	if !found {
+		return "", Stats{}, false
+	}
+	r := *f.Rest
+	read := restLead + r.Tool + " " + r.Args
+	plain := WithoutRest(text, f)
+	out, st := recut(plain, limit-r.suffixLen(), read)
+	n, unit := st.Dropped, UnitBytes
+	if st.Unit == UnitTokens {
+		n, unit = st.DroppedTokens, UnitTokens
+	}
+	ms := FindMarkers(out)
+	for i := len(ms) - 1; i >= 0; i-- {
+		m := ms[i]
+		if m.N != n || m.Unit != unit || m.Rest != nil {
+			continue
+		}
+		r.Args = movedOffset(r.Args, f.Start-m.Start)
+		return WithRest(out, m, r), st, true
+	}
+	// No room for the read beside a marker: the plain marker, its count
+	// still that of the whole original.
+	out, st = recut(plain, limit, "")
+	return out, st, true
+}
+
+// offsetMember finds the "offset" member of a read's arguments.
+var offsetMember = regexp.MustCompile(`"offset":(\d+)`)
+
+// movedOffset returns args with its "offset" moved back by by bytes (when
+// by > 0), never below 0.
+func movedOffset(args string, by int) string {
+	m := offsetMember.FindStringSubmatchIndex(args)
+	if m == nil || by <= 0 {
+		return args
+	}
+	k, err := strconv.Atoi(args[m[2]:m[3]])
+	if err != nil {
+		return args
+	}
+	return args[:m[2]] + strconv.Itoa(max(0, k-by)) + args[m[3]:]
 }

@@ -1,6 +1,8 @@
 package cut_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -78,5 +80,67 @@ func TestValidRestTool(t *testing.T) {
 		if got := cut.ValidRestTool(name); got != want {
 			t.Errorf("ValidRestTool(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+func TestRecutKeepsTheRead(t *testing.T) {
+	read := func(off int) cut.Rest {
+		return cut.Rest{Tool: "toolcap_read", Args: fmt.Sprintf(`{"ref":"abcdefghijklmnopqrstuvwxyz","offset":%d}`, off)}
+	}
+	content := strings.Repeat("0123456789", 100)
+	doc := `[` + strings.Repeat(`"element",`, 15) + `"element"]`
+	tests := []struct {
+		name   string
+		text   string // an earlier cut's output, naming the read
+		total  int    // the bytes of the original
+		limit  int
+		isJSON bool
+	}{
+		{"head", content[:400] + cut.RestMarker(600, cut.UnitBytes, read(400)), 1000, 300, false},
+		{"head, to the marker alone", content[:400] + cut.RestMarker(600, cut.UnitBytes, read(400)), 1000, 130, false},
+		{"json", doc + cut.RestMarker(861, cut.UnitBytes, read(0)), 861 + len(doc), 230, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, st := cut.Recut(tt.text, tt.limit, cut.Spec{})
+			if len(got) > tt.limit {
+				t.Fatalf("%d bytes, over %d", len(got), tt.limit)
+			}
+			ms := cut.FindMarkers(got)
+			if len(ms) != 1 {
+				t.Fatalf("markers %+v in %q, want one", ms, got)
+			}
+			m := ms[0]
+			if m.Rest == nil {
+				// Too small for the read: the plain marker, counting the whole.
+				if tt.limit >= 200 || m.N != tt.total-m.Start {
+					t.Errorf("plain marker %+v at limit %d, want one naming the read, counting %d", m, tt.limit, tt.total-m.Start)
+				}
+				return
+			}
+			shown := got[:m.Start]
+			if m.N != tt.total-len(shown) || st.Dropped != m.N {
+				t.Errorf("N = %d (stats %d), want %d", m.N, st.Dropped, tt.total-len(shown))
+			}
+			want := read(len(shown))
+			if tt.isJSON {
+				want = read(0)
+				if !json.Valid([]byte(shown)) {
+					t.Errorf("the document is no longer JSON: %q", shown)
+				}
+			} else if shown != content[:len(shown)] {
+				t.Errorf("shown %q is not the content's head", shown)
+			}
+			if diff := cmp.Diff(want, *m.Rest); diff != "" {
+				t.Errorf("read (-want +got):\n%s", diff)
+			}
+			// The head is the longest that fits: one byte more does not.
+			if !tt.isJSON && len(shown) < len(content) {
+				longer := content[:len(shown)+1] + cut.RestMarker(m.N-1, cut.UnitBytes, read(len(shown)+1))
+				if len(longer) <= tt.limit {
+					t.Errorf("a head of %d bytes would fit too", len(shown)+1)
+				}
+			}
+		})
 	}
 }

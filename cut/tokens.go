@@ -121,6 +121,19 @@ func RecutTokens(text string, maxBytes, maxTokens int, c Counter, spec Spec) (st
 	if maxTokens <= 0 || c == nil {
 		return Recut(text, maxBytes, spec)
 	}
+	if len(text) > maxBytes || len(text) > maxTokens {
+		if out, st, ok := recutRest(text, maxBytes, func(plain string, l int, read string) (string, Stats) {
+			// The read's own tokens, and a few where it meets the marker.
+			return recutTokensPlain(plain, l, maxTokens-c.Count(read)-2, c, spec)
+		}); ok {
+			return out, st
+		}
+	}
+	return recutTokensPlain(text, maxBytes, maxTokens, c, spec)
+}
+
+// recutTokensPlain is RecutTokens of a text whose marker names no read.
+func recutTokensPlain(text string, maxBytes, maxTokens int, c Counter, spec Spec) (string, Stats) {
 	if ms := FindMarkers(text); len(ms) == 1 && ms[0].Unit == UnitTokens {
 		if len(text) <= maxBytes && (len(text) <= maxTokens || c.Count(text) <= maxTokens) {
 			return text, Stats{Original: len(text), Kept: len(text)}

@@ -2,6 +2,7 @@ package mcpproxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -9,6 +10,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
+	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/shape"
 )
 
@@ -28,6 +30,11 @@ type pendingCall struct {
 	// cancelled: the client cancelled it; an answer is still capped, none
 	// is owed.
 	cancelled bool
+	// keeper keeps the rest of the call's cut, under ctx's scope (the
+	// session's); nil when the proxy keeps nothing or the tool's policy
+	// does not keep the rest.
+	keeper *rest.Keeper
+	ctx    context.Context
 }
 
 // member is one member of a JSON object, as it came.
@@ -84,6 +91,10 @@ type callResult struct {
 	// writers cut that text as it is read, for each call the result may
 	// answer, by the call's strategy (a tail needs the whole text to pass).
 	writers map[*pendingCall]*cut.Writer
+	// streams do for the calls whose rest is kept what writers do for the
+	// others, and write the text to the store as it is read, so that it is
+	// never held whole (rest.Stream).
+	streams map[*pendingCall]*rest.Stream
 	texts   int // text blocks, kept or not
 	hasText bool
 	kept    int // bytes of the non-text blocks kept
@@ -118,6 +129,13 @@ const maxWriters = 8
 func readCallResult(sc *wire.Scanner, retain int, calls []*pendingCall) (*callResult, error) {
 	res := &callResult{retain: retain, text: headText{max: retain + utf8.UTFMax}}
 	for _, c := range calls[:min(len(calls), maxWriters)] {
+		if c.keeper != nil {
+			if res.streams == nil {
+				res.streams = map[*pendingCall]*rest.Stream{}
+			}
+			res.streams[c] = c.keeper.NewStream(c.ctx, c.policy)
+			continue
+		}
 		if res.writers == nil {
 			res.writers = map[*pendingCall]*cut.Writer{}
 		}
@@ -175,6 +193,18 @@ func (res *callResult) writeText(b []byte) {
 	res.text.write(b)
 	for _, w := range res.writers {
 		_, _ = w.Write(b)
+	}
+	for _, st := range res.streams {
+		_, _ = st.Write(b) // a Stream never fails: it gives up its store
+	}
+}
+
+// abort discards what the streams kept of a text no cut of theirs
+// answered; a stream whose cut was made keeps its entry (Abort after
+// Result is a no-op on a committed entry).
+func (res *callResult) abort() {
+	for _, st := range res.streams {
+		st.Abort()
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/shape"
 )
 
@@ -89,7 +90,9 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 		prep.Summary = call.tool + " failed"
 		prep = prep.AsError()
 	}
-	ctx := middleware.WithAnswer(context.Background(), prep)
+	// The session's scope: a cut the chain keeps the rest of is readable
+	// from this session only.
+	ctx := middleware.WithAnswer(rest.WithScope(context.Background(), s.scope), prep)
 	r := gen.handler(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args})
 	if m.raw != nil && fitsAsSent(res, prep, r, pol) {
 		return nil, nil
@@ -154,6 +157,10 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 	}
 	fig := truncationMeta{Unit: "bytes", Limit: cf.Figures.Limit, Original: cf.Figures.OriginalBytes,
 		Kept: cf.Figures.KeptBytes, Dropped: cf.Figures.DroppedBytes}
+	if t := chainCut(r); t.Ref != "" {
+		resume := t.Resume
+		fig.Ref, fig.Resume = t.Ref, &resume
+	}
 	for _, t := range []func() (chain.Truncation, bool){r.Ceiling, r.Truncation} {
 		if tr, ok := t(); ok && tr.Unit == string(cut.UnitTokens) {
 			fig.Tokens = &tokenMeta{Limit: tr.LimitTokens, Original: tr.OriginalTokens, Kept: tr.KeptTokens, Dropped: tr.DroppedTokens}
@@ -192,8 +199,9 @@ func (s *session) validator(tool string) func(any) error {
 //
 // A text the reader kept whole goes to the chain whole: its byte cap cuts
 // it by the tool's strategy. A text too long to keep was cut while it was
-// read, by the same strategy (a cut.Writer for each call it might answer),
-// or by the head rule from the kept head past maxWriters. A tool with an
+// read, by the same strategy (a cut.Writer for each call it might answer,
+// or a rest.Stream that writes it to the store as well when the call's
+// rest is kept), or by the head rule from the kept head past maxWriters. A tool with an
 // output schema and no strategy of its own has its text cut as JSON (see
 // noteRequest), here too when the text was kept whole.
 func (s *session) precut(call *pendingCall, res *callResult) (string, chain.Truncation, bool) {
@@ -201,11 +209,23 @@ func (s *session) precut(call *pendingCall, res *callResult) (string, chain.Trun
 	if res.text.whole() {
 		text := string(res.text.head)
 		if call.jsonText && !pol.Fits(len(text)) {
-			if out, t, changed := shape.Text(text, pol); changed {
+			fit := shape.Text
+			if call.keeper != nil {
+				fit = func(s string, p shape.Policy) (string, chain.Truncation, bool) {
+					return call.keeper.Text(call.ctx, s, p)
+				}
+			}
+			if out, t, changed := fit(text, pol); changed {
 				return out, t, true
 			}
 		}
 		return text, chain.Truncation{}, false
+	}
+	if st := res.streams[call]; st != nil {
+		// Cut as it was read, and written to the store as it was: the
+		// marker names the read of the rest when the store kept it.
+		out, t, _ := st.Result()
+		return out, t, true
 	}
 	var out string
 	var t chain.Truncation
@@ -238,8 +258,14 @@ func splitJSONMarker(content []mcp.Content) []mcp.Content {
 		if !ok {
 			continue
 		}
-		head, _, ok := cut.SplitMarker(t.Text)
-		if !ok || !json.Valid([]byte(head)) {
+		// The last marker, at the end: the plain one or the one naming
+		// the read of the rest.
+		ms := cut.FindMarkers(t.Text)
+		if len(ms) == 0 || ms[len(ms)-1].End != len(t.Text) {
+			continue
+		}
+		head := t.Text[:ms[len(ms)-1].Start]
+		if !json.Valid([]byte(head)) {
 			continue
 		}
 		doc := *t

@@ -112,6 +112,11 @@ type truncationMeta struct {
 	// Tokens holds the figures in tokens of the text when its tool's token
 	// limit cut it and its marker counts tokens; nil otherwise.
 	Tokens *tokenMeta `json:"tokens,omitempty"`
+	// Ref names the entry of the store that keeps the whole text, when
+	// the rest was kept, and Resume the offset the marker's read starts
+	// at; both absent otherwise.
+	Ref    string `json:"ref,omitempty"`
+	Resume *int   `json:"resume,omitempty"`
 }
 
 // tokenMeta is the token figures of a text cut by its token limit.

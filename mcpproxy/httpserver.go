@@ -206,7 +206,7 @@ func (h *httpHandler) start(ctx context.Context) (*httpSession, error) {
 	h.sessions[s.id] = s
 	h.mu.Unlock()
 	go func() {
-		err := h.p.Serve(context.Background(), s, server)
+		err := h.p.serve(context.Background(), s, server, "http:"+s.id)
 		if err != nil {
 			h.p.logger.Warn("a session ended", "session", s.id, "error", err)
 		}

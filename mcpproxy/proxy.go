@@ -18,6 +18,7 @@ import (
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
 )
@@ -51,6 +52,15 @@ type Options struct {
 	// Nil: a manifest with a token limit counts with a tokens.Calibrated of
 	// each manifest's own, and one naming an exact tokenizer is an error.
 	Tokenizer tokens.Tokenizer
+	// Rest is the store that keeps the whole text of each tools/call
+	// result the proxy cuts, for the tools whose policy keeps the rest
+	// (keep_rest, on unless the manifest turns it off): the marker then
+	// names a read of the rest, which the proxy answers itself as the tool
+	// [worker.tool_output.rest] tool names (toolcap_read by default),
+	// appended to the server's tools/list. Refs are bound to the client's
+	// session. Nil keeps nothing: the marker is the plain one and the
+	// server's tools are listed as they are.
+	Rest rest.Store
 }
 
 // ErrServerExited is returned (wrapped) by [Proxy.Serve] when the server
@@ -115,6 +125,10 @@ type generation struct {
 	// any tool's policy must hold (shape.Policy.Hold), so that every cut
 	// made from what was kept is the one the worker makes.
 	retain int
+	// keeper keeps the rest of the cuts in Options.Rest and answers the
+	// read tool; nil when there is no store or the manifest keeps the rest
+	// of no tool.
+	keeper *rest.Keeper
 }
 
 // New returns a Proxy for opts. It returns an error for an invalid
@@ -158,11 +172,21 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 	if tz != nil {
 		policies = policies.WithCounter(tz)
 	}
+	var keeper *rest.Keeper
+	if p.opts.Rest != nil && keepsRest(limits) {
+		// A keeper per generation: the read tool's name may change with
+		// the manifest; the refs live in the store, under the session's
+		// scope, so a read made after a reload finds them all the same.
+		keeper, err = rest.NewKeeper(p.opts.Rest, rest.WithTool(limits.RestTool()), rest.WithLogger(p.logger))
+		if err != nil {
+			return fmt.Errorf("mcpproxy: %w", err)
+		}
+	}
 	// toolcap's pinned order, as the worker composes it, once: the cap
 	// below the user's middleware, the ceiling above them, around the
 	// answer the server already gave.
 	user, nilAt := middleware.Checked(p.opts.Middleware)
-	handler := middleware.Pinned(policies.For, user, middleware.WithLogger(p.logger), middleware.WithFits(policies.Fit()))(middleware.Answered)
+	handler := middleware.Pinned(policies.For, user, middleware.WithLogger(p.logger), middleware.WithFits(policies.Fit()), middleware.WithRest(keeper))(middleware.Answered)
 	if at := nilAt(); at >= 0 {
 		return fmt.Errorf("mcpproxy: middleware %d returned a nil handler", at)
 	}
@@ -174,7 +198,7 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 			retain = max(retain, policies.For(name).Hold())
 		}
 	}
-	p.gen.Store(&generation{manifest: m, handler: handler, policies: policies, retain: retain})
+	p.gen.Store(&generation{manifest: m, handler: handler, policies: policies, retain: retain, keeper: keeper})
 	p.mu.Lock()
 	tools := p.tools
 	p.mu.Unlock()
@@ -211,14 +235,15 @@ func (p *Proxy) setTools(names []string, schemas map[string]json.RawMessage) {
 // warnUnknown logs, once per name, each per_tool limit that names no tool
 // of the server.
 func (p *Proxy) warnUnknown(names []string) {
-	limits := p.gen.Load().manifest.Limits()
+	gen := p.gen.Load()
+	limits := gen.manifest.Limits()
 	if limits == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, name := range slices.Sorted(maps.Keys(limits.PerTool)) {
-		if slices.Contains(names, name) || p.warned[name] {
+		if slices.Contains(names, name) || p.warned[name] || (gen.keeper != nil && name == gen.keeper.Tool()) {
 			continue
 		}
 		p.warned[name] = true
@@ -274,7 +299,15 @@ func (p *Proxy) schema(tool string) *jsonschema.Resolved {
 // for a read from the client that is still blocked when the server ends
 // first: closing client ends it.
 func (p *Proxy) Serve(ctx context.Context, client, server Conn) error {
-	s := newSession(p, client, server)
+	return p.serve(ctx, client, server, "stdio")
+}
+
+// serve is [Proxy.Serve] for a session its transport labels (stdio, or an
+// HTTP session's id): the label and a fresh random salt make the scope the
+// session's refs are bound to, so that no other session, whatever id it
+// chose or saw, can name it.
+func (p *Proxy) serve(ctx context.Context, client, server Conn, label string) error {
+	s := newSession(p, client, server, label+":"+rest.NewRef())
 	clientDone := make(chan error, 1)
 	serverDone := make(chan error, 1)
 	go func() { clientDone <- s.clientLoop() }()

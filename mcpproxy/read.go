@@ -138,6 +138,9 @@ func (r *reader) next(reduce reduceFunc) (*message, error) {
 	}
 	m.size = r.sc.Offset()
 	if err != nil {
+		if m.result != nil {
+			m.result.abort() // not a message the proxy handles
+		}
 		var se *wire.SyntaxError
 		if !errors.As(err, &se) {
 			return nil, err
@@ -246,6 +249,9 @@ func (r *reader) envelope(m *message, reduce reduceFunc) error {
 			}
 			if key == "result" {
 				res, err := readCallResult(sc, retain, calls)
+				if err != nil {
+					res.abort() // the message is not handled: nothing it kept is read
+				}
 				m.result = res
 				return err
 			}

@@ -2,6 +2,7 @@ package mcpproxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/rest"
 )
 
 // session is one relayed session: what the client has asked and the
@@ -20,6 +22,9 @@ type session struct {
 	client Conn
 	server Conn
 	cw, sw *frameWriter
+	// scope binds the refs of the rest kept for this session's results:
+	// a read from another session cannot name them (package rest).
+	scope string
 
 	mu     sync.Mutex
 	seq    int64
@@ -29,6 +34,9 @@ type session struct {
 	// The listing in progress, from tools/list pages.
 	listing []string
 	schemas map[string]json.RawMessage
+	// shadowWarned: the server's tool of the read tool's name was warned
+	// about, once per session.
+	shadowWarned bool
 }
 
 // pending is a request of the client's other than tools/call.
@@ -38,11 +46,12 @@ type pending struct {
 	method string
 }
 
-func newSession(p *Proxy, client, server Conn) *session {
+func newSession(p *Proxy, client, server Conn, scope string) *session {
 	return &session{
 		p:      p,
 		client: client,
 		server: server,
+		scope:  scope,
 		cw:     &frameWriter{conn: client, client: true},
 		sw:     &frameWriter{conn: server},
 		calls:  map[string]*pendingCall{},
@@ -112,11 +121,27 @@ func (s *session) clientLoop() error {
 				}
 				continue
 			}
+			gen := s.p.gen.Load()
+			forward := elems[:0:0]
 			for _, elem := range elems {
 				if em, err := envelopeOf(elem, s.p.max); err == nil {
 					em.raw = elem
+					// A read of the rest is answered here, never forwarded.
+					if answered, err := s.answerRead(gen, em); answered || err != nil {
+						if err != nil {
+							return err
+						}
+						continue
+					}
 					s.noteRequest(em)
 				}
+				forward = append(forward, elem)
+			}
+			switch {
+			case len(forward) == 0:
+				continue
+			case len(forward) < len(elems):
+				m.raw = joinBatch(forward)
 			}
 			if err := s.sw.write(m.raw); err != nil {
 				return err
@@ -139,6 +164,12 @@ func (s *session) clientLoop() error {
 				if err := s.sw.write(errorResponse(m.id, codeInternal, msg)); err != nil {
 					return err
 				}
+			}
+			continue
+		}
+		if answered, err := s.answerRead(s.p.gen.Load(), m); answered || err != nil {
+			if err != nil {
+				return err
 			}
 			continue
 		}
@@ -188,6 +219,9 @@ func (s *session) noteRequest(m *message) {
 			// (text that is not JSON is cut by the head rule all the same).
 			c.policy.Spec.Keep = cut.KeepJSON
 			c.jsonText = true
+		}
+		if gen.keeper != nil && c.policy.KeepRest {
+			c.keeper, c.ctx = gen.keeper, rest.WithScope(context.Background(), s.scope)
 		}
 		s.calls[id] = c
 		return
@@ -287,6 +321,11 @@ func (s *session) serverLoop() error {
 
 // fromServer handles one message from the server.
 func (s *session) fromServer(m *message) error {
+	if m.result != nil {
+		// The rest a result's streams kept for calls it did not answer
+		// (or for a cut not made) is discarded once it is sent.
+		defer m.result.abort()
+	}
 	if m.extraIDs != nil && !m.hasMethod {
 		return s.dropDuplicateIDs(m)
 	}
@@ -320,7 +359,9 @@ func (s *session) fromServer(m *message) error {
 			return s.cw.write(errorResponse(m.id, codeInternal, msg))
 		}
 		if isList && m.hasResult {
-			s.learnTools(m.raw, cont)
+			if s.learnTools(m.raw, cont) {
+				return s.cw.write(s.withReadTool(m.raw))
+			}
 		}
 	case m.isRequest():
 		if m.tooLarge {

@@ -8,8 +8,9 @@ import (
 )
 
 // learnTools takes the tool names (and output schemas) from a tools/list
-// result; a listing that is complete replaces the proxy's list.
-func (s *session) learnTools(raw []byte, continued bool) {
+// result; a listing that is complete replaces the proxy's list. It reports
+// whether raw is the listing's last page (no nextCursor).
+func (s *session) learnTools(raw []byte, continued bool) bool {
 	var resp struct {
 		Result struct {
 			Tools []struct {
@@ -21,7 +22,7 @@ func (s *session) learnTools(raw []byte, continued bool) {
 	}
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		s.p.logger.Debug("could not read the tools of a tools/list result", "error", err)
-		return
+		return false
 	}
 	s.mu.Lock()
 	if !continued {
@@ -39,4 +40,5 @@ func (s *session) learnTools(raw []byte, continued bool) {
 	if done {
 		s.p.setTools(slices.Clone(names), maps.Clone(schemas))
 	}
+	return done
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 	"github.com/toolcap/toolcap/middleware"
 )
@@ -28,6 +29,20 @@ _meta["toolcap/truncation"]. A token limit (default_max_tokens, max_tokens)
 holds as well for the text of a result, counted by the "calibrated"
 tokenizer at its conservative default; a manifest that sets one and names
 an exact tokenizer (o200k_base, cl100k_base) is a configuration error.
+
+Keeping the rest (keep_rest, on by default): the whole text of a result
+that is cut is kept in a bounded store, a private directory under the user
+cache directory ($XDG_CACHE_HOME/toolcap/rest or ~/.cache/toolcap/rest; set
+[worker.tool_output.rest] dir, max_bytes, max_entry_bytes, ttl, or store =
+"memory"), and the marker names the read of the rest:
+  [truncated: N bytes dropped, refine your query or read the rest: toolcap_read {"ref":"…","offset":K}]
+The proxy appends the read tool (toolcap_read, renamed by
+[worker.tool_output.rest] tool) to the server's tools/list and answers its
+calls itself, page after page, each page within the read tool's limit;
+they never reach the server. A ref is readable only from the client session
+that got it. keep_rest = false in [worker.tool_output] turns it off (per
+tool: Name = { keep_rest = false }); a store that cannot be opened is a
+warning and the proxy cuts without keeping.
 
 With --metrics ADDR, http://ADDR/metrics serves Prometheus counters of the
 results per tool: fits, cut or error, bytes original and kept.
@@ -134,6 +149,21 @@ func listenAddr(s string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
+// keepsRest reports whether the manifest keeps the rest of any tool's cuts
+// (keep_rest, on unless turned off, globally or per tool): only then is a
+// store opened.
+func keepsRest(l *manifest.ToolOutputLimits) bool {
+	if l == nil || l.KeepRest == nil || *l.KeepRest {
+		return true
+	}
+	for _, e := range l.PerTool {
+		if e.KeepRest != nil && *e.KeepRest {
+			return true
+		}
+	}
+	return false
+}
+
 // runMCP is "toolcap mcp": a capping relay in front of an MCP server.
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
 	fs := newFlags("mcp")
@@ -164,6 +194,17 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Manifest:        res.Manifest,
 		Logger:          logger,
 		MaxMessageBytes: f.maxMsg,
+	}
+	if l := res.Manifest.Limits(); keepsRest(l) {
+		// keep_rest is on by default; a store that cannot be opened is a
+		// warning, never a reason not to relay: cuts then keep nothing.
+		rs, err := openRestStore(l, logger.Named("rest"))
+		if err != nil {
+			logger.Warn("keep_rest: the store could not be opened; results are cut without keeping the rest", "error", oneLine(err.Error()))
+		} else {
+			opts.Rest = rs.store
+			logger.Info("keeping the rest of cut results", "store", rs.where, "read_tool", l.RestTool())
+		}
 	}
 	if f.v >= 2 {
 		opts.Middleware = append(opts.Middleware, middleware.Logging(logger))

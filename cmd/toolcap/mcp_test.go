@@ -18,8 +18,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// mcpMarker matches a cut result's end.
-var mcpMarker = regexp.MustCompile(`\n\[truncated: (\d+) bytes dropped, refine your query\]$`)
+// mcpMarker matches a cut result's end: the plain marker or, with
+// keep_rest on (toolcap mcp's default), the one naming the read of the
+// rest.
+var mcpMarker = regexp.MustCompile(`\n\[truncated: (\d+) bytes dropped, refine your query(?: or read the rest: toolcap_read \{"ref":"[a-z2-7]{26}","offset":\d+\})?\]$`)
 
 // lockedBuffer is a stderr that the proxy's goroutines may share.
 type lockedBuffer struct {
@@ -436,7 +438,7 @@ func TestMCPEndToEnd(t *testing.T) {
 		if err := json.Unmarshal(out, &got); err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
-		if got.SearchIsError || got.SearchTextBytes > 16384 || !mcpMarker.MatchString(got.SearchTail) {
+		if got.SearchIsError || got.SearchTextBytes > 16384 || !strings.HasSuffix(got.SearchTail, "refine your query]") && !strings.Contains(got.SearchTail, "read the rest: toolcap_read") {
 			t.Errorf("search_files through the TS SDK: %+v", got)
 		}
 		// The TS SDK validates structuredContent against the outputSchema;

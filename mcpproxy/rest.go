@@ -1,0 +1,219 @@
+package mcpproxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/rest"
+)
+
+// This file is the proxy's side of keeping the rest (package rest): the
+// read tool it adds to the server's tools/list and answers itself.
+
+// keepsRest reports whether the manifest keeps the rest of any tool's
+// cuts: keep_rest is on by default, and a manifest that turns it off
+// globally may still turn it on for a tool. Without one the proxy needs no
+// keeper, lists no read tool and cuts with the plain marker.
+func keepsRest(l *manifest.ToolOutputLimits) bool {
+	if l == nil || l.KeepRest == nil || *l.KeepRest {
+		return true
+	}
+	for _, e := range l.PerTool {
+		if e.KeepRest != nil && *e.KeepRest {
+			return true
+		}
+	}
+	return false
+}
+
+// answerRead answers m when it is a tools/call of the read tool: the page
+// the keeper reads, under the session's scope, held to the read tool's
+// policy and passed through the chain like any result, as a tools/call
+// result (isError with the error's text for a read that fails). It is
+// never forwarded: the server does not know the tool, and a ref must not
+// leave the proxy. It reports false, and does nothing, for any other
+// message; the error is the client's write failing.
+func (s *session) answerRead(gen *generation, m *message) (bool, error) {
+	if gen.keeper == nil || !m.isRequest() || m.method != "tools/call" || m.raw == nil {
+		return false, nil
+	}
+	var req struct {
+		Params struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(m.raw, &req) != nil || req.Params.Name != gen.keeper.Tool() {
+		return false, nil
+	}
+	name := req.Params.Name
+	call := chain.Call{ID: "mcp-" + itoa(s.p.seq.Add(1)), Tool: name, Args: req.Params.Arguments}
+	ctx := rest.WithScope(context.Background(), s.scope)
+	var prep chain.Result
+	page, err := gen.keeper.Read(ctx, req.Params.Arguments, gen.policies.For(name))
+	if err != nil {
+		prep = chain.ErrorResult(name+" failed", err.Error())
+	} else {
+		prep.Content = &page
+	}
+	r := gen.handler(middleware.WithAnswer(ctx, prep), call)
+	text := ""
+	if r.Content != nil {
+		text = *r.Content
+	}
+	s.p.logger.Debug("answered a read of the rest", "tool", name, "call_id", call.ID, "bytes", len(text), "is_error", r.IsError())
+
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(m.id)
+	b.WriteString(`,"result":{"content":[{"type":"text","text":`)
+	writeString(&b, []byte(text))
+	b.WriteString(`}]`)
+	if r.IsError() {
+		b.WriteString(`,"isError":true`)
+	}
+	if t := chainCut(r); t.OriginalBytes > 0 {
+		// A user middleware grew the page past the limit, and the
+		// ceiling cut it: the figures, as on any cut result.
+		fig := truncationMeta{Unit: "bytes", Limit: t.Limit, Original: t.OriginalBytes, Kept: t.KeptBytes, Dropped: t.DroppedBytes}
+		if t.Ref != "" {
+			resume := t.Resume
+			fig.Ref, fig.Resume = t.Ref, &resume
+		}
+		b.WriteString(`,"_meta":`)
+		b.Write(withMeta(nil, fig))
+	}
+	b.WriteString("}}")
+	return true, s.cw.write(b.Bytes())
+}
+
+// withReadTool returns the last page of a tools/list result with the read
+// tool appended to its tools, when the proxy keeps the rest; raw itself
+// otherwise, or when it has no tools array. A server tool of the same name
+// is left out of the list (the proxy answers every call of that name), and
+// a warning, once per session, says so and how to rename the read tool.
+// The server's tools are passed on byte for byte.
+func (s *session) withReadTool(raw []byte) []byte {
+	gen := s.p.gen.Load()
+	if gen.keeper == nil {
+		return raw
+	}
+	def := gen.keeper.Definition()
+	start, end, ok := toolsSpan(raw)
+	if !ok {
+		s.p.logger.Debug("a tools/list result has no tools array; the read tool is not added to it")
+		return raw
+	}
+	var tools []json.RawMessage
+	if err := json.Unmarshal(raw[start:end], &tools); err != nil {
+		return raw
+	}
+	var b bytes.Buffer
+	b.Grow(len(raw) + 1024)
+	b.Write(raw[:start])
+	b.WriteByte('[')
+	shadowed := false
+	for _, t := range tools {
+		var named struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(t, &named) == nil && named.Name == def.Name {
+			shadowed = true
+			continue
+		}
+		b.Write(t)
+		b.WriteByte(',')
+	}
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}{def.Name, def.Description, def.InputSchema})
+	b.Truncate(b.Len() - 1) // Encode's newline: a message holds none
+	b.WriteByte(']')
+	b.Write(raw[end:])
+	if shadowed {
+		s.mu.Lock()
+		warn := !s.shadowWarned
+		s.shadowWarned = true
+		s.mu.Unlock()
+		if warn {
+			s.p.logger.Warn("the server has a tool named as toolcap's read tool; toolcap's read tool shadows it, and the server's is not listed or called. "+
+				"Rename the read tool with [worker.tool_output.rest] tool = \"NAME\" (or "+manifest.EnvRestTool+"=NAME)",
+				"tool", def.Name)
+		}
+	}
+	return b.Bytes()
+}
+
+// toolsSpan returns where the value of result.tools lies in raw, a
+// JSON-RPC response, when it is an array.
+func toolsSpan(raw []byte) (start, end int, ok bool) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	if !openObject(d) {
+		return 0, 0, false
+	}
+	for d.More() {
+		key, err := d.Token()
+		if err != nil {
+			return 0, 0, false
+		}
+		if key != "result" {
+			var skip json.RawMessage
+			if d.Decode(&skip) != nil {
+				return 0, 0, false
+			}
+			continue
+		}
+		if !openObject(d) {
+			return 0, 0, false
+		}
+		for d.More() {
+			key, err := d.Token()
+			if err != nil {
+				return 0, 0, false
+			}
+			var v json.RawMessage
+			if d.Decode(&v) != nil {
+				return 0, 0, false
+			}
+			if key == "tools" {
+				if len(v) == 0 || v[0] != '[' {
+					return 0, 0, false
+				}
+				// Decode leaves the offset right after the value, and v
+				// holds it without the spaces before it.
+				end := int(d.InputOffset())
+				return end - len(v), end, true
+			}
+		}
+		return 0, 0, false
+	}
+	return 0, 0, false
+}
+
+// openObject reads the '{' that opens an object.
+func openObject(d *json.Decoder) bool {
+	t, err := d.Token()
+	return err == nil && t == json.Delim('{')
+}
+
+// joinBatch writes elems as a JSON-RPC batch.
+func joinBatch(elems [][]byte) []byte {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, e := range elems {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(e)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}

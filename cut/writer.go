@@ -303,6 +303,14 @@ func (w *Writer) ResultTokensAt(limit, maxTokens int, c Counter) (string, Stats)
 	return t.cut()
 }
 
+// Prefix returns the first bytes written, as many as the Writer holds from
+// the start: min(n, limit+4) of the n written, which is at least every
+// byte a cut at the Writer's limit shows before its marker. The string
+// shares the Writer's storage and is valid until the next Write.
+func (w *Writer) Prefix() string {
+	return bytesString(w.head)
+}
+
 // stringBytes returns the bytes of s without a copy, for reading only.
 func stringBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))

@@ -108,30 +108,46 @@ func (k *Keeper) scopeOf(ctx context.Context) string {
 // (chain.Truncation.Ref) and the offset the read starts at
 // (chain.Truncation.Resume). A text that fits costs what shape.Text costs.
 func (k *Keeper) Text(ctx context.Context, s string, p shape.Policy) (string, chain.Truncation, bool) {
-	out, t, changed := shape.Text(s, p)
-	if !changed || !p.KeepRest || t.DroppedBytes == 0 {
-		return out, t, changed
+	if p.Fits(len(s)) || !p.KeepRest {
+		return shape.Text(s, p)
+	}
+	plain := func() (string, chain.Truncation) {
+		out, t, _ := shape.Text(s, p)
+		return out, t
+	}
+	if len(s) <= p.MaxBytes {
+		// Within the byte limit: only its tokens, or a JSON compaction,
+		// can change it, and perhaps nothing will.
+		out, t, changed := shape.Text(s, p)
+		if !changed || t.DroppedBytes == 0 {
+			return out, t, changed
+		}
+		plain = func() (string, chain.Truncation) { return out, t }
 	}
 	e, err := k.store.Create(ctx, k.scopeOf(ctx))
 	if err != nil {
 		k.fail("create", err)
-		return out, t, changed
+		out, t := plain()
+		return out, t, true
 	}
+	// The cut that names the read first: a large limit then builds one
+	// output, not two.
 	kept, kt, ok := k.mark(e.Ref(), len(s), p, func(q shape.Policy) (string, chain.Truncation, bool) {
 		return shape.Text(s, q)
 	}, resumeAfterHead(s))
 	if !ok {
 		_ = e.Abort()
-		return out, t, changed
+		return shape.Text(s, p)
 	}
 	// An io.Writer neither changes nor keeps what it is given: the entry
 	// may read s's bytes in place, without a copy of the whole output.
 	if _, err := e.Write(unsafe.Slice(unsafe.StringData(s), len(s))); err != nil {
 		_ = e.Abort()
 		k.fail("write", err)
-		return out, t, changed
+		out, t := plain()
+		return out, t, true
 	}
-	return k.commit(e, kept, kt, out, t)
+	return k.commit(e, kept, kt, plain)
 }
 
 // Recut is [Keeper.Text] for a text that may be the output of an earlier
@@ -193,18 +209,20 @@ func (k *Keeper) TextKept(s string, p shape.Policy, ref string) (string, chain.T
 
 // commit commits e and returns the kept cut, or the plain one when the
 // store failed or kept too little to read from the resume point.
-func (k *Keeper) commit(e Entry, kept string, kt chain.Truncation, plain string, pt chain.Truncation) (string, chain.Truncation, bool) {
+func (k *Keeper) commit(e Entry, kept string, kt chain.Truncation, plain func() (string, chain.Truncation)) (string, chain.Truncation, bool) {
 	info, err := e.Commit()
 	if err != nil {
 		_ = e.Abort()
 		k.fail("commit", err)
-		return plain, pt, true
+		out, t := plain()
+		return out, t, true
 	}
 	k.recovered()
 	if info.Size <= int64(kt.Resume) {
 		// The entry bound kept nothing past what the model sees: the
 		// read would be empty.
-		return plain, pt, true
+		out, t := plain()
+		return out, t, true
 	}
 	return kept, kt, true
 }
@@ -222,9 +240,10 @@ func (k *Keeper) mark(ref string, n int, p shape.Policy, cutAt func(shape.Policy
 	if !ok {
 		return "", chain.Truncation{}, false
 	}
-	// The room kept was for the widest numbers the marker could hold:
-	// what it did not take, the cut may show.
-	if slack := p.MaxBytes - len(marked); slack > 0 {
+	// The room kept was for the widest offset the marker could hold: what
+	// it did not take, the cut may show. (Past 1 MiB a few bytes are not
+	// worth a second output of that size.)
+	if slack := p.MaxBytes - len(marked); slack > 0 && p.MaxBytes <= 1<<20 {
 		q.MaxBytes += slack
 		if again, t2, ok := k.markAt(ref, p, q, cutAt, resumeAt); ok {
 			return again, t2, true
@@ -295,7 +314,8 @@ func readArgs(ref string, offset int) string {
 // reserve returns p with room kept for the read a marker names, for an
 // output of n bytes, and false when p has not that much room.
 func (k *Keeper) reserve(p shape.Policy, n int) (shape.Policy, bool) {
-	r := cut.Rest{Tool: k.tool, Args: readArgs(zeroRef, n)}
+	// The offset is where the shown head ends: within the limit.
+	r := cut.Rest{Tool: k.tool, Args: readArgs(zeroRef, min(n, p.MaxBytes))}
 	extra := cut.RestMarkerLen(0, cut.UnitBytes, r) - cut.MarkerLen(0)
 	q := p
 	q.MaxBytes -= extra

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
@@ -17,67 +18,98 @@ type Stream struct {
 	ctx context.Context
 	p   shape.Policy
 
-	held  []byte // the first bytes, up to p.Hold()
+	held  []byte // under a token limit, the first bytes, up to p.Hold()
 	hold  int
-	w     *cut.Writer // past hold: the cut as it streams
-	e     Entry       // past hold, when the policy keeps the rest
-	n     int
+	w     *cut.Writer // the cut as it streams; under a token limit, past hold
+	e     Entry       // over the limit, when the policy keeps the rest
+	n     int         // bytes written to w
 	ended bool
+
+	gaveUp bool // the store failed: nothing is kept
 }
 
 // NewStream returns a Stream that cuts to p and, when p.KeepRest is set,
 // keeps the output under the scope of ctx.
 func (k *Keeper) NewStream(ctx context.Context, p shape.Policy) *Stream {
-	return &Stream{k: k, ctx: ctx, p: p, hold: p.Hold()}
+	s := &Stream{k: k, ctx: ctx, p: p, hold: p.Hold()}
+	if !p.HoldsTokens() {
+		// Without a token limit the Writer's cut is Text's at any length
+		// (shape.Policy.Hold): nothing is held beside it.
+		s.w = cut.NewWriter(p.MaxBytes, p.Spec)
+	}
+	return s
 }
 
 // Write takes the next piece of the output. It never fails: a store that
 // fails is given up, and the output is cut without it.
 func (s *Stream) Write(b []byte) (int, error) {
-	s.n += len(b)
 	n := len(b)
 	if s.w == nil {
 		if len(s.held)+len(b) <= s.hold {
 			s.held = append(s.held, b...)
+			s.n += n
 			return n, nil
 		}
-		// Hold exactly the first hold bytes: where a cut shows the start,
-		// they tell where the read of the rest goes on.
+		// Hold exactly the first hold bytes, then cut as it streams.
 		fill := s.hold - len(s.held)
 		s.held = append(s.held, b[:fill]...)
+		s.n += fill
 		b = b[fill:]
+		s.w = cut.NewWriter(s.p.MaxBytes, s.p.Spec)
+		s.w.Write(s.held)
+		if s.p.KeepRest {
+			// Past what is held, so over the limit: keep it all.
+			s.start(s.held)
+		}
+		s.held = nil // the Writer holds what a cut shows (Writer.Prefix)
+	}
+	if s.e == nil && s.p.KeepRest && !s.gaveUp && s.n+len(b) > s.p.MaxBytes {
+		// Over the limit from this piece on: keep it all, from the
+		// first byte, which the Writer still holds (its prefix is at
+		// least the limit).
 		s.begin()
 	}
+	s.n += len(b)
 	s.w.Write(b) // a Writer never fails before its result
 	if s.e != nil {
 		if _, err := s.e.Write(b); err != nil {
 			s.k.fail("write", err)
-			_ = s.e.Abort()
-			s.e = nil
+			s.giveUp()
 		}
 	}
 	return n, nil
 }
 
-// begin starts the cut of an output longer than what the Stream holds:
-// the Writer, and the entry when the policy keeps the rest.
+// begin starts the entry of an output over the limit, with what was
+// written so far: all of it is in the Writer's prefix, since it was
+// within the limit.
 func (s *Stream) begin() {
-	s.w = cut.NewWriter(s.p.MaxBytes, s.p.Spec)
-	s.w.Write(s.held)
-	if !s.p.KeepRest {
-		return
-	}
+	prefix := s.w.Prefix()
+	// Read in place: an io.Writer neither changes nor keeps what it gets.
+	s.start(unsafe.Slice(unsafe.StringData(prefix), len(prefix)))
+}
+
+// start creates the entry, with first as its first bytes.
+func (s *Stream) start(first []byte) {
 	e, err := s.k.store.Create(s.ctx, s.k.scopeOf(s.ctx))
 	if err != nil {
 		s.k.fail("create", err)
-		return
-	}
-	if _, err := e.Write(s.held); err != nil {
-		s.k.fail("write", err)
-		_ = e.Abort()
+		s.gaveUp = true
 		return
 	}
 	s.e = e
+	if _, err := e.Write(first); err != nil {
+		s.k.fail("write", err)
+		s.giveUp()
+	}
+}
+
+// giveUp discards the entry after a store failure: the output is cut
+// without it.
+func (s *Stream) giveUp() {
+	_ = s.e.Abort()
+	s.e = nil
+	s.gaveUp = true
 }
 
 // Result returns the output fitted to the policy, as [Keeper.Text]
@@ -104,19 +136,21 @@ func (s *Stream) Result() (string, chain.Truncation, bool) {
 		}
 		return out, shape.Figures(st, q), true
 	}
-	plain, pt, changed := at(s.p)
-	if s.e == nil || !changed || pt.DroppedBytes == 0 {
-		if s.e != nil {
-			_ = s.e.Abort()
-		}
-		return plain, pt, changed
+	if s.e == nil {
+		return at(s.p)
 	}
-	kept, kt, ok := s.k.mark(s.e.Ref(), s.n, s.p, at, resumeAfterHead(string(s.held)))
+	// The output passed what the Stream holds, so it is over the limit:
+	// the cut that names the read is tried first, and the plain one is
+	// built only when it fails, so that a large limit costs one output.
+	kept, kt, ok := s.k.mark(s.e.Ref(), s.n, s.p, at, resumeAfterHead(s.w.Prefix()))
 	if !ok {
 		_ = s.e.Abort()
-		return plain, pt, changed
+		return at(s.p)
 	}
-	return s.k.commit(s.e, kept, kt, plain, pt)
+	return s.k.commit(s.e, kept, kt, func() (string, chain.Truncation) {
+		out, t, _ := at(s.p)
+		return out, t
+	})
 }
 
 // Abort discards what the Stream kept, for a front end that gives up the

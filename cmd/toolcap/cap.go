@@ -8,10 +8,11 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/shape"
 )
 
-const capHelp = `Usage: toolcap cap --tool NAME [--keep STRATEGY] [--manifest FILE]... [-v] < input > output
+const capHelp = `Usage: toolcap cap --tool NAME [--keep STRATEGY] [--keep-rest [--scope S]] [--manifest FILE]... [-v] < input > output
 
 Reads standard input to its end and writes it to standard output, capped at
 the limits a toolcap worker applies to the results of tool NAME, and cut with
@@ -44,6 +45,23 @@ was kept, as a worker cuts it held whole (but for input over 8 MiB or 4
 times the byte limit and within the token window, which a worker would
 count whole), and its marker counts bytes.
 
+Keeping the rest (--keep-rest): a cut input is also kept whole, as it
+streams, in toolcap's store of what cuts drop (a private directory, mode
+0700, its files 0600: by default toolcap/rest under the user cache
+directory, or the manifest's [worker.tool_output.rest] dir), and the marker
+names the read of the rest, within the same limit:
+"[truncated: N bytes dropped, refine your query or read the rest:
+toolcap_read {"ref":"...","offset":K}]". 'toolcap read' pages it from a
+shell; an agent with a shell tool runs 'toolcap read' with the marker's
+JSON. Entries live in a scope, "cli" unless --scope or TOOLCAP_REST_SCOPE
+names another: a ref is readable only in the scope it was kept in. The
+store's bounds (quota, max_entry_bytes, ttl) are the manifest's, or package
+rest's defaults; 'toolcap config' shows them. keep_rest = false for the tool
+(or the default) turns --keep-rest off, silently. A store that cannot be
+opened (a directory group or others can read, owned by another user, a
+store = "memory", which would die with cap) or that fails is a warning on
+standard error: the output is then cut with the plain marker, exit 0.
+
 Memory: with head, cap keeps the first limit+4 bytes of the input in one
 buffer, which becomes the output without a copy; the rest is read once, in
 64 KiB reads, counted and discarded. Its peak memory is the limit plus about
@@ -53,7 +71,11 @@ the lines it may rescue), about twice the limit: 140 MiB for that input. json ho
 input while it is at most 8 MiB or 4 times the limit long (a structural cut
 needs the whole document); longer input is cut as text. With a token limit,
 cap also holds the input while it is short enough to be held whole (above).
-The output is written when the input ends.
+With --keep-rest, the input also goes to the store as it is read, from
+the moment it passes the limit; the output is built once more to put the
+read in its marker, so the peak is about three times the limit: 206 MiB
+for that input at the 64 MiB limit (docs/cli.md). The output is written
+when the input ends.
 
 Exit status: 0 when the input was copied or capped; 1 on a read or write
 error or an interrupt; 2 on a usage or configuration error (a bad value, a broken or missing
@@ -69,9 +91,12 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		layers  layerFlags
 		tool    = fs.String("tool", "", "the registered `NAME` of the tool whose output this is (required)")
 		keep    = fs.String("keep", "", "cut with `STRATEGY` (head, head_tail or json) instead of the tool's")
+		keepOn  = fs.Bool("keep-rest", false, "keep a cut input whole in the store, the marker naming the read of the rest (toolcap read)")
+		scope   scopeFlag
 		verbose verbosity
 	)
 	layers.register(fs)
+	scope.register(fs)
 	fs.Var(&verbose, "v", "log the limit in force and the cut to standard error")
 	operands, code, ok := parse(fs, capHelp, args, stdout, stderr)
 	if !ok {
@@ -123,9 +148,33 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fields = append(fields, "limit_tokens", policy.MaxTokens, "tokenizer", res.Manifest.Limits().TokenizerName())
 		policy.Counter = counter
 	}
+	// keep_rest = false for the tool (or for every tool) turns the flag
+	// off: the manifest says this tool's output is not to be kept.
+	policy.KeepRest = *keepOn && policy.KeepRest
+	if policy.KeepRest {
+		fields = append(fields, "keep_rest", true)
+	}
 	logger.Info("limit in force", fields...)
+	var keeper *rest.Keeper
+	if policy.KeepRest {
+		if keeper, err = openKeeper(res, logger); err != nil {
+			// Never a failure of the cut: the plain marker, as without a store.
+			logger.Warn("the rest is not kept: the output is cut with the plain marker", "error", err)
+			policy.KeepRest = false
+		}
+	}
 
-	capped, t, err := capReader(ctx, stdin, policy)
+	fit := func(r io.Reader) (string, chain.Truncation, error) {
+		out, t, _, err := shape.Read(r, policy)
+		return out, t, err
+	}
+	if keeper != nil {
+		sctx := rest.WithScope(ctx, scope.resolve(env))
+		fit = func(r io.Reader) (string, chain.Truncation, error) {
+			return keepReader(sctx, r, keeper, policy)
+		}
+	}
+	capped, t, err := capReader(ctx, stdin, fit)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcap cap: standard input: %v\n", err)
 		return exitFailed
@@ -140,12 +189,13 @@ func runCap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return exitOK
 }
 
-// capReader reads r to its end and fits it to policy as a worker fits a
-// result held whole ([shape.Read]: memory bounded by the policy, see
-// [shape.Policy.Hold]), returning when ctx ends (an interrupt), even while
-// a read is blocked; the read then goes on in the background until the
-// process exits.
-func capReader(ctx context.Context, r io.Reader, policy shape.Policy) (string, chain.Truncation, error) {
+// capReader reads r to its end and fits it with fit, which holds memory
+// bounded by the policy whatever the input's length ([shape.Read], or
+// keepReader), returning when ctx ends (an interrupt), even while a read is
+// blocked; the read then goes on in the background until the process
+// exits. (An entry of the store left half-written then is a temp file that
+// the next toolcap to open the store removes once it is an hour old.)
+func capReader(ctx context.Context, r io.Reader, fit func(io.Reader) (string, chain.Truncation, error)) (string, chain.Truncation, error) {
 	type result struct {
 		capped string
 		t      chain.Truncation
@@ -154,7 +204,7 @@ func capReader(ctx context.Context, r io.Reader, policy shape.Policy) (string, c
 	done := make(chan result, 1)
 	go func() {
 		var res result
-		res.capped, res.t, _, res.err = shape.Read(r, policy)
+		res.capped, res.t, res.err = fit(r)
 		done <- res
 	}()
 	select {
@@ -163,4 +213,25 @@ func capReader(ctx context.Context, r io.Reader, policy shape.Policy) (string, c
 	case <-ctx.Done():
 		return "", chain.Truncation{}, context.Cause(ctx)
 	}
+}
+
+// keepReader reads r to its end through a [rest.Stream] of keeper: the cut
+// of [shape.Read], with the whole input written to the store as it is read
+// (under the scope of ctx), and a marker naming the read of the rest when
+// the store kept it. A read error, or ctx ending (an interrupt, after
+// which nobody reads the marker), discards what was kept.
+func keepReader(ctx context.Context, r io.Reader, keeper *rest.Keeper, policy shape.Policy) (string, chain.Truncation, error) {
+	s := keeper.NewStream(ctx, policy)
+	// 64 KiB reads, as shape.Read reads (the reader's own WriteTo would
+	// pick its buffer); a Stream's Write never fails.
+	if _, err := io.CopyBuffer(s, struct{ io.Reader }{r}, make([]byte, 64<<10)); err != nil {
+		s.Abort()
+		return "", chain.Truncation{}, err
+	}
+	if ctx.Err() != nil {
+		s.Abort()
+		return "", chain.Truncation{}, context.Cause(ctx)
+	}
+	out, t, _ := s.Result()
+	return out, t, nil
 }

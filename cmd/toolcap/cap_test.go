@@ -504,10 +504,15 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
-// The shell transcripts of cap and config in README.md and docs/cli.md are
-// what the commands print, byte for byte: the test runs each "$ " line with sh, in a
-// directory holding the manifests the file shows, and compares standard
-// output and standard error, interleaved, with the lines that follow it.
+// The shell transcripts of cap, read and config in README.md and
+// docs/cli.md are what the commands print, byte for byte: the test runs
+// each "$ " line with sh, in a directory holding the manifests the file
+// shows, and compares standard output and standard error, interleaved,
+// with the lines that follow it. HOME is "~", so that the store's default
+// directory, which config shows, is "~/.cache/toolcap/rest" (a directory
+// "~" in the transcript's own directory, where cap --keep-rest writes). The
+// refs of the store are random: each ref a transcript shows stands for the
+// ref printed at the same place (refMap).
 func TestShellTranscripts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs shell commands")
@@ -526,6 +531,7 @@ func TestShellTranscripts(t *testing.T) {
 		{"../../docs/cli.md", "## cap"},
 		{"../../docs/cli.md", "## config"},
 		{"../../docs/cli.md", "With token limits:"},
+		{"../../docs/cli.md", "## read"},
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file)+" "+tt.heading, func(t *testing.T) {
@@ -548,22 +554,54 @@ func TestShellTranscripts(t *testing.T) {
 			if len(steps) == 0 {
 				t.Fatalf("no transcript after %q in %s", tt.heading, tt.file)
 			}
+			refs := refMap{}
 			for _, step := range steps {
-				cmd := exec.Command("sh", "-c", step.command)
+				cmd := exec.Command("sh", "-c", refs.toActual(step.command))
 				cmd.Dir = dir
-				cmd.Env = []string{"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH")}
+				cmd.Env = []string{"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=~"}
 				var out bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &out, &out
 				if err := cmd.Run(); err != nil {
 					t.Errorf("$ %s: %v\n%s", step.command, err, out.String())
 					continue
 				}
-				if diff := cmp.Diff(step.output, out.String()); diff != "" {
+				if diff := cmp.Diff(step.output, refs.toDoc(step.output, out.String())); diff != "" {
 					t.Errorf("$ %s: output differs from %s (-doc +got):\n%s", step.command, tt.file, diff)
 				}
 			}
 		})
 	}
+}
+
+// refMap maps the refs a transcript shows to those its commands printed.
+type refMap map[string]string
+
+// refRE matches a ref as a marker names it.
+var refRE = regexp.MustCompile(`"ref":"([a-z2-7]{26})"`)
+
+// toActual returns command with the refs of the transcript replaced by
+// those printed.
+func (m refMap) toActual(command string) string {
+	for doc, actual := range m {
+		command = strings.ReplaceAll(command, doc, actual)
+	}
+	return command
+}
+
+// toDoc learns the refs output names, paired in order with those of the
+// transcript's doc output, and returns output with every ref printed
+// replaced by the one the transcript shows for it.
+func (m refMap) toDoc(doc, output string) string {
+	docRefs, refs := refRE.FindAllStringSubmatch(doc, -1), refRE.FindAllStringSubmatch(output, -1)
+	for i := range min(len(docRefs), len(refs)) {
+		if _, ok := m[docRefs[i][1]]; !ok {
+			m[docRefs[i][1]] = refs[i][1]
+		}
+	}
+	for doc, actual := range m {
+		output = strings.ReplaceAll(output, actual, doc)
+	}
+	return output
 }
 
 // tomlFiles returns the manifests a document shows: each ```toml block whose

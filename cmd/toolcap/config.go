@@ -9,9 +9,12 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -31,9 +34,14 @@ tokenizer, a per_tool entry's max_tokens), it also prints the token limits
 --tool, the token limit a worker applies to that tool, each with the layer
 that set it. Without such a key, nothing about tokens is printed.
 
-Likewise, when a layer sets keep_rest (also a per_tool entry's) or a key of
-[worker.tool_output.rest], it prints them with the layer that set each; a
-rest key not listed takes the store's default.
+It always prints how the rest of a cut is kept (by toolcap mcp, and by
+toolcap cap --keep-rest for toolcap read): keep_rest and each per_tool
+entry's, and the store of [worker.tool_output.rest]: its kind (store), the
+directory it lives in (dir, resolved when defaulted: toolcap/rest under the
+user cache directory), its quota (max_bytes), the most one entry keeps
+(max_entry_bytes), how long an entry lives after its last use (ttl) and the
+read tool's name (tool), each with the layer that set it or the built-in
+default.
 
 Exit status: 0 on success; 2 on a usage or configuration error (then nothing
 is written to standard output and one line on standard error names the
@@ -99,12 +107,14 @@ type configReport struct {
 	// Strategies holds the strategy keys set by some layer, by their key
 	// as TOML writes it (default_keep, per_tool.Bash.tail_share).
 	Strategies map[string]strategySetting `json:"strategies,omitempty"`
-	// KeepRest holds keep_rest, each per_tool keep_rest and each key of
+	// KeepRest holds keep_rest, each per_tool keep_rest and every key of
 	// [worker.tool_output.rest] in force, by key as TOML writes it
-	// (keep_rest, per_tool.Bash.keep_rest, rest.ttl); only when some
-	// layer sets one of them (showRest). A rest key no layer sets is
-	// absent: the front end's store applies its default.
-	KeepRest map[string]strategySetting `json:"keep_rest,omitempty"`
+	// (keep_rest, per_tool.Bash.keep_rest, rest.ttl), values as TOML
+	// writes them. A key no layer sets has the default of the CLI's store
+	// (a directory, package rest's bounds), with the source
+	// "built-in default"; rest.dir is then the resolved directory, and is
+	// absent for a store in memory.
+	KeepRest map[string]strategySetting `json:"keep_rest"`
 	// Tools answers each --tool, in the order asked.
 	Tools []toolLimit `json:"tools,omitempty"`
 	// Warnings are the warnings the layers drew, also logged.
@@ -174,15 +184,7 @@ func newConfigReport(res *manifest.Resolution, tools []string) configReport {
 			r.Strategies[strategyKey(tool, field)] = strategySetting{s.Value, s.Source}
 		}
 	}
-	if showRest(res) {
-		r.KeepRest = map[string]strategySetting{"keep_rest": {res.KeepRest.Value, res.KeepRest.Source}}
-		for tool, s := range res.PerToolKeepRest {
-			r.KeepRest[strategyKey(tool, "keep_rest")] = strategySetting{s.Value, s.Source}
-		}
-		for name, s := range res.Rest {
-			r.KeepRest["rest."+name] = strategySetting{s.Value, s.Source}
-		}
-	}
+	r.KeepRest = keepRestReport(res)
 	if showTokens(res) {
 		r.DefaultTokens = &setting{res.DefaultTokens.Value, res.DefaultTokens.Source}
 		r.BatchTokens = &setting{res.BatchTokens.Value, res.BatchTokens.Source}
@@ -210,12 +212,81 @@ func showTokens(res *manifest.Resolution) bool {
 		len(res.PerToolTokens) > 0
 }
 
-// showRest reports whether some layer sets keep_rest, a per_tool
-// keep_rest or a key of [worker.tool_output.rest]: only then does config
-// print them, so that its output for a manifest without them is what it
-// was before they existed.
-func showRest(res *manifest.Resolution) bool {
-	return res.KeepRest.Source != manifest.SourceDefault || len(res.PerToolKeepRest) > 0 || len(res.Rest) > 0
+// keepRestReport returns the keep-the-rest settings of res: those a layer
+// sets, with the layer, and the store's defaults as the CLI applies them
+// (see openRestStore) for the rest.
+func keepRestReport(res *manifest.Resolution) map[string]strategySetting {
+	m := map[string]strategySetting{"keep_rest": {res.KeepRest.Value, res.KeepRest.Source}}
+	for tool, s := range res.PerToolKeepRest {
+		m[strategyKey(tool, "keep_rest")] = strategySetting{s.Value, s.Source}
+	}
+	for name, s := range res.Rest {
+		m["rest."+name] = strategySetting{s.Value, s.Source}
+	}
+	l := res.Manifest.Limits()
+	c := l.RestConfig()
+	def := func(name, value string) {
+		if _, ok := m["rest."+name]; !ok {
+			m["rest."+name] = strategySetting{value, manifest.SourceDefault}
+		}
+	}
+	def("store", strconv.Quote(manifest.RestStoreDir))
+	quota := int64(rest.DefaultDirMaxBytes)
+	if c.Store == manifest.RestStoreMemory {
+		quota = rest.DefaultMemoryMaxBytes
+	} else if _, ok := m["rest.dir"]; !ok {
+		// Where the store lives even when no layer says: the directory
+		// cap --keep-rest, read and mcp open.
+		if dir, err := restWhere(c); err != nil {
+			m["rest.dir"] = strategySetting{"none", manifest.SourceDefault + ": " + oneLine(err.Error())}
+		} else {
+			m["rest.dir"] = strategySetting{strconv.Quote(dir), manifest.SourceDefault + " (the user cache directory)"}
+		}
+	}
+	if c.MaxBytes > 0 {
+		quota = c.MaxBytes
+	}
+	def("max_bytes", strconv.FormatInt(quota, 10))
+	if _, ok := m["rest.max_entry_bytes"]; !ok {
+		// The store keeps no entry larger than its quota.
+		s := strategySetting{strconv.FormatInt(rest.DefaultMaxEntryBytes, 10), manifest.SourceDefault}
+		if quota < rest.DefaultMaxEntryBytes {
+			s = strategySetting{strconv.FormatInt(quota, 10), manifest.SourceDefault + " (at most max_bytes)"}
+		}
+		m["rest.max_entry_bytes"] = s
+	}
+	def("ttl", strconv.Quote(durationText(rest.DefaultTTL)))
+	def("tool", strconv.Quote(l.RestTool()))
+	return m
+}
+
+// restKeys orders the keep-the-rest rows of the text report: keep_rest,
+// the per_tool ones by tool, then the store's keys, the store first.
+func restKeys(m map[string]strategySetting) []string {
+	keys := []string{"keep_rest"}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if strings.HasPrefix(k, "per_tool.") {
+			keys = append(keys, k)
+		}
+	}
+	for _, name := range []string{"store", "dir", "max_bytes", "max_entry_bytes", "ttl", "tool"} {
+		if _, ok := m["rest."+name]; ok {
+			keys = append(keys, "rest."+name)
+		}
+	}
+	return keys
+}
+
+// durationText writes d as a manifest's ttl shows it: "24h", "1h30m".
+func durationText(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }
 
 // toolLimitOf says which limit a worker built from res applies to tool. The
@@ -359,15 +430,13 @@ func (r configReport) writeText(out io.Writer) error {
 		fmt.Fprintln(w, "\nStrategies in force, and the layer that set each:")
 		writeTable(w, "  ", rows, []bool{false, false})
 	}
-	if len(r.KeepRest) > 0 {
-		rows = rows[:0]
-		for _, key := range slices.Sorted(maps.Keys(r.KeepRest)) {
-			s := r.KeepRest[key]
-			rows = append(rows, []string{key, s.Value, s.Source})
-		}
-		fmt.Fprintln(w, "\nKeeping the rest, and the layer that set each (a rest key not listed takes the store's default):")
-		writeTable(w, "  ", rows, []bool{false, false})
+	rows = rows[:0]
+	for _, key := range restKeys(r.KeepRest) {
+		s := r.KeepRest[key]
+		rows = append(rows, []string{key, s.Value, s.Source})
 	}
+	fmt.Fprintln(w, "\nKeeping the rest (toolcap mcp; cap --keep-rest for toolcap read), and the layer that set each:")
+	writeTable(w, "  ", rows, []bool{false, false})
 	if len(r.Tools) > 0 {
 		rows = rows[:0]
 		for _, t := range r.Tools {

@@ -2,13 +2,48 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
 
+// testCache is the user cache directory of the config tests: config
+// resolves the store's default directory under it, and creates nothing.
+const testCache = "/nonexistent/cache"
+
+// restDefaults sets the user cache directory to testCache for t and
+// returns the keep-the-rest settings config shows when no layer sets any.
+func restDefaults(t *testing.T) map[string]strategySetting {
+	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", testCache)
+	return map[string]strategySetting{
+		"keep_rest":            {"true", "built-in default"},
+		"rest.store":           {`"dir"`, "built-in default"},
+		"rest.dir":             {`"` + testCache + `/toolcap/rest"`, "built-in default (the user cache directory)"},
+		"rest.max_bytes":       {"1073741824", "built-in default"},
+		"rest.max_entry_bytes": {"268435456", "built-in default"},
+		"rest.ttl":             {`"24h"`, "built-in default"},
+		"rest.tool":            {`"toolcap_read"`, "built-in default"},
+	}
+}
+
+// restDefaultText is the keep-the-rest section of config's text when no
+// layer sets any of its keys, under testCache.
+const restDefaultText = `
+Keeping the rest (toolcap mcp; cap --keep-rest for toolcap read), and the layer that set each:
+  keep_rest             true                               built-in default
+  rest.store            "dir"                              built-in default
+  rest.dir              "` + testCache + `/toolcap/rest"  built-in default (the user cache directory)
+  rest.max_bytes        1073741824                         built-in default
+  rest.max_entry_bytes  268435456                          built-in default
+  rest.ttl              "24h"                              built-in default
+  rest.tool             "toolcap_read"                     built-in default
+`
+
 func TestConfigJSON(t *testing.T) {
+	defaults := restDefaults(t)
 	dir := t.TempDir()
 	user := writeFile(t, dir, "user.toml", `
 [worker.tool_output]
@@ -102,6 +137,8 @@ Read = 20000
 		},
 	}
 	for _, tt := range tests {
+		// Every report shows the store; none of these layers sets a key of it.
+		tt.want.KeepRest = defaults
 		t.Run(tt.name, func(t *testing.T) {
 			got := runWith(t, tt.env, nil, append([]string{"config", "--json"}, tt.args...)...)
 			if got.code != exitOK {
@@ -130,6 +167,7 @@ Read = 20000
 
 // The JSON keys are part of the CLI's interface.
 func TestConfigJSONKeys(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", testCache)
 	got := runWith(t, nil, nil, "config", "--json", "--tool", "Read")
 	var m map[string]any
 	if err := json.Unmarshal([]byte(got.stdout), &m); err != nil {
@@ -142,6 +180,15 @@ func TestConfigJSONKeys(t *testing.T) {
 		"per_tool":          map[string]any{},
 		"tools": []any{map[string]any{"tool": "Read", "limit": 16384.0, "from": "default", "source": "built-in default",
 			"keep": "head", "keep_from": "default", "keep_source": "built-in default"}},
+		"keep_rest": map[string]any{
+			"keep_rest":            map[string]any{"value": "true", "source": "built-in default"},
+			"rest.store":           map[string]any{"value": `"dir"`, "source": "built-in default"},
+			"rest.dir":             map[string]any{"value": `"` + testCache + `/toolcap/rest"`, "source": "built-in default (the user cache directory)"},
+			"rest.max_bytes":       map[string]any{"value": "1073741824", "source": "built-in default"},
+			"rest.max_entry_bytes": map[string]any{"value": "268435456", "source": "built-in default"},
+			"rest.ttl":             map[string]any{"value": `"24h"`, "source": "built-in default"},
+			"rest.tool":            map[string]any{"value": `"toolcap_read"`, "source": "built-in default"},
+		},
 		"warnings": []any{},
 	}
 	if diff := cmp.Diff(want, m); diff != "" {
@@ -150,6 +197,7 @@ func TestConfigJSONKeys(t *testing.T) {
 }
 
 func TestConfigText(t *testing.T) {
+	restDefaults(t)
 	dir := t.TempDir()
 	user := writeFile(t, dir, "user.toml", `
 [worker.tool_output]
@@ -173,7 +221,7 @@ Limits in force (bytes), and the layer that set each:
   batch_max_bytes         none  built-in default
   per_tool.Read           4096  env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read
   per_tool."mcp.fs.read"  2048  file "` + user + `"
-
+` + restDefaultText + `
 Limit a worker applies to each tool asked about:
   Read  4096  per_tool.Read, set by env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read
   Glob  8192  default_max_bytes (no per_tool entry), set by file "` + user + `"
@@ -219,9 +267,10 @@ func TestConfigBatch(t *testing.T) {
 	}
 }
 
-// keep_rest and the rest table are shown, with the layer that set each,
-// only when a layer sets one of them.
+// keep_rest and the store are always shown: what a layer sets, with the
+// layer, and the defaults the CLI's store applies to the rest.
 func TestConfigKeepRest(t *testing.T) {
+	defaults := restDefaults(t)
 	dir := t.TempDir()
 	user := writeFile(t, dir, "user.toml", `
 [worker.tool_output]
@@ -232,30 +281,57 @@ max_bytes = 8388608
 [worker.tool_output.per_tool]
 Bash = { keep_rest = true }
 `)
+	memory := writeFile(t, dir, "memory.toml", "[worker.tool_output.rest]\nstore = \"memory\"\ntool = \"more\"\n")
 	src := `file "` + user + `"`
 	const envDir = "env TOOLCAP_WORKER__TOOL_OUTPUT__REST__DIR"
 	env := []string{"TOOLCAP_WORKER__TOOL_OUTPUT__REST__DIR=/tmp/rest"}
+	// with returns the defaults with the settings of set over them, and
+	// without the keys of drop.
+	with := func(set map[string]strategySetting, drop ...string) map[string]strategySetting {
+		m := maps.Clone(defaults)
+		maps.Copy(m, set)
+		for _, k := range drop {
+			delete(m, k)
+		}
+		return m
+	}
 	tests := []struct {
 		name string
 		args []string
 		env  []string
+		home bool // run with no user cache directory
 		want map[string]strategySetting
 	}{
-		{"nothing set: not shown", nil, nil, nil},
-		{"a file and the environment", []string{"--manifest", user}, env, map[string]strategySetting{
+		{"nothing set: the defaults", nil, nil, false, defaults},
+		{"a file and the environment", []string{"--manifest", user}, env, false, with(map[string]strategySetting{
 			"keep_rest":               {"false", src},
 			"per_tool.Bash.keep_rest": {"true", src},
 			"rest.dir":                {`"/tmp/rest"`, envDir},
 			"rest.max_bytes":          {"8388608", src},
-			"rest.ttl":                {`"1h30m"`, src},
-		}},
-		{"the rest table alone: keep_rest's default shown", nil, env, map[string]strategySetting{
-			"keep_rest": {"true", "built-in default"},
-			"rest.dir":  {`"/tmp/rest"`, envDir},
-		}},
+			// The default bound on an entry, held to the quota.
+			"rest.max_entry_bytes": {"8388608", "built-in default (at most max_bytes)"},
+			"rest.ttl":             {`"1h30m"`, src},
+		})},
+		{"the rest table alone", nil, env, false, with(map[string]strategySetting{
+			"rest.dir": {`"/tmp/rest"`, envDir},
+		})},
+		{"a store in memory: its quota, no directory", []string{"--manifest", memory}, nil, false, with(map[string]strategySetting{
+			"rest.store":           {`"memory"`, `file "` + memory + `"`},
+			"rest.tool":            {`"more"`, `file "` + memory + `"`},
+			"rest.max_bytes":       {"67108864", "built-in default"},
+			"rest.max_entry_bytes": {"67108864", "built-in default (at most max_bytes)"},
+		}, "rest.dir")},
+		{"no user cache directory", nil, nil, true, with(map[string]strategySetting{
+			"rest.dir": {"none", "built-in default: keep_rest: no directory for the store: neither $XDG_CACHE_HOME nor $HOME are defined; " +
+				"set [worker.tool_output.rest] dir or TOOLCAP_WORKER__TOOL_OUTPUT__REST__DIR"},
+		})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.home {
+				t.Setenv("XDG_CACHE_HOME", "")
+				t.Setenv("HOME", "")
+			}
 			got := runWith(t, tt.env, nil, append([]string{"config", "--json"}, tt.args...)...)
 			if got.code != exitOK || got.stderr != "" {
 				t.Fatalf("exit code = %d, stderr:\n%s", got.code, got.stderr)
@@ -275,12 +351,15 @@ Bash = { keep_rest = true }
 		t.Fatalf("exit code = %d, stderr:\n%s", got.code, got.stderr)
 	}
 	want := `
-Keeping the rest, and the layer that set each (a rest key not listed takes the store's default):
-  keep_rest                false        ` + src + `
-  per_tool.Bash.keep_rest  true         ` + src + `
-  rest.dir                 "/tmp/rest"  ` + envDir + `
-  rest.max_bytes           8388608      ` + src + `
-  rest.ttl                 "1h30m"      ` + src + `
+Keeping the rest (toolcap mcp; cap --keep-rest for toolcap read), and the layer that set each:
+  keep_rest                false           ` + src + `
+  per_tool.Bash.keep_rest  true            ` + src + `
+  rest.store               "dir"           built-in default
+  rest.dir                 "/tmp/rest"     ` + envDir + `
+  rest.max_bytes           8388608         ` + src + `
+  rest.max_entry_bytes     8388608         built-in default (at most max_bytes)
+  rest.ttl                 "1h30m"         ` + src + `
+  rest.tool                "toolcap_read"  built-in default
 `
 	if !strings.HasSuffix(got.stdout, want) {
 		t.Errorf("config text does not end with the keep-the-rest section:\n%s\nwant it to end with:%s", got.stdout, want)

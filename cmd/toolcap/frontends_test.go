@@ -55,7 +55,10 @@ func TestFrontEndsAgree(t *testing.T) {
 	for _, pc := range policies {
 		t.Run(pc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			doc := "[worker.tool_output.per_tool]\necho = " + pc.entry + "\nmcp__fault__echo = " + pc.entry + "\n"
+			// keep_rest = false: the front ends keep the rest each in
+			// their own way (a ref, a file the hook points Read at), and
+			// the comparison is of the rule that fits a text.
+			doc := "[worker.tool_output]\nkeep_rest = false\n[worker.tool_output.per_tool]\necho = " + pc.entry + "\nmcp__fault__echo = " + pc.entry + "\n"
 			file := writeFile(t, dir, "toolcap.toml", doc)
 			m, err := manifest.Load(manifest.File(file))
 			if err != nil {

@@ -3,7 +3,8 @@
 // Usage:
 //
 //	toolcap demo [--manifest FILE]... [-v] [DIR]
-//	toolcap cap --tool NAME [--keep STRATEGY] [--manifest FILE]... [-v] < output
+//	toolcap cap --tool NAME [--keep STRATEGY] [--keep-rest] [--manifest FILE]... [-v] < output
+//	toolcap read REF [--offset K] [--pattern RE] [--all] [--manifest FILE]...
 //	toolcap config [--manifest FILE]... [--tool NAME]... [--json]
 //	toolcap mcp [--manifest FILE]... [-v] -- SERVER_COMMAND [ARGS...]
 //	toolcap hook claude-code [--manifest FILE]... [-v] < payload
@@ -11,7 +12,8 @@
 //
 // demo runs a model's batch of Glob, Read and Grep calls over DIR through a
 // worker and shows what the cap kept out of the history. cap is a filter: it
-// caps its standard input with the limit a worker would apply to one tool.
+// caps its standard input with the limit a worker would apply to one tool;
+// with --keep-rest it keeps the whole input, and read pages it.
 // config prints the limits in force and the layer each came from.
 //
 // Limits come from layers, lowest precedence first: the built-in default
@@ -57,6 +59,7 @@ type command struct {
 var commands = []command{
 	{"demo", "run a model's batch of Glob, Read and Grep calls over a tree and show the cap at work", runDemo},
 	{"cap", "cap standard input to the limit a worker applies to one tool", runCap},
+	{"read", "page an output that cap --keep-rest kept, as the read tool pages it for a model", runRead},
 	{"config", "print the limits in force and the layer each came from", runConfig},
 	{"mcp", "run an MCP server behind a proxy that caps its tool results", runMCP},
 	{"hook", "a Claude Code PostToolUse hook that caps the tool output the model reads", runHook},
@@ -293,7 +296,7 @@ func (l *layerFlags) resolve(ctx context.Context, env []string, logger hclog.Log
 	for _, f := range l.manifests {
 		opts = append(opts, manifest.File(f))
 	}
-	opts = append(opts, manifest.Environ(env))
+	opts = append(opts, manifest.Environ(withoutCLIVars(env)))
 	opts = append(opts, extra...)
 	opts = append(opts, manifest.WithLogger(logger))
 	return manifest.ResolveContext(ctx, opts...)

@@ -96,7 +96,7 @@ func FuzzLoad(f *testing.F) {
 			if r.TTL < 0 || r.TTL > manifest.MaxRestTTL {
 				t.Fatalf("rest ttl %v out of range", r.TTL)
 			}
-			if r.Store != "" && r.Store != manifest.RestStoreMemory && r.Store != manifest.RestStoreDir {
+			if r.Store != "" && r.Store != manifest.RestStoreMemory && r.Store != manifest.RestStoreDir && !manifest.IsRedisStore(r.Store) {
 				t.Fatalf("rest store %q", r.Store)
 			}
 		}

@@ -3,6 +3,7 @@ package manifest
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -321,7 +322,7 @@ var (
 	restBytesKind = kind{readInt64, func(v any) error { return checkRestBytes(v.(int64)) }, func(v any) string { return strconv.FormatInt(v.(int64), 10) }}
 	ttlKind       = kind{readDuration, func(v any) error { return checkTTL(v.(time.Duration)) }, func(v any) string { return strconv.Quote(showDuration(v.(time.Duration))) }}
 	restToolKind  = kind{readString, checkString(checkRestTool), showString}
-	storeKind     = kind{readString, checkString(checkStore), showString}
+	storeKind     = kind{readString, checkString(checkStore), showStore}
 )
 
 func checkInt(f func(int) error) func(any) error { return func(v any) error { return f(v.(int)) } }
@@ -447,18 +448,74 @@ func checkRestTool(name string) error {
 	return errors.New("not a tool name (want 1 to 64 characters of A-Z, a-z, 0-9, '_', '.' and '-', as MCP tool names allow)")
 }
 
-// checkStore says why s is not a store this build knows, or returns nil.
-// The key takes a URL so that a later build can take a Redis store's
-// ("redis://host:6379/0") without a new key.
+// checkStore says why s is not a store this build knows, or returns nil:
+// "", "memory", "dir", or the URL of a Redis (redis://host:6379/0,
+// rediss:// for TLS), of which it checks the scheme, the host and the
+// database number; the store checks the rest when it opens it. No error
+// shows the URL's password.
 func checkStore(s string) error {
 	if s == "" || slices.Contains(restStores, s) {
 		return nil
 	}
-	msg := fmt.Sprintf("unknown store (this build knows %q and %q; omit the key to let the front end choose)", RestStoreMemory, RestStoreDir)
-	if sug := suggest.Closest(s, restStores); sug != "" {
-		msg += fmt.Sprintf("; did you mean %q?", sug)
+	if !strings.Contains(s, "://") {
+		msg := fmt.Sprintf("unknown store (want %q, %q or a redis:// or rediss:// URL; omit the key to let the front end choose)", RestStoreMemory, RestStoreDir)
+		if sug := suggest.Closest(s, restStores); sug != "" {
+			msg += fmt.Sprintf("; did you mean %q?", sug)
+		}
+		return errors.New(msg)
 	}
-	return errors.New(msg)
+	u, err := url.Parse(s)
+	if err != nil {
+		// url.Parse's error repeats the URL, password and all.
+		return errors.New("not a URL (want redis://host:6379/0)")
+	}
+	if u.Scheme != RestStoreRedis && u.Scheme != RestStoreRedisTLS {
+		return fmt.Errorf("unknown store scheme %q (want redis:// or rediss://)", u.Scheme)
+	}
+	if u.Hostname() == "" {
+		return errors.New("a Redis URL needs a host (want redis://host:6379/0)")
+	}
+	if db := strings.Trim(u.Path, "/"); db != "" {
+		if n, err := strconv.Atoi(db); err != nil || n < 0 || strings.Contains(db, "/") {
+			return fmt.Errorf("database %q: want a number, as in redis://host:6379/0", db)
+		}
+	}
+	return nil
+}
+
+// showStore writes a store value as TOML does, with a URL's password
+// replaced by "xxxxx", for errors and toolcap config.
+func showStore(v any) string { return strconv.Quote(RedactStore(v.(string))) }
+
+// RedactStore returns the store value s with the password of a URL, if
+// any, replaced by "xxxxx"; a URL that does not parse loses everything
+// before the last '@' of its authority.
+func RedactStore(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	start := strings.Index(s, "://")
+	if start < 0 {
+		return s
+	}
+	start += len("://")
+	end := len(s)
+	if i := strings.IndexAny(s[start:], "/?#"); i >= 0 {
+		end = start + i
+	}
+	if at := strings.LastIndex(s[start:end], "@"); at >= 0 {
+		return s[:start] + "xxxxx" + s[start+at:]
+	}
+	return s
+}
+
+// shown renders v, a raw value of k from a layer, for an error: as the
+// user wrote it, but for a store URL's password.
+func (k *key) shown(v any) string {
+	if str, ok := v.(string); ok && k.table == restName && k.name == "store" {
+		return showStore(str)
+	}
+	return show(v)
 }
 
 // readString reads a string; the environment's text is one as it is.

@@ -65,18 +65,31 @@ const (
 	MaxRestTTL = 365 * 24 * time.Hour
 )
 
-// The stores the rest table's store key names. The key takes a URL, so
-// that a later build can add a store elsewhere (Redis) without a new key;
-// this build knows these two, and "" lets the front end choose (a
-// directory for toolcap mcp and the CLI; a worker keeps the store its
-// program passes).
+// The stores the rest table's store key names: "memory", "dir", or the
+// URL of a Redis shared by replicas (redis://host:6379/0, rediss:// for
+// TLS; the store lives in module
+// github.com/toolcap/toolcap/adapters/redisrest). "" lets the front end
+// choose (a directory for toolcap mcp and the CLI; a worker keeps the
+// store its program passes).
 const (
 	RestStoreMemory = "memory"
 	RestStoreDir    = "dir"
+	// RestStoreRedis and RestStoreRedisTLS are the schemes of a Redis
+	// store's URL.
+	RestStoreRedis    = "redis"
+	RestStoreRedisTLS = "rediss"
 )
 
-// restStores lists the stores this build knows.
+// restStores lists the stores named by a word.
 var restStores = []string{RestStoreMemory, RestStoreDir}
+
+// IsRedisStore reports whether the store value s names a Redis: a
+// redis:// or rediss:// URL. A value that passed the manifest's checks is
+// then one a Redis store can open.
+func IsRedisStore(s string) bool {
+	s = strings.ToLower(s) // a URL's scheme is case-insensitive
+	return strings.HasPrefix(s, RestStoreRedis+"://") || strings.HasPrefix(s, RestStoreRedisTLS+"://")
+}
 
 // WorkerManifest is the [worker] table of a manifest, as far as toolcap reads
 // it.
@@ -162,9 +175,10 @@ type RestConfig struct {
 	// answers: tool, 1 to 64 characters of [A-Za-z0-9_.-]. "" is
 	// [DefaultRestTool].
 	Tool string
-	// Store names the store: [RestStoreMemory], [RestStoreDir], or "" for
-	// the front end's choice. It takes a URL, reserved for a store this
-	// build does not have (redis://…), which is an error for now.
+	// Store names the store: [RestStoreMemory], [RestStoreDir], the URL
+	// of a Redis ([IsRedisStore]: redis://host:6379/0, rediss:// for
+	// TLS), or "" for the front end's choice. A URL may hold a password:
+	// show it with [RedactStore].
 	Store string
 }
 

@@ -445,7 +445,7 @@ func checkKey(table, name string, v any, prefix, source string, srcOf func(strin
 	}
 	val, err = k.value(v, src != source)
 	if err != nil {
-		return nil, false, &Error{Source: src, Key: k.dotted(), Value: show(v), Err: err}
+		return nil, false, &Error{Source: src, Key: k.dotted(), Value: k.shown(v), Err: err}
 	}
 	k.record(res, k, "", val, src)
 	return val, true, nil

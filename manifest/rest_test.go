@@ -210,9 +210,18 @@ func TestLoadRestErrors(t *testing.T) {
 		{"tool empty", file(rest + `tool = ""`), tool, `""`, "not a tool name (want 1 to 64 characters"},
 		{"tool with a space", file(rest + `tool = "read more"`), tool, `"read more"`, "not a tool name"},
 		{"tool too long", file(rest + `tool = "` + long + `"`), tool, `"` + long + `"`, "not a tool name"},
-		{"store redis", file(rest + `store = "redis://localhost:6379/0"`), store, `"redis://localhost:6379/0"`,
-			`unknown store (this build knows "memory" and "dir"; omit the key to let the front end choose)`},
+		{"store unknown", file(rest + `store = "s3"`), store, `"s3"`,
+			`unknown store (want "memory", "dir" or a redis:// or rediss:// URL; omit the key to let the front end choose)`},
 		{"store misspelt", file(rest + `store = "memroy"`), store, `"memroy"`, `did you mean "memory"?`},
+		{"store URL of another scheme", file(rest + `store = "memcached://cache:11211"`), store, `"memcached://cache:11211"`,
+			`unknown store scheme "memcached" (want redis:// or rediss://)`},
+		{"store URL without a host", file(rest + `store = "redis:///0"`), store, `"redis:///0"`, "a Redis URL needs a host"},
+		{"store URL without a host, password hidden", file(rest + `store = "redis://:hunter2@/0"`), store, `"redis://:xxxxx@/0"`, "a Redis URL needs a host"},
+		{"store URL with a database not a number", file(rest + `store = "redis://app:hunter2@cache:6379/zero"`), store,
+			`"redis://app:xxxxx@cache:6379/zero"`, `database "zero": want a number`},
+		{"store URL with a path", file(rest + `store = "redis://cache/0/1"`), store, `"redis://cache/0/1"`, `database "0/1": want a number`},
+		{"store not a URL, password hidden", file(rest + `store = "redis://app:hunter2@cache:port/0"`), store,
+			`"redis://xxxxx@cache:port/0"`, "not a URL (want redis://host:6379/0)"},
 		{"env keep_rest yes", env(manifest.EnvKeepRest + "=yes"), keepRest, `"yes"`, "not a boolean (want true, false, 1 or 0)"},
 		{"env keep_rest TRUE", env(manifest.EnvKeepRest + "=TRUE"), keepRest, `"TRUE"`, "not a boolean"},
 		{"env keep_rest empty", env(manifest.EnvKeepRest + "="), keepRest, `""`, "not a boolean"},
@@ -223,7 +232,7 @@ func TestLoadRestErrors(t *testing.T) {
 		{"env max_entry_bytes zero", env(manifest.EnvRestMaxEntryBytes + "=0"), maxEntry, `"0"`, "0 is not a size"},
 		{"env ttl", env(manifest.EnvRestTTL + "=forever"), ttl, `"forever"`, "not a duration"},
 		{"env tool", env(manifest.EnvRestTool + "=a/b"), tool, `"a/b"`, "not a tool name"},
-		{"env store", env(manifest.EnvRestStore + "=redis://x"), store, `"redis://x"`, "unknown store"},
+		{"env store", env(manifest.EnvRestStore + "=redis://:hunter2@"), store, `"redis://:xxxxx@"`, "a Redis URL needs a host"},
 		{"overrides ttl", overrides(manifest.ToolOutputLimits{Rest: &manifest.RestConfig{TTL: -time.Second}}), ttl, `"-1s"`, "must be positive"},
 		{"overrides store", overrides(manifest.ToolOutputLimits{Rest: &manifest.RestConfig{Store: "s3"}}), store, `"s3"`, "unknown store"},
 	}
@@ -244,6 +253,9 @@ func TestLoadRestErrors(t *testing.T) {
 			}
 			if !strings.Contains(me.Err.Error(), tt.reason) {
 				t.Errorf("error %q does not say %q", err, tt.reason)
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("error %q shows a password", err)
 			}
 		})
 	}
@@ -531,5 +543,74 @@ func TestRestWarnings(t *testing.T) {
 	}
 	if l := r.Manifest.Limits(); l.KeepRest != nil || l.Rest != nil {
 		t.Errorf("unknown keys set KeepRest %v, Rest %+v; want neither", l.KeepRest, l.Rest)
+	}
+}
+
+// TestLoadRestRedisStore: store takes the URL of a Redis from any layer,
+// kept as written in the limits (the store needs its password) and shown
+// without its password where the resolution reports it.
+func TestLoadRestRedisStore(t *testing.T) {
+	tests := []struct {
+		name  string
+		opt   manifest.Option
+		url   string
+		shown string
+	}{
+		{"file", manifest.Bytes("m.toml", []byte("[worker.tool_output.rest]\nstore = \"redis://cache.internal:6379/0\"\n")),
+			"redis://cache.internal:6379/0", `"redis://cache.internal:6379/0"`},
+		{"file, TLS, a password, options", manifest.Bytes("m.toml", []byte("[worker.tool_output.rest]\nstore = \"rediss://app:hunter2@cache.internal:6380/3?dial_timeout=1s\"\n")),
+			"rediss://app:hunter2@cache.internal:6380/3?dial_timeout=1s", `"rediss://app:xxxxx@cache.internal:6380/3?dial_timeout=1s"`},
+		{"environment, no database", manifest.Environ([]string{manifest.EnvRestStore + "=redis://:hunter2@10.0.0.7"}),
+			"redis://:hunter2@10.0.0.7", `"redis://:xxxxx@10.0.0.7"`},
+		{"environment, IPv6, trailing slash", manifest.Environ([]string{manifest.EnvRestStore + "=redis://[::1]:6379/"}),
+			"redis://[::1]:6379/", `"redis://[::1]:6379/"`},
+		{"overrides, scheme in capitals", manifest.Overrides("flags", manifest.ToolOutputLimits{Rest: &manifest.RestConfig{Store: "REDIS://cache"}}),
+			"REDIS://cache", `"redis://cache"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := manifest.Load(tt.opt)
+			if err != nil {
+				t.Fatalf("Load() error: %v", err)
+			}
+			r, err := manifest.Resolve(tt.opt)
+			if err != nil {
+				t.Fatalf("Resolve() error: %v", err)
+			}
+			type got struct {
+				Store, Shown string
+				Redis        bool
+			}
+			want := got{tt.url, tt.shown, true}
+			g := got{m.ToolOutput.RestConfig().Store, r.Rest["store"].Value, manifest.IsRedisStore(m.ToolOutput.RestConfig().Store)}
+			if diff := cmp.Diff(want, g); diff != "" {
+				t.Errorf("store mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, s := range []string{"", "memory", "dir", "redis", "http://cache"} {
+		if manifest.IsRedisStore(s) {
+			t.Errorf("IsRedisStore(%q) = true", s)
+		}
+	}
+}
+
+func TestRedactStore(t *testing.T) {
+	cases := map[string]string{
+		"":                                         "",
+		"dir":                                      "dir",
+		"redis://localhost:6379/0":                 "redis://localhost:6379/0",
+		"redis://:hunter2@localhost:6379/0":        "redis://:xxxxx@localhost:6379/0",
+		"rediss://app:hunter2@cache.internal/3":    "rediss://app:xxxxx@cache.internal/3",
+		"redis://app@cache.internal/3":             "redis://app@cache.internal/3",
+		"redis://app:hunter2@local host/%zz":       "redis://xxxxx@local host/%zz",
+		"redis://app:hunt@r2@local host:1/x?a=%zz": "redis://xxxxx@local host:1/x?a=%zz",
+	}
+	got := map[string]string{}
+	for in := range cases {
+		got[in] = manifest.RedactStore(in)
+	}
+	if diff := cmp.Diff(cases, got); diff != "" {
+		t.Errorf("RedactStore mismatch (-want +got):\n%s", diff)
 	}
 }

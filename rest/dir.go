@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,10 @@ type Dir struct {
 	tmp  string
 	lim  limits
 	q    *quota[struct{}]
+	// hdr is the header's length: headerLen, or 0 in plain mode.
+	hdr int64
+	// plain is set by [OpenPlainDir]: entries are header-less text files.
+	plain bool
 }
 
 // OpenDir opens the store in directory path, creating it (mode 0700) when
@@ -68,11 +73,34 @@ type Dir struct {
 // others (on unix). Anything else is an error that names the path and what
 // is wrong; OpenDir changes nothing there.
 func OpenDir(path string, cfg Config) (*Dir, error) {
+	return openDir(path, cfg, false)
+}
+
+// OpenPlainDir is [OpenDir] for a store in plain mode, whose entries a
+// program that knows nothing of toolcap can read, such as Claude Code's
+// own Read tool: each entry is the output's bytes alone, without a
+// header, in a file <dir>/<hash of the scope>/<ref>.txt ([Dir.EntryPath]),
+// mode 0600 in a directory per scope, mode 0700. The quota, the per-entry
+// bound, the time to live and the atomic commits are those of OpenDir;
+// what a header would hold is kept by the caller (the Info Commit
+// returns): an entry read back has Original == Size.
+//
+// A directory is in one mode for good: OpenPlainDir indexes only plain
+// entries, OpenDir only its own, so the two never share one.
+func OpenPlainDir(path string, cfg Config) (*Dir, error) {
+	return openDir(path, cfg, true)
+}
+
+func openDir(path string, cfg Config, plain bool) (*Dir, error) {
 	if path == "" {
 		return nil, errors.New("rest: store directory is empty")
 	}
 	path = filepath.Clean(path) // a trailing slash would make Lstat follow a symlink
-	d := &Dir{path: path, tmp: filepath.Join(path, tmpDir), lim: resolve(cfg, DefaultDirMaxBytes, headerLen)}
+	hdr := int64(headerLen)
+	if plain {
+		hdr = 0
+	}
+	d := &Dir{path: path, tmp: filepath.Join(path, tmpDir), lim: resolve(cfg, DefaultDirMaxBytes, hdr), hdr: hdr, plain: plain}
 	d.q = newQuota(d.lim, d.drop)
 	if err := ensureDir(path); err != nil {
 		return nil, err
@@ -151,7 +179,30 @@ func (d *Dir) scan() error {
 			continue // not ours: tmp/, or a file someone else put there
 		}
 		fi, err := de.Info()
-		if err != nil || !fi.Mode().IsRegular() {
+		if err != nil {
+			continue
+		}
+		if d.plain {
+			// A scope's directory: its entries are <ref>.txt.
+			if !fi.IsDir() {
+				continue
+			}
+			files, err := os.ReadDir(filepath.Join(d.path, de.Name()))
+			if err != nil {
+				continue
+			}
+			for _, f := range files {
+				ref, ok := strings.CutSuffix(f.Name(), plainExt)
+				if !ok || !ValidRef(ref) {
+					continue
+				}
+				if fi, err := f.Info(); err == nil && fi.Mode().IsRegular() {
+					all = append(all, found{de.Name() + "/" + f.Name(), fi.Size(), fi.ModTime()})
+				}
+			}
+			continue
+		}
+		if !fi.Mode().IsRegular() {
 			continue
 		}
 		all = append(all, found{de.Name(), fi.Size(), fi.ModTime()})
@@ -164,9 +215,46 @@ func (d *Dir) scan() error {
 	return nil
 }
 
+// plainExt ends the name of a plain entry's file.
+const plainExt = ".txt"
+
+// key names the entry ref of scope: its file's path under d.path, with
+// slashes. In plain mode it is the scope's directory, named by a hash of
+// the scope so that the scope never shows in a path, and the ref.
+func (d *Dir) key(scope, ref string) string {
+	if !d.plain {
+		return entryKey(scope, ref)
+	}
+	return entryKey(scope, "") + "/" + ref + plainExt
+}
+
+// EntryPath returns the path of the file of the entry ref of scope, in
+// plain mode ([OpenPlainDir]), for a reader that opens it without
+// package rest; false in the default mode, whose files begin with a
+// header, or for a malformed ref. The file exists from the entry's Commit
+// until it expires or is evicted.
+func (d *Dir) EntryPath(scope, ref string) (string, bool) {
+	if !d.plain || !ValidRef(ref) {
+		return "", false
+	}
+	return filepath.Join(d.path, filepath.FromSlash(d.key(scope, ref))), true
+}
+
+// IsEntryPath reports whether path names the file of a plain entry of d,
+// of any scope: <dir>/<hash>/<ref>.txt. It looks at the path alone.
+func (d *Dir) IsEntryPath(path string) bool {
+	if !d.plain || !filepath.IsAbs(path) {
+		return false
+	}
+	path = filepath.Clean(path)
+	ref, ok := strings.CutSuffix(filepath.Base(path), plainExt)
+	scopeDir := filepath.Dir(path)
+	return ok && ValidRef(ref) && isKey(filepath.Base(scopeDir)) && filepath.Dir(scopeDir) == d.path
+}
+
 // drop removes an entry's file: the quota's drop func.
 func (d *Dir) drop(key string, _ struct{}) {
-	p := filepath.Join(d.path, key)
+	p := filepath.Join(d.path, filepath.FromSlash(key))
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		d.lim.log.Error("cannot remove an entry file", "path", p, "error", err)
 	}
@@ -186,23 +274,23 @@ func (d *Dir) Create(ctx context.Context, scope string) (Entry, error) {
 		return nil, fmt.Errorf("rest: create: %w", err)
 	}
 	ref := NewRef()
-	if err := d.q.reserve(headerLen); err != nil {
+	if err := d.q.reserve(d.hdr); err != nil {
 		return nil, fmt.Errorf("rest: entry %s: %w", ref, err)
 	}
 	f, err := os.CreateTemp(d.tmp, "entry-*") // mode 0600
 	if err == nil {
 		// The header is written on Commit, when its figures are known.
-		if _, err = f.Seek(headerLen, io.SeekStart); err != nil {
+		if _, err = f.Seek(d.hdr, io.SeekStart); err != nil {
 			_ = f.Close()
 			_ = os.Remove(f.Name())
 		}
 	}
 	if err != nil {
-		d.q.release(headerLen)
+		d.q.release(d.hdr)
 		d.lim.log.Error("cannot create an entry file", "dir", d.tmp, "error", err)
 		return nil, fmt.Errorf("rest: create entry: %w", err)
 	}
-	return &dirEntry{d: d, ref: ref, key: entryKey(scope, ref), name: f.Name(), f: f, reserved: headerLen}, nil
+	return &dirEntry{d: d, ref: ref, key: d.key(scope, ref), name: f.Name(), f: f, reserved: d.hdr}, nil
 }
 
 // Open returns the committed entry ref of scope and renews its time to
@@ -216,8 +304,8 @@ func (d *Dir) Open(ctx context.Context, scope, ref string) (Reader, error) {
 	if !ValidRef(ref) {
 		return nil, ErrUnknown
 	}
-	key := entryKey(scope, ref)
-	p := filepath.Join(d.path, key)
+	key := d.key(scope, ref)
+	p := filepath.Join(d.path, filepath.FromSlash(key))
 	_, now, ok := d.q.use(key)
 	if !ok {
 		// Another process sharing the directory may have written it.
@@ -242,7 +330,7 @@ func (d *Dir) Open(ctx context.Context, scope, ref string) (Reader, error) {
 		d.lim.log.Error("cannot open an entry file", "path", p, "error", err)
 		return nil, fmt.Errorf("rest: open entry: %w", err)
 	}
-	info, err := readHeader(f)
+	info, err := d.readHeader(f)
 	if err != nil {
 		_ = f.Close()
 		d.lim.log.Error("corrupt entry file removed", "path", p, "error", err)
@@ -253,11 +341,19 @@ func (d *Dir) Open(ctx context.Context, scope, ref string) (Reader, error) {
 		d.lim.log.Error("cannot renew an entry's time to live", "path", p, "error", err)
 	}
 	info.Ref = ref
-	return &dirReader{f: f, info: info}, nil
+	return &dirReader{f: f, info: info, hdr: d.hdr}, nil
 }
 
-// readHeader reads and checks the header of an entry file.
-func readHeader(f *os.File) (Info, error) {
+// readHeader reads and checks the header of an entry file; in plain mode,
+// where there is none, the file's size is the entry's.
+func (d *Dir) readHeader(f *os.File) (Info, error) {
+	if d.plain {
+		fi, err := f.Stat()
+		if err != nil {
+			return Info{}, fmt.Errorf("stat: %w", err)
+		}
+		return Info{Size: fi.Size(), Original: fi.Size()}, nil
+	}
 	var h [headerLen]byte
 	if _, err := f.ReadAt(h[:], 0); err != nil {
 		return Info{}, fmt.Errorf("read header: %w", err)
@@ -295,7 +391,7 @@ type dirEntry struct {
 	w        *bufio.Writer // made on the first small write
 	size     int64         // bytes kept
 	original int64         // bytes written
-	reserved int64         // what the quota holds for it: headerLen + size
+	reserved int64         // what the quota holds for it: the header + size
 	err      error         // sticky: the first failed Write
 	done     bool
 }
@@ -355,9 +451,13 @@ func (e *dirEntry) Commit() (Info, error) {
 		return Info{}, e.err
 	}
 	tmp := e.name
-	final := filepath.Join(e.d.path, e.key)
+	final := filepath.Join(e.d.path, filepath.FromSlash(e.key))
 	now := e.d.lim.now()
 	err := e.finish(now)
+	if err == nil && e.d.plain {
+		// The scope's directory, private as the store's.
+		err = ensureDir(filepath.Dir(final))
+	}
 	if err == nil {
 		err = e.d.q.commit(e.key, e.reserved, now, struct{}{}, func() error { return os.Rename(tmp, final) })
 	}
@@ -377,6 +477,14 @@ func (e *dirEntry) finish(now time.Time) error {
 		if err := e.w.Flush(); err != nil {
 			return err
 		}
+	}
+	if e.d.plain {
+		err := e.f.Close()
+		e.f = nil
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(e.name, now, now)
 	}
 	var h [headerLen]byte
 	copy(h[:8], magic[:])
@@ -424,6 +532,7 @@ func (e *dirEntry) abortLocked() error {
 type dirReader struct {
 	f      *os.File
 	info   Info
+	hdr    int64 // the header's length: where the entry's bytes begin
 	closed atomic.Bool
 }
 
@@ -450,7 +559,7 @@ func (r *dirReader) ReadAt(p []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	q := p[:min(int64(len(p)), r.info.Size-off)]
-	n, err := r.f.ReadAt(q, headerLen+off)
+	n, err := r.f.ReadAt(q, r.hdr+off)
 	if err == nil && n < len(p) {
 		err = io.EOF
 	}

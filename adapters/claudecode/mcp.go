@@ -25,6 +25,17 @@ func capValue(resp json.RawMessage, p shape.Policy) (json.RawMessage, chain.Trun
 		if err := json.Unmarshal(resp, &s); err != nil {
 			return nil, chain.Truncation{}, false, err
 		}
+		if structuredText(s) {
+			// It stays a valid document, cut as the proxy cuts one, whole
+			// elements kept.
+			if sc, ok := shape.JSON([]byte(s), p, nil); ok {
+				if !sc.Cut {
+					return nil, chain.Truncation{}, false, nil
+				}
+				enc, err := marshal(string(sc.Raw))
+				return enc, sc.Figures, err == nil, err
+			}
+		}
 		out, t, changed := shape.Text(s, p)
 		if !changed {
 			return nil, chain.Truncation{}, false, nil
@@ -44,6 +55,22 @@ func capValue(resp json.RawMessage, p shape.Policy) (json.RawMessage, chain.Trun
 		}
 	}
 	return capJSON(resp, p)
+}
+
+// mcpSavedChars is about where Claude Code 2.1.328 saves an MCP tool's
+// output to a file and hands the model a preview and the path instead
+// (measured: from about 50,000 characters).
+const mcpSavedChars = 50_000
+
+// structuredText reports whether s, an MCP tool's output as Claude Code
+// hands it to the hook, is the JSON text of its structuredContent (a JSON
+// object or array) short enough that Claude Code would hand it to the
+// model whole: such a text is cut as JSON and stays a valid document.
+// Past mcpSavedChars Claude Code itself would give the model a preview and
+// a path, not JSON, so the hook keeps the whole text and cuts it as text,
+// with a marker naming the Read of the rest.
+func structuredText(s string) bool {
+	return len(s) > 0 && len(s) <= mcpSavedChars && (s[0] == '{' || s[0] == '[') && json.Valid([]byte(s))
 }
 
 // capJSON fits any JSON value as JSON ([shape.JSON]); a value no valid

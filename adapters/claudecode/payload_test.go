@@ -23,7 +23,7 @@ func TestReadInput(t *testing.T) {
 			payload: `{"session_id":"abc","cwd":"/p","hook_event_name":"PostToolUse","tool_name":"Bash",` +
 				`"tool_input":{"command":"ls"},"tool_response":{"stdout":"a\n"},"tool_use_id":"toolu_01","duration_ms":12}`,
 			want: claudecode.Input{HookEventName: "PostToolUse", ToolName: "Bash", ToolUseID: "toolu_01",
-				ToolResponse: []byte(`{"stdout":"a\n"}`)},
+				SessionID: "abc", ToolInput: []byte(`{"command":"ls"}`), ToolResponse: []byte(`{"stdout":"a\n"}`)},
 		},
 		{name: "empty", payload: "", wantErr: "the payload is not a JSON hook payload: "},
 		{name: "not JSON", payload: "{bad", wantErr: "the payload is not a JSON hook payload: "},

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/adapters/claudecode"
 	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/shape"
 )
 
@@ -45,6 +48,15 @@ query]"; a text longer than 32 bytes per token of its share, and a list of
 file names, keep a marker that counts bytes. A manifest that sets a token
 limit and names an exact tokenizer (o200k_base, cl100k_base) is a
 configuration error.
+
+Output Claude Code saved itself (persistedOutputPath, <persisted-output>)
+is left alone. Read is cut between lines, its line numbers counted, the
+marker naming the Read of the next line. With keep_rest (on by default) a
+cut output's whole text is kept as a plain file under the user cache
+directory (toolcap/claude-code/<session>/<ref>.txt, bounded by the rest
+table) and the marker names its Read: "... or read the rest: Read
+{"file_path":...,"offset":L,"limit":K}]". A store that cannot be opened
+leaves the plain marker.
 
 Claude Code runs hooks in parallel, each on the tool's original output, so
 only the per-call limit applies here: no budget across calls.
@@ -111,7 +123,17 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "toolcap: %s (tool output left as it is)\n", oneLine(err.Error()))
 		return exitFailed
 	}
-	out, t, changed, err := claudecode.CapToolResponse(in.ToolName, in.ToolResponse, policy)
+	hook := &claudecode.Hook{Logger: logger}
+	if policy.KeepRest {
+		// keep_rest is on by default; a store that cannot be opened leaves
+		// the plain marker, never a failed hook.
+		if d, err := openHookStore(ctx, &layers, env, logger); err != nil {
+			logger.Warn("keep_rest: the store could not be opened; the output is cut without keeping the rest", "error", oneLine(err.Error()))
+		} else {
+			hook.Store = d
+		}
+	}
+	out, t, changed, err := hook.Cap(in, policy)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcap hook claude-code: warning: tool_response of %s: %s; tool output left as it is\n", in.ToolName, oneLine(err.Error()))
 		return exitOK
@@ -159,6 +181,27 @@ func hookPolicy(ctx context.Context, layers *layerFlags, env []string, logger hc
 	}
 	logger.Info("limit in force", fields...)
 	return p, nil
+}
+
+// openHookStore opens the hook's store of what cuts drop: a plain
+// directory store (files Claude Code's Read opens), under the rest table's
+// dir when the manifest sets one, else under the user cache directory,
+// bounded by the rest table's max_bytes, max_entry_bytes and ttl.
+func openHookStore(ctx context.Context, layers *layerFlags, env []string, logger hclog.Logger) (*rest.Dir, error) {
+	res, err := layers.resolve(ctx, env, hclog.NewNullLogger())
+	if err != nil {
+		return nil, err
+	}
+	c := res.Manifest.Limits().RestConfig()
+	dir := c.Dir
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("no directory for the store: %w", err)
+		}
+		dir = filepath.Join(cache, "toolcap")
+	}
+	return rest.OpenPlainDir(filepath.Join(dir, "claude-code"), restConfig(c, logger))
 }
 
 // hookMemoryLimit is the heap size at which the hook collects garbage: a

@@ -21,6 +21,10 @@ import (
 
 const oneMiB = 1 << 20
 
+// keepRestOff turns keeping the rest off, for the tests that compare the
+// hook's cut with the plain cut of the library or of toolcap cap.
+const keepRestOff = "TOOLCAP_WORKER__TOOL_OUTPUT__KEEP_REST=false"
+
 // hookCase is one PostToolUse payload of 1 MiB or so, for the hook tests and
 // the type check against the Claude Agent SDK.
 type hookCase struct {
@@ -203,12 +207,12 @@ func replacement(t *testing.T, env []string, tc hookCase) (reply []byte, out map
 }
 
 // The command adds nothing to the library: for every tool, what it prints
-// is the reply of claudecode.CapToolResponse under the tool's policy, byte
-// for byte. (What the cut does to each tool's output is tested in package
+// is the reply of claudecode.Hook.Cap under the tool's policy, byte for
+// byte (keep_rest off, so that no ref differs). (What the cut does to each tool's output is tested in package
 // claudecode.)
 func TestHookCuts(t *testing.T) {
 	for _, limit := range []int{16384, 4096} {
-		env := []string{fmt.Sprintf("TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=%d", limit)}
+		env := []string{fmt.Sprintf("TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=%d", limit), keepRestOff}
 		for _, tc := range hookCases() {
 			t.Run(fmt.Sprintf("%s/%d", tc.name, limit), func(t *testing.T) {
 				reply, _ := replacement(t, env, tc)
@@ -216,9 +220,10 @@ func TestHookCuts(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				out, _, changed, err := claudecode.CapToolResponse(tc.tool, resp, shape.Bytes(limit))
+				in := claudecode.Input{HookEventName: "PostToolUse", ToolName: tc.tool, ToolResponse: resp}
+				out, _, changed, err := (&claudecode.Hook{}).Cap(in, shape.Bytes(limit))
 				if err != nil || !changed {
-					t.Fatalf("CapToolResponse() = changed %v, error %v; want a cut", changed, err)
+					t.Fatalf("Hook.Cap() = changed %v, error %v; want a cut", changed, err)
 				}
 				want, err := claudecode.MarshalReply(out)
 				if err != nil {
@@ -265,7 +270,6 @@ func TestHookFailsOpen(t *testing.T) {
 		{"an array", "[1,2]", "not a JSON hook payload"},
 		{"another event", `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{}}`, `hook_event_name is "PreToolUse"`},
 		{"no tool name", `{"hook_event_name":"PostToolUse","tool_response":"x"}`, "no tool_name"},
-		{"Bash stdout not a string", `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_response":{"stdout":[` + strings.Repeat("1,", 20000) + `1]}}`, "stdout is not a string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -305,7 +309,7 @@ func TestHookLimits(t *testing.T) {
 			}
 			args := append([]string{"hook"}, tt.args...)
 			args = append(args, "claude-code")
-			got := runWith(t, tt.env, bytes.NewReader(payload(t, tt.tool, resp)), args...)
+			got := runWith(t, append(tt.env, keepRestOff), bytes.NewReader(payload(t, tt.tool, resp)), args...)
 			var r struct {
 				HookSpecificOutput struct{ UpdatedToolOutput any }
 			}
@@ -443,7 +447,7 @@ func TestHookStrategy(t *testing.T) {
 Bash = { max_bytes = 4096, keep = "head_tail", keep_lines = ['ERROR'] }
 `)
 	resp := map[string]any{"stdout": log.String(), "stderr": "", "interrupted": false}
-	got := runWith(t, nil, bytes.NewReader(payload(t, "Bash", resp)), "hook", "--manifest", m, "claude-code")
+	got := runWith(t, []string{keepRestOff}, bytes.NewReader(payload(t, "Bash", resp)), "hook", "--manifest", m, "claude-code")
 	var r struct {
 		HookSpecificOutput struct{ UpdatedToolOutput struct{ Stdout string } }
 	}
@@ -497,7 +501,7 @@ mcp__ci__tokens = { max_tokens = 700 }
 			}
 			for _, resp := range []any{text, []any{map[string]any{"type": "text", "text": text}}} {
 				t.Run(fmt.Sprintf("%s/%d/%T", tool, len(text), resp), func(t *testing.T) {
-					got := runWith(t, nil, bytes.NewReader(payload(t, tool, resp)), "hook", "--manifest", m, "claude-code")
+					got := runWith(t, []string{keepRestOff}, bytes.NewReader(payload(t, tool, resp)), "hook", "--manifest", m, "claude-code")
 					if got.code != exitOK || got.stderr != "" {
 						t.Fatalf("hook: exit %d, stderr %q", got.code, got.stderr)
 					}
@@ -534,7 +538,7 @@ mcp__ci__tokens = { max_tokens = 700 }
 // front end (shape.LogFields).
 func TestHookVerbose(t *testing.T) {
 	resp := map[string]any{"stdout": strings.Repeat("x", 5000), "stderr": "", "interrupted": false}
-	got := runWith(t, []string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash=1000"}, bytes.NewReader(payload(t, "Bash", resp)), "hook", "-v", "claude-code")
+	got := runWith(t, []string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash=1000", keepRestOff}, bytes.NewReader(payload(t, "Bash", resp)), "hook", "-v", "claude-code")
 	if got.code != exitOK || got.stdout == "" {
 		t.Fatalf("exit %d, stdout %q; want 0 and a reply", got.code, got.stdout)
 	}

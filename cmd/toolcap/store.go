@@ -38,6 +38,11 @@ func restConfig(c manifest.RestConfig, logger hclog.Logger) rest.Config {
 // restWhere returns where the store the manifest configures lives, without
 // opening it: "memory", or its directory.
 func restWhere(c manifest.RestConfig) (string, error) {
+	if manifest.IsRedisStore(c.Store) {
+		return "", fmt.Errorf("keep_rest: store %s: this toolcap binary keeps the rest in a directory or in memory; "+
+			"a Redis store is for a Go program built with github.com/toolcap/toolcap/adapters/redisrest (redisrest.Open)",
+			manifest.RedactStore(c.Store))
+	}
 	if c.Store == manifest.RestStoreMemory {
 		return manifest.RestStoreMemory, nil
 	}

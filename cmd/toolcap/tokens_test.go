@@ -519,7 +519,7 @@ func TestHookTokens(t *testing.T) {
 			if len(in) > 16384 {
 				t.Fatalf("the payload is %d bytes: over the byte limit, it does not test the token limit alone", len(in))
 			}
-			got := runWith(t, tt.env, bytes.NewReader(in), "hook", "--manifest", m, "claude-code")
+			got := runWith(t, append(tt.env, keepRestOff), bytes.NewReader(in), "hook", "--manifest", m, "claude-code")
 			if got.code != exitOK || got.stderr != "" {
 				t.Fatalf("exit %d, stderr %q; want 0 and nothing", got.code, got.stderr)
 			}

@@ -1,0 +1,315 @@
+package claudecode_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolcap/toolcap/adapters/claudecode"
+	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/shape"
+)
+
+// numberedLines is n lines "line NNNNN …" of about 46 bytes, joined by
+// newlines without a last one, as Read's file.content holds a file.
+func numberedLines(n int) string {
+	ls := make([]string, n)
+	for i := range ls {
+		ls[i] = fmt.Sprintf("line %05d: the quick brown fox jumps over", i+1)
+	}
+	return strings.Join(ls, "\n")
+}
+
+// rendered is what the model reads of Read's content, as Claude Code
+// 2.1.328 renders it: each line as its number, a tab and the line.
+func rendered(content string, start int) string {
+	ls := strings.Split(content, "\n")
+	for i := range ls {
+		ls[i] = strconv.Itoa(start+i) + "\t" + ls[i]
+	}
+	return strings.Join(ls, "\n")
+}
+
+// readPayload is the tool_response of a Read of lines [start, start+n) of
+// file, as Claude Code sends it.
+func readPayload(t *testing.T, path, file string, start, limit int) json.RawMessage {
+	t.Helper()
+	all := strings.Split(file, "\n")
+	end := min(start-1+limit, len(all))
+	content := strings.Join(all[start-1:end], "\n")
+	return toJSON(t, map[string]any{"type": "text", "file": map[string]any{
+		"filePath": path, "content": content, "numLines": end - start + 1, "startLine": start, "totalLines": len(all)}})
+}
+
+// readArgsRE finds the Read a marker names.
+var readArgsRE = regexp.MustCompile(`or read the rest: Read (\{[^}]*\})\]`)
+
+type readArgs struct {
+	FilePath string `json:"file_path"`
+	Offset   int    `json:"offset"`
+	Limit    int    `json:"limit"`
+}
+
+// nextRead returns the Read the marker of s names, and false when there is
+// none.
+func nextRead(t *testing.T, s string) (readArgs, bool) {
+	t.Helper()
+	m := readArgsRE.FindStringSubmatch(s)
+	if m == nil {
+		return readArgs{}, false
+	}
+	var a readArgs
+	if err := json.Unmarshal([]byte(m[1]), &a); err != nil {
+		t.Fatalf("the marker's Read %s: %v", m[1], err)
+	}
+	return a, true
+}
+
+// Output Claude Code saved to a file itself reaches the model as Claude
+// Code made it, however long.
+func TestHookLeavesClaudeCodesSavedOutput(t *testing.T) {
+	preview := strings.Repeat("0123456789\n", 2728)
+	tests := []struct {
+		name string
+		tool string
+		resp any
+	}{
+		{"Bash with persistedOutputPath", "Bash", map[string]any{"stdout": preview, "stderr": "", "interrupted": false,
+			"persistedOutputPath": "/home/u/.claude/projects/p/tool-results/b1.txt", "persistedOutputSize": 1_900_000}},
+		{"MCP persisted-output text", "mcp__fs__search", "<persisted-output>\nOutput too large (1.2MB). Full output saved to: /x/tool-results/m1.txt\n\nPreview (first 2KB):\n" + preview + "</persisted-output>"},
+		{"MCP persisted-output block", "mcp__fs__search", []any{map[string]any{"type": "text", "text": "<persisted-output>\n" + preview}}},
+		{"MCP over its token limit", "mcp__fs__search", "Error: result (1,234,567 characters) exceeds maximum allowed tokens. Output has been saved to /x/tool-results/m2.txt.\n" + preview},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := claudecode.Input{HookEventName: "PostToolUse", ToolName: tt.tool, ToolResponse: toJSON(t, tt.resp)}
+			out, _, changed, err := (&claudecode.Hook{}).Cap(in, shape.Bytes(4096))
+			if err != nil || changed || out != nil {
+				t.Errorf("Cap() = %.80q, changed %v, error %v; want Claude Code's text left alone", out, changed, err)
+			}
+		})
+	}
+}
+
+// A Read is cut on a line boundary with its line numbers counted: what the
+// model reads, numbers included, is within the limit; numLines counts the
+// lines it got; the marker names the Read of the next line.
+func TestHookReadLines(t *testing.T) {
+	file := numberedLines(1500)
+	for _, limit := range []int{16384, 4096, 300} {
+		t.Run(strconv.Itoa(limit), func(t *testing.T) {
+			in := claudecode.Input{HookEventName: "PostToolUse", ToolName: "Read",
+				ToolInput: toJSON(t, map[string]any{"file_path": "/p/big.txt"}), ToolResponse: readPayload(t, "/p/big.txt", file, 1, 2000)}
+			out, fig, changed, err := (&claudecode.Hook{}).Cap(in, shape.Bytes(limit))
+			if err != nil || !changed {
+				t.Fatalf("Cap() = changed %v, error %v; want a cut", changed, err)
+			}
+			var got struct {
+				File struct {
+					Content                         string
+					NumLines, StartLine, TotalLines int
+				}
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			seen := rendered(got.File.Content, 1)
+			if len(seen) > limit {
+				t.Errorf("the model reads %d bytes with the line numbers, over %d", len(seen), limit)
+			}
+			if len(seen) < limit*3/4 {
+				t.Errorf("the model reads %d bytes of %d: the cut wastes the limit", len(seen), limit)
+			}
+			k := got.File.NumLines
+			if !strings.HasPrefix(file, got.File.Content[:strings.Index(got.File.Content, "\n[truncated: ")]+"\n") {
+				t.Error("the kept lines are not whole lines of the file")
+			}
+			next, ok := nextRead(t, got.File.Content)
+			if !ok {
+				t.Fatalf("no Read named in %q", got.File.Content[len(got.File.Content)-200:])
+			}
+			want := readArgs{FilePath: "/p/big.txt", Offset: k + 1, Limit: next.Limit}
+			if diff := cmp.Diff(want, next); diff != "" || next.Limit < 1 {
+				t.Errorf("the marker's Read mismatch (-want +got):\n%s", diff)
+			}
+			if ms := cut.FindMarkers(got.File.Content); len(ms) != 1 || ms[0].N != fig.DroppedBytes || fig.DroppedBytes != len(file)-strings.Index(file, fmt.Sprintf("line %05d:", k+1))+1 {
+				t.Errorf("markers %+v, figures %+v: want one counting the bytes after line %d", ms, fig, k)
+			}
+		})
+	}
+}
+
+// With a store, a cut output is kept whole as a plain file, and following
+// the markers' Reads page after page (each page cut again by the hook, as
+// Claude Code runs it after its Read) gives back the output line for line,
+// every page within the limit, without keeping a page again.
+func TestHookKeepsTheRest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "claude-code")
+	store, err := rest.OpenPlainDir(dir, rest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &claudecode.Hook{Store: store}
+	output := numberedLines(3000) + "\n"
+	const limit = 4096
+	p := shape.Policy{MaxBytes: limit, KeepRest: true}
+	tests := []struct {
+		name string
+		tool string
+		resp any
+		text func(map[string]any) string
+	}{
+		{"Bash", "Bash", map[string]any{"stdout": output, "stderr": "", "interrupted": false},
+			func(o map[string]any) string { return o["stdout"].(string) }},
+		{"MCP text", "mcp__ci__log", output, func(o map[string]any) string { return o["$"].(string) }},
+		{"MCP blocks", "mcp__ci__log", []any{map[string]any{"type": "text", "text": output}},
+			func(o map[string]any) string { return o["$"].([]any)[0].(map[string]any)["text"].(string) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := claudecode.Input{HookEventName: "PostToolUse", ToolName: tt.tool, SessionID: "session-1", ToolResponse: toJSON(t, tt.resp)}
+			out, fig, changed, err := h.Cap(in, p)
+			if err != nil || !changed {
+				t.Fatalf("Cap() = changed %v, error %v; want a cut", changed, err)
+			}
+			first := tt.text(decoded(t, out))
+			if len(first) > limit {
+				t.Errorf("first page: %d bytes, over %d", len(first), limit)
+			}
+			next, ok := nextRead(t, first)
+			if !ok || fig.Ref == "" {
+				t.Fatalf("no Read named (figures %+v) in %q", fig, first[max(0, len(first)-300):])
+			}
+			if !store.IsEntryPath(next.FilePath) {
+				t.Fatalf("the Read names %s, not a file of the store %s", next.FilePath, dir)
+			}
+			file, err := readFileString(next.FilePath)
+			if err != nil || file != output {
+				t.Fatalf("the kept file (%d bytes, %v) is not the output (%d bytes)", len(file), err, len(output))
+			}
+			lines := strings.Split(file, "\n")
+			var got []string
+			got = append(got, strings.Split(first[:strings.Index(first, "\n[truncated: ")], "\n")[:next.Offset-1]...)
+			for pages := 0; ; pages++ {
+				if pages > 100 {
+					t.Fatal("more than 100 pages: the reads do not move on")
+				}
+				in := claudecode.Input{HookEventName: "PostToolUse", ToolName: "Read", SessionID: "session-1",
+					ToolResponse: readPayload(t, next.FilePath, file, next.Offset, next.Limit)}
+				pout, _, changed, err := h.Cap(in, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var page struct {
+					File struct {
+						Content  string
+						NumLines int
+					}
+				}
+				if changed {
+					if err := json.Unmarshal(pout, &page); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					_ = json.Unmarshal(in.ToolResponse, &page)
+				}
+				if n := len(rendered(page.File.Content, next.Offset)); n > limit {
+					t.Errorf("page at line %d: %d bytes with numbers, over %d", next.Offset, n, limit)
+				}
+				content, _, marked := strings.Cut(page.File.Content, "\n[truncated: ")
+				if !marked && page.File.NumLines > 0 {
+					content = page.File.Content
+				}
+				got = append(got, strings.Split(content, "\n")[:page.File.NumLines]...)
+				a, ok := nextRead(t, page.File.Content)
+				if !ok {
+					break
+				}
+				if a.Offset != next.Offset+page.File.NumLines {
+					t.Fatalf("page at line %d of %d lines names offset %d", next.Offset, page.File.NumLines, a.Offset)
+				}
+				next = a
+			}
+			if diff := cmp.Diff(lines[:len(lines)-1], got[:min(len(got), len(lines)-1)]); diff != "" || len(got) < len(lines)-1 {
+				t.Errorf("the pages (%d lines) do not give back the output (%d lines) (-want +got):\n%.2000s", len(got), len(lines)-1, diff)
+			}
+			if u := store.Usage(); u.Entries > len(tests) {
+				t.Errorf("the store holds %d entries: a page was kept again", u.Entries)
+			}
+		})
+	}
+}
+
+// Output the decoder cannot take (nested deeper than encoding/json goes)
+// or of the wrong shape is cut as text, never passed on uncapped.
+func TestHookFailsClosed(t *testing.T) {
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	text := strings.Repeat("x", 1<<20)
+	payloads := map[string]string{
+		"deep structuredContent":   `{"hook_event_name":"PostToolUse","tool_name":"mcp__a__b","session_id":"s","tool_response":{"content":[{"type":"text","text":"` + text + `"}],"structuredContent":` + deep + `}}`,
+		"Bash stdout not a string": `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_response":{"stdout":[` + strings.Repeat("1,", 20000) + `1]}}`,
+	}
+	for name, payload := range payloads {
+		t.Run(name, func(t *testing.T) {
+			in, err := claudecode.ParseInput([]byte(payload))
+			if err != nil {
+				t.Fatalf("ParseInput: %v", err)
+			}
+			out, _, changed, err := (&claudecode.Hook{}).Cap(in, shape.Bytes(4096))
+			if err != nil || !changed {
+				t.Fatalf("Cap() = changed %v, error %v; want a cut", changed, err)
+			}
+			var s string
+			if err := json.Unmarshal(out, &s); err != nil || len(s) > 4096 || len(cut.FindMarkers(s)) != 1 {
+				t.Errorf("replacement %.100q (%d bytes, %v): want a text within 4096 with one marker", out, len(s), err)
+			}
+		})
+	}
+}
+
+// Many small MCP text blocks share the limit with one marker: what the
+// model reads is within it and no block goes without a word.
+func TestHookManySmallBlocks(t *testing.T) {
+	for _, n := range []int{500, 2000} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			blocks := make([]any, n)
+			for i := range blocks {
+				blocks[i] = map[string]any{"type": "text", "text": fmt.Sprintf("result %04d: some text of a search hit", i)}
+			}
+			in := claudecode.Input{HookEventName: "PostToolUse", ToolName: "mcp__s__find", ToolResponse: toJSON(t, blocks)}
+			out, _, changed, err := (&claudecode.Hook{}).Cap(in, shape.Bytes(4096))
+			if err != nil || !changed {
+				t.Fatalf("Cap() = changed %v, error %v; want a cut", changed, err)
+			}
+			var got []struct{ Type, Text string }
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			total, markers := 0, 0
+			for _, b := range got {
+				total += len(b.Text)
+				markers += len(cut.FindMarkers(b.Text))
+				if b.Text == "" {
+					t.Errorf("an empty block among %d", len(got))
+					break
+				}
+			}
+			if total > 4096 || markers != 1 || len(got) < 50 {
+				t.Errorf("%d blocks of %d bytes in all with %d markers: want many, within 4096, one marker", len(got), total, markers)
+			}
+		})
+	}
+}
+
+func readFileString(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return string(b), err
+}

@@ -154,40 +154,29 @@ func (k *Keeper) Text(ctx context.Context, s string, p shape.Policy) (string, ch
 // cut, as [shape.Recut] is for [shape.Text]: the ceiling's cut of content
 // a user middleware changed. A text whose marker names a read of k's tool
 // keeps naming it, from an offset moved back by what this cut gives up of
-// the head before the marker (0 when that cannot be told): the read never
-// skips a byte the model has not seen.
+// the head before the marker: the read never skips a byte the model has
+// not seen. A text with no marker at all is cut and kept as Text does.
 func (k *Keeper) Recut(ctx context.Context, s string, p shape.Policy) (string, chain.Truncation, bool) {
 	if p.Fits(len(s)) {
 		return s, chain.Truncation{}, false
 	}
-	var f cut.Found
-	found := false
-	for _, m := range cut.FindMarkers(s) {
-		if m.Rest != nil && m.Rest.Tool == k.tool {
-			f, found = m, true
+	ms := cut.FindMarkers(s)
+	if len(ms) == 0 {
+		// Never cut: kept now, as the cap keeps what it cuts.
+		return k.Text(ctx, s, p)
+	}
+	// cut.Recut keeps a marker's read, its offset moved back by what the
+	// recut gives up before the marker.
+	out, t, changed := shape.Recut(s, p)
+	if changed {
+		for _, m := range cut.FindMarkers(out) {
+			var a ReadArgs
+			if m.Rest != nil && m.Rest.Tool == k.tool && json.Unmarshal([]byte(m.Rest.Args), &a) == nil {
+				t.Ref, t.Resume = a.Ref, int(a.Offset)
+			}
 		}
 	}
-	if !found {
-		return shape.Recut(s, p)
-	}
-	var a ReadArgs
-	if err := json.Unmarshal([]byte(f.Rest.Args), &a); err != nil || !ValidRef(a.Ref) {
-		return shape.Recut(s, p)
-	}
-	plain := cut.WithoutRest(s, f)
-	out, t, changed := shape.Recut(plain, p)
-	if !changed {
-		return out, t, changed
-	}
-	kept, kt, ok := k.mark(a.Ref, len(plain), p, func(q shape.Policy) (string, chain.Truncation, bool) {
-		return shape.Recut(plain, q)
-	}, func(_ string, g cut.Found, _ chain.Truncation) int {
-		return max(0, int(a.Offset)-max(0, f.Start-g.Start))
-	})
-	if !ok {
-		return out, t, changed
-	}
-	return kept, kt, true
+	return out, t, changed
 }
 
 // TextKept is [Keeper.Text] for an output already kept under ref, such
@@ -336,16 +325,13 @@ func (k *Keeper) reserve(p shape.Policy, n int) (shape.Policy, bool) {
 var zeroRef = string(make([]byte, RefLen))
 
 // fits reports whether s is within p's limits, counting its tokens when p
-// holds them and s is short enough to be counted ([cut.TokenWindow]).
+// holds them (s is at most the byte limit long by then).
 func fits(s string, p shape.Policy) bool {
 	if len(s) > p.MaxBytes {
 		return false
 	}
 	if !p.HoldsTokens() || len(s) <= p.MaxTokens {
 		return true
-	}
-	if len(s) > cut.TokenWindow(p.MaxTokens) {
-		return true // cut by bytes at the token bound (shape.Policy.Hold)
 	}
 	return p.Counter.Count(s) <= p.MaxTokens
 }

@@ -80,9 +80,10 @@ func (k *Keeper) page(r Reader, info Info, a ReadArgs, p shape.Policy) (string, 
 	if a.Length > 0 && a.Length < info.Size-a.Offset {
 		end = off + int(a.Length)
 	}
-	// A page shows at most the byte limit; a few bytes more find the
-	// character boundary at the cut.
-	want := min(end-off, p.MaxBytes+utf8.UTFMax)
+	// A page shows at most the byte limit (and at most length); a few
+	// bytes more, where the output has them, find the character boundary
+	// at the cut.
+	want := min(end-off, p.MaxBytes) + min(utf8.UTFMax, int(info.Size)-min(end, off+p.MaxBytes))
 	buf := make([]byte, want)
 	if n, err := r.ReadAt(buf, int64(off)); n < want && err != nil {
 		return "", fmt.Errorf("%s: reading ref %s: %w", k.tool, strconv.Quote(a.Ref), err)
@@ -90,8 +91,8 @@ func (k *Keeper) page(r Reader, info Info, a ReadArgs, p shape.Policy) (string, 
 	// buf is never written again: the page may share it.
 	window := unsafe.String(unsafe.SliceData(buf), len(buf))
 	last := end == int(info.Original) // nothing would be left after a whole page
-	if end-off <= p.MaxBytes && last && fits(window, p) {
-		return window, nil
+	if end-off <= p.MaxBytes && last && fits(window[:end-off], p) {
+		return window[:end-off], nil
 	}
 	marker := func(shown int) string {
 		next := off + shown
@@ -103,7 +104,7 @@ func (k *Keeper) page(r Reader, info Info, a ReadArgs, p shape.Policy) (string, 
 	}
 	page, ok := fitPage(window, end-off, p, marker)
 	if !ok {
-		return "", fmt.Errorf("%s: its limit of %d bytes cannot hold a page and the marker naming the next read; raise its max_bytes", k.tool, p.MaxBytes)
+		return "", k.tooSmall(p)
 	}
 	return page, nil
 }
@@ -117,6 +118,9 @@ func fitPage(window string, total int, p shape.Policy, marker func(shown int) st
 	// step down until the head and its marker fit.
 	for {
 		k = cut.FloorCharBoundary(window, k)
+		if k == 0 {
+			return "", false
+		}
 		m := marker(k)
 		over := k + len(m) - p.MaxBytes
 		if over <= 0 {
@@ -127,10 +131,12 @@ func fitPage(window string, total int, p shape.Policy, marker func(shown int) st
 			// Over the token limit: give up a share of the head.
 			over = max(1, k/8)
 		}
-		if k == 0 {
+		if k <= over {
+			// Not a byte beside the marker: a page that shows nothing
+			// would name its own offset again.
 			return "", false
 		}
-		k = max(0, k-over)
+		k -= over
 	}
 }
 
@@ -162,7 +168,7 @@ func (k *Keeper) grep(ctx context.Context, r Reader, info Info, a ReadArgs, re *
 			}
 			entry := strconv.FormatInt(at, 10) + ":" + string(line) + "\n"
 			if g.b.Len()+len(entry)+len(g.marker(at)) > p.MaxBytes {
-				return g.end(len(g.ends), at, p), nil
+				return g.end(len(g.ends), at, p)
 			}
 			g.b.WriteString(entry)
 			g.ends = append(g.ends, g.b.Len())
@@ -172,16 +178,25 @@ func (k *Keeper) grep(ctx context.Context, r Reader, info Info, a ReadArgs, re *
 	}
 	out := g.b.String()
 	if len(g.ends) == 0 {
-		out = fmt.Sprintf("no line matches %s from offset %d to the end (%d bytes)", strconv.Quote(a.Pattern), a.Offset, info.Size)
+		out = fmt.Sprintf("no line matches %s from offset %d to the end (%d bytes)", clip([]byte(strconv.Quote(a.Pattern))), a.Offset, info.Size)
 	}
 	if info.Size < info.Original {
 		out += cut.Marker(int(info.Original - info.Size))
 	}
-	if !fits(out, p) && len(g.ends) > 0 {
+	if !fits(out, p) {
+		if len(g.ends) == 0 {
+			return "", k.tooSmall(p)
+		}
 		// A token limit tighter than the byte limit: show fewer lines.
-		return g.end(len(g.ends)-1, g.ats[len(g.ats)-1], p), nil
+		return g.end(len(g.ends)-1, g.ats[len(g.ats)-1], p)
 	}
 	return out, nil
+}
+
+// tooSmall is the error of a read tool whose limit cannot hold an answer
+// beside the marker that names the next read.
+func (k *Keeper) tooSmall(p shape.Policy) error {
+	return fmt.Errorf("%s: its limit of %d bytes cannot hold a page and the marker naming the next read; raise its max_bytes", k.tool, p.MaxBytes)
 }
 
 // grepped is the answer of a read with a pattern, as it is built.
@@ -202,23 +217,23 @@ func (g *grepped) marker(at int64) string {
 
 // end returns the first n lines shown, or fewer when they do not fit p
 // with their marker, and the marker naming the read from the first line
-// not shown (next, when all n are shown).
-func (g *grepped) end(n int, next int64, p shape.Policy) string {
+// not shown (next, when all n are shown); an error when not one line fits
+// beside the marker.
+func (g *grepped) end(n int, next int64, p shape.Policy) (string, error) {
 	text := g.b.String()
-	for ; ; n-- {
+	for ; n > 0; n-- {
 		at := next
 		if n < len(g.ats) {
 			at = g.ats[n]
 		}
-		shown := ""
-		if n > 0 {
-			shown = strings.TrimSuffix(text[:g.ends[n-1]], "\n")
-		}
-		out := shown + g.marker(at)
-		if n == 0 || fits(out, p) {
-			return out
+		out := strings.TrimSuffix(text[:g.ends[n-1]], "\n") + g.marker(at)
+		if fits(out, p) {
+			return out, nil
 		}
 	}
+	// Not one line beside the marker: an answer of the marker alone would
+	// name the same read again.
+	return "", g.k.tooSmall(p)
 }
 
 // grepArgs returns the arguments of the read of the matching lines of ref

@@ -33,10 +33,14 @@ func TestReadBounds(t *testing.T) {
 			func(ref string) string { return fmt.Sprintf(`{"ref":%q,"pattern":"x"}`, ref) },
 			shape.Policy{MaxBytes: 1100}, "cannot hold a page"},
 		{"a pattern longer than the limit holds in its marker", numbered(5000, 1),
-			func(ref string) string { return fmt.Sprintf(`{"ref":%q,"pattern":"line|%s"}`, ref, strings.Repeat("z", 900)) },
+			func(ref string) string {
+				return fmt.Sprintf(`{"ref":%q,"pattern":"line|%s"}`, ref, strings.Repeat("z", 900))
+			},
 			shape.Policy{MaxBytes: 512}, "cannot hold a page"},
 		{"no match, a long pattern", numbered(5000, 1),
-			func(ref string) string { return fmt.Sprintf(`{"ref":%q,"pattern":"%s"}`, ref, strings.Repeat("z", 900)) },
+			func(ref string) string {
+				return fmt.Sprintf(`{"ref":%q,"pattern":"%s"}`, ref, strings.Repeat("z", 900))
+			},
 			shape.Policy{MaxBytes: 512}, ""},
 		{"a length inside a character", euros,
 			func(ref string) string { return fmt.Sprintf(`{"ref":%q,"length":4}`, ref) },

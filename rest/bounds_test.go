@@ -101,3 +101,23 @@ func TestRecutBounds(t *testing.T) {
 		t.Errorf("the ceiling's cut of %d uncut bytes: %d bytes, ref %q; want it kept", len(fresh), len(re), tr.Ref)
 	}
 }
+
+// An entry bound smaller than where the read would start keeps nothing:
+// the cut is the plain one, and no entry is left behind.
+func TestEntryBoundBelowTheResume(t *testing.T) {
+	m := rest.NewMemory(rest.Config{MaxEntryBytes: 100})
+	k, err := rest.NewKeeper(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := numbered(5000, 1)
+	p := shape.Policy{MaxBytes: 300, KeepRest: true}
+	out, tr, _ := k.Text(rest.WithScope(context.Background(), "s"), in, p)
+	want, _, _ := shape.Text(in, p)
+	if out != want || tr.Ref != "" {
+		t.Errorf("got %q (ref %q), want the plain cut", out, tr.Ref)
+	}
+	if u := m.Usage(); u.Entries != 0 || u.Bytes != 0 || u.Writing != 0 {
+		t.Errorf("usage %+v, want nothing kept", u)
+	}
+}

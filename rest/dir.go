@@ -63,6 +63,9 @@ type Dir struct {
 	plain bool
 }
 
+// MaxEntryBytes returns the most one entry keeps ([EntryBound]).
+func (d *Dir) MaxEntryBytes() int64 { return d.lim.maxEntryBytes }
+
 // OpenDir opens the store in directory path, creating it (mode 0700) when
 // it is missing, and indexes the entries there: expired ones and temp
 // files left by a crashed process are removed, the oldest are evicted if

@@ -199,6 +199,12 @@ func (k *Keeper) TextKept(s string, p shape.Policy, ref string) (string, chain.T
 // commit commits e and returns the kept cut, or the plain one when the
 // store failed or kept too little to read from the resume point.
 func (k *Keeper) commit(e Entry, kept string, kt chain.Truncation, plain func() (string, chain.Truncation)) (string, chain.Truncation, bool) {
+	if b, ok := k.store.(EntryBound); ok && b.MaxEntryBytes() <= int64(kt.Resume) {
+		// The entry would keep nothing past what the model sees.
+		_ = e.Abort()
+		out, t := plain()
+		return out, t, true
+	}
 	info, err := e.Commit()
 	if err != nil {
 		_ = e.Abort()

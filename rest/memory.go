@@ -27,6 +27,9 @@ type Memory struct {
 	q   *quota[*memData]
 }
 
+// MaxEntryBytes returns the most one entry keeps ([EntryBound]).
+func (m *Memory) MaxEntryBytes() int64 { return m.lim.maxEntryBytes }
+
 // memData is the bytes of a committed memory entry. It never changes once
 // committed, so Readers share it without a lock.
 type memData struct {

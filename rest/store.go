@@ -49,6 +49,15 @@ type Entry interface {
 	Abort() error
 }
 
+// EntryBound is implemented by a store that tells the most one entry
+// keeps (its MaxEntryBytes, defaults applied), so that a front end sees
+// before it commits an entry that it would keep nothing past the point a
+// read would start from, and discards it instead of leaving it to the
+// quota. Memory, Dir and the Redis store implement it.
+type EntryBound interface {
+	MaxEntryBytes() int64
+}
+
 // Reader reads a committed entry. Close it when done.
 type Reader interface {
 	io.ReaderAt

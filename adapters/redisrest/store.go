@@ -188,6 +188,9 @@ func clientAddr(c redis.UniversalClient) string {
 // line such as toolcap config's.
 func (s *Store) Where() string { return s.where }
 
+// MaxEntryBytes returns the most one entry keeps ([rest.EntryBound]).
+func (s *Store) MaxEntryBytes() int64 { return s.maxEntry }
+
 // Close closes the client when Open made it; a client passed to New is
 // the caller's to close.
 func (s *Store) Close() error {

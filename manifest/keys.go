@@ -320,7 +320,7 @@ var (
 	boolKind      = kind{readBool, func(any) error { return nil }, func(v any) string { return strconv.FormatBool(v.(bool)) }}
 	dirKind       = kind{readString, checkString(checkRestDir), showString}
 	restBytesKind = kind{readInt64, func(v any) error { return checkRestBytes(v.(int64)) }, func(v any) string { return strconv.FormatInt(v.(int64), 10) }}
-	ttlKind       = kind{readDuration, func(v any) error { return checkTTL(v.(time.Duration)) }, func(v any) string { return strconv.Quote(showDuration(v.(time.Duration))) }}
+	ttlKind       = kind{readDuration, func(v any) error { return checkTTL(v.(time.Duration)) }, func(v any) string { return strconv.Quote(FormatDuration(v.(time.Duration))) }}
 	restToolKind  = kind{readString, checkString(checkRestTool), showString}
 	storeKind     = kind{readString, checkString(checkStore), showStore}
 )
@@ -389,9 +389,10 @@ func readDuration(v any, _ bool) (any, error) {
 	return nil, fmt.Errorf("%s, not a duration (%s, in quotes)", kindOf(v), want)
 }
 
-// showDuration writes d as time.Duration.String does, without its
-// trailing zero units: "24h", "1h30m", "90s".
-func showDuration(d time.Duration) string {
+// FormatDuration writes d as a manifest's ttl shows it: as
+// time.Duration.String does, without its trailing zero units: "24h",
+// "1h30m", "90s".
+func FormatDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = s[:len(s)-2]
@@ -434,7 +435,7 @@ func checkTTL(d time.Duration) error {
 	case d < 0:
 		return errors.New("a time to live must be positive")
 	case d > MaxRestTTL:
-		return fmt.Errorf("above the maximum of %s (a year)", showDuration(MaxRestTTL))
+		return fmt.Errorf("above the maximum of %s (a year)", FormatDuration(MaxRestTTL))
 	}
 	return nil
 }

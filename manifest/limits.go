@@ -325,6 +325,22 @@ func (l *ToolOutputLimits) KeepRestFor(tool string) bool {
 	return true
 }
 
+// KeepsRest reports whether a cut of any tool keeps what it drops: true
+// unless keep_rest turns it off for every tool (off by default, and on for
+// no tool in PerTool). A front end opens a store only when it does. It is
+// safe on a nil l.
+func (l *ToolOutputLimits) KeepsRest() bool {
+	if l == nil || l.KeepRest == nil || *l.KeepRest {
+		return true
+	}
+	for _, e := range l.PerTool {
+		if e.KeepRest != nil && *e.KeepRest {
+			return true
+		}
+	}
+	return false
+}
+
 // RestConfig returns the [worker.tool_output.rest] table, zero where it
 // sets nothing, for the front end to apply its store's defaults to. It is
 // safe on a nil l.

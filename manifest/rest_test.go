@@ -614,3 +614,24 @@ func TestRedactStore(t *testing.T) {
 		t.Errorf("RedactStore mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestKeepsRest(t *testing.T) {
+	on, off := true, false
+	tests := []struct {
+		name string
+		l    *manifest.ToolOutputLimits
+		want bool
+	}{
+		{"nil", nil, true},
+		{"unset", &manifest.ToolOutputLimits{}, true},
+		{"on", &manifest.ToolOutputLimits{KeepRest: &on}, true},
+		{"off", &manifest.ToolOutputLimits{KeepRest: &off}, false},
+		{"off, one tool off too", &manifest.ToolOutputLimits{KeepRest: &off, PerTool: map[string]manifest.ToolEntry{"Bash": {KeepRest: &off}}}, false},
+		{"off, one tool on", &manifest.ToolOutputLimits{KeepRest: &off, PerTool: map[string]manifest.ToolEntry{"Bash": {KeepRest: &on}}}, true},
+	}
+	for _, tt := range tests {
+		if got := tt.l.KeepsRest(); got != tt.want {
+			t.Errorf("%s: KeepsRest() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

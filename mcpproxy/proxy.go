@@ -173,7 +173,7 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 		policies = policies.WithCounter(tz)
 	}
 	var keeper *rest.Keeper
-	if p.opts.Rest != nil && keepsRest(limits) {
+	if p.opts.Rest != nil && limits.KeepsRest() {
 		// A keeper per generation: the read tool's name may change with
 		// the manifest; the refs live in the store, under the session's
 		// scope, so a read made after a reload finds them all the same.

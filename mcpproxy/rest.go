@@ -14,22 +14,6 @@ import (
 // This file is the proxy's side of keeping the rest (package rest): the
 // read tool it adds to the server's tools/list and answers itself.
 
-// keepsRest reports whether the manifest keeps the rest of any tool's
-// cuts: keep_rest is on by default, and a manifest that turns it off
-// globally may still turn it on for a tool. Without one the proxy needs no
-// keeper, lists no read tool and cuts with the plain marker.
-func keepsRest(l *manifest.ToolOutputLimits) bool {
-	if l == nil || l.KeepRest == nil || *l.KeepRest {
-		return true
-	}
-	for _, e := range l.PerTool {
-		if e.KeepRest != nil && *e.KeepRest {
-			return true
-		}
-	}
-	return false
-}
-
 // answerRead answers m when it is a tools/call of the read tool: the page
 // the keeper reads, under the session's scope, held to the read tool's
 // policy and passed through the chain like any result, as a tools/call

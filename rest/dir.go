@@ -226,9 +226,9 @@ const plainExt = ".txt"
 // the scope so that the scope never shows in a path, and the ref.
 func (d *Dir) key(scope, ref string) string {
 	if !d.plain {
-		return entryKey(scope, ref)
+		return EntryKey(scope, ref)
 	}
-	return entryKey(scope, "") + "/" + ref + plainExt
+	return EntryKey(scope, "") + "/" + ref + plainExt
 }
 
 // EntryPath returns the path of the file of the entry ref of scope, in

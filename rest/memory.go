@@ -54,7 +54,7 @@ func (m *Memory) Create(ctx context.Context, scope string) (Entry, error) {
 		return nil, fmt.Errorf("rest: create: %w", err)
 	}
 	ref := NewRef()
-	return &memEntry{m: m, ref: ref, key: entryKey(scope, ref)}, nil
+	return &memEntry{m: m, ref: ref, key: EntryKey(scope, ref)}, nil
 }
 
 // Open returns the committed entry ref of scope and renews its time to
@@ -66,7 +66,7 @@ func (m *Memory) Open(ctx context.Context, scope, ref string) (Reader, error) {
 	if !ValidRef(ref) {
 		return nil, ErrUnknown
 	}
-	d, _, ok := m.q.use(entryKey(scope, ref))
+	d, _, ok := m.q.use(EntryKey(scope, ref))
 	if !ok {
 		return nil, ErrUnknown
 	}

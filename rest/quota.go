@@ -66,11 +66,12 @@ func resolve(cfg Config, defaultMaxBytes, overhead int64) limits {
 	return l
 }
 
-// entryKey names the entry ref of scope: the hex sha256 of both, so that
+// EntryKey names the entry ref of scope: the hex sha256 of both, so that
 // the same ref in another scope names nothing, and neither the scope nor
-// the ref shows in a file name or a log line. A ref has a fixed length and
-// no NUL, so the input is unambiguous.
-func entryKey(scope, ref string) string {
+// the ref shows in a file name, a key or a log line. A ref has a fixed
+// length and no NUL, so the input is unambiguous. Every store names its
+// entries with it.
+func EntryKey(scope, ref string) string {
 	h := sha256.New()
 	h.Write([]byte("toolcap/rest\x00"))
 	h.Write([]byte(ref))

@@ -2,9 +2,7 @@ package redisrest
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -203,24 +201,12 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// entryKey names the entry ref of scope: the hex sha256 of both, so that
-// the same ref in another scope names nothing, and no key shows the
-// scope. A ref has a fixed length, so the input is unambiguous.
-func entryKey(scope, ref string) string {
-	h := sha256.New()
-	h.Write([]byte("toolcap/rest/redis\x00"))
-	h.Write([]byte(ref))
-	h.Write([]byte{0})
-	h.Write([]byte(scope))
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 // keys returns the key of a committed entry and of its temp key. Both
 // hold the same hash tag, whatever the prefix (the temp key's suffix is
 // past it), so that a cluster keeps them on one node and the commit
 // script may rename one to the other.
 func (s *Store) keys(scope, ref string) (final, temp string) {
-	final = s.prefix + "{" + entryKey(scope, ref) + "}"
+	final = s.prefix + "{" + rest.EntryKey(scope, ref) + "}"
 	return final, final + ":w"
 }
 

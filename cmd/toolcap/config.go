@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/manifest"
@@ -255,7 +254,7 @@ func keepRestReport(res *manifest.Resolution) map[string]strategySetting {
 		}
 		m["rest.max_entry_bytes"] = s
 	}
-	def("ttl", strconv.Quote(durationText(rest.DefaultTTL)))
+	def("ttl", strconv.Quote(manifest.FormatDuration(rest.DefaultTTL)))
 	def("tool", strconv.Quote(l.RestTool()))
 	return m
 }
@@ -275,18 +274,6 @@ func restKeys(m map[string]strategySetting) []string {
 		}
 	}
 	return keys
-}
-
-// durationText writes d as a manifest's ttl shows it: "24h", "1h30m".
-func durationText(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
 }
 
 // toolLimitOf says which limit a worker built from res applies to tool. The

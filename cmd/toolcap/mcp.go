@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 	"github.com/toolcap/toolcap/middleware"
 )
@@ -149,21 +148,6 @@ func listenAddr(s string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// keepsRest reports whether the manifest keeps the rest of any tool's cuts
-// (keep_rest, on unless turned off, globally or per tool): only then is a
-// store opened.
-func keepsRest(l *manifest.ToolOutputLimits) bool {
-	if l == nil || l.KeepRest == nil || *l.KeepRest {
-		return true
-	}
-	for _, e := range l.PerTool {
-		if e.KeepRest != nil && *e.KeepRest {
-			return true
-		}
-	}
-	return false
-}
-
 // runMCP is "toolcap mcp": a capping relay in front of an MCP server.
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
 	fs := newFlags("mcp")
@@ -195,7 +179,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Logger:          logger,
 		MaxMessageBytes: f.maxMsg,
 	}
-	if l := res.Manifest.Limits(); keepsRest(l) {
+	if l := res.Manifest.Limits(); l.KeepsRest() {
 		// keep_rest is on by default; a store that cannot be opened is a
 		// warning, never a reason not to relay: cuts then keep nothing.
 		rs, err := openRestStore(l, logger.Named("rest"))

@@ -3,9 +3,9 @@
 #  - the Claude Agent SDK (whose sdk.d.ts and sdk-tools.d.ts hold the hook and
 #    tool output types) and TypeScript, which the tests of
 #    `toolcap hook claude-code` type-check its replacements with
-#    (cmd/toolcap/hook_types_test.go);
+#    (cli/hook_types_test.go);
 #  - the real Claude Code (@anthropic-ai/claude-code, a native binary that runs
-#    offline), which cmd/toolcap/claudecode_e2e_test.go drives headless against
+#    offline), which cli/claudecode_e2e_test.go drives headless against
 #    a fake Anthropic API (test/fakeanthropic) to measure what the model
 #    receives with and without toolcap.
 # Needs Node.js 20 or later and npm (Claude Code's package asks for Node 22 in

@@ -1,5 +1,5 @@
 // Command faultserver is a hand-written MCP server on stdio that misbehaves on
-// request, for the end-to-end tests of "toolcap mcp" (cmd/toolcap/
+// request, for the end-to-end tests of "toolcap mcp" (cli/
 // mcp_fault_test.go). It speaks newline-delimited JSON-RPC 2.0 with its own
 // few lines of code, not an SDK, so that it can write what an SDK never would:
 // results of a gigabyte, streamed in 64 KiB chunks (its own memory stays

@@ -1,6 +1,6 @@
 // Transparency check of `toolcap mcp` with the real TypeScript SDK Client and
 // the real @modelcontextprotocol/server-everything (issue 9), run by
-// TestMCPRelayEverything (cmd/toolcap/mcp_relay_e2e_test.go).
+// TestMCPRelayEverything (cli/mcp_relay_e2e_test.go).
 //
 //   node everything_client.mjs TOOLCAP_BINARY [MODE...]
 //

@@ -1,6 +1,6 @@
 // What a capped structured result looks like through `toolcap mcp`, with the
 // real @modelcontextprotocol/server-memory (figures for issue 10), run by
-// TestMCPRelayMemory (cmd/toolcap/mcp_relay_e2e_test.go).
+// TestMCPRelayMemory (cli/mcp_relay_e2e_test.go).
 //
 //   node memory_client.mjs TOOLCAP_BINARY MEMORY_FILE
 //

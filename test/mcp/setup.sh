@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the pinned MCP servers (filesystem, everything, memory) and the
 # TypeScript SDK that the end-to-end tests of `toolcap mcp` run against
-# (cmd/toolcap/mcp_test.go and mcp_relay_e2e_test.go).
+# (cli/mcp_test.go and mcp_relay_e2e_test.go).
 # Needs Node.js 20 or later and npm. Run from anywhere; CI runs it from .ci/run
 # with TOOLCAP_MCP_E2E=1, which turns a missing install into a test failure.
 set -euo pipefail

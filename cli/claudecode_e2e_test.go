@@ -1,0 +1,546 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/test/fakeanthropic"
+)
+
+// The real Claude Code (test/claude-code, installed by its setup.sh), run
+// headless against a fake Anthropic API, with and without toolcap in front
+// of its tools: one tool call per case, and the tool_result Claude Code
+// sends the model in the next request is measured (issue 20, item 7).
+
+// claudeLimit is toolcap's default byte limit, which every front end of
+// these cases runs with.
+const claudeLimit = 16384
+
+// claudeBinary returns test/claude-code's claude, skipping the test when it
+// is missing, or failing it when TOOLCAP_MCP_E2E=1 (CI) says it must be
+// there.
+func claudeBinary(t *testing.T) string {
+	t.Helper()
+	bin, err := filepath.Abs(filepath.Join("..", "test", "claude-code", "node_modules", ".bin", "claude"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, runErr := exec.Command(bin, "--version").Output()
+	if runErr == nil && strings.Contains(string(out), "Claude Code") {
+		return bin
+	}
+	msg := "the Claude Code end-to-end test needs test/claude-code/node_modules: run bash test/claude-code/setup.sh"
+	if os.Getenv("TOOLCAP_MCP_E2E") == "1" {
+		t.Fatalf("TOOLCAP_MCP_E2E=1 but %s (%v)", msg, runErr)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// A front end is what stands between Claude Code's tools and the model.
+type claudeFront string
+
+const (
+	frontNone    claudeFront = "none"
+	frontHook    claudeFront = "hook"
+	frontMCP     claudeFront = "toolcap mcp"
+	frontHookMCP claudeFront = "hook + toolcap mcp"
+)
+
+// claudeCase is one row of the table: a tool call and what it needs.
+type claudeCase struct {
+	name string
+	// tool is the tool's name as Claude Code offers it.
+	tool string
+	// input builds the tool's arguments from the case's directory.
+	input func(dir string) any
+	// files are written under the case's directory first.
+	files func(dir string) map[string]string
+	// mcp: the tool is server-filesystem's, rooted at the directory.
+	mcp bool
+	// env adds variables to Claude Code's environment.
+	env []string
+	// json: the tool's whole output is JSON.
+	json bool
+}
+
+// claudeMeasure is what the model received for one case and front end.
+type claudeMeasure struct {
+	bytes     int
+	isError   bool
+	jsonValid bool
+	markers   int
+	restRef   bool
+	persisted bool
+	note      string
+	// lastLine is the highest Read line number the model got, 0 for
+	// another tool.
+	lastLine int
+	// behind: the text names a file that holds the rest (Claude Code's
+	// saved output, toolcap's store, a rest marker).
+	behind bool
+}
+
+var (
+	persistedText = regexp.MustCompile(`<persisted-output>|[Ss]aved to:? |Full output saved`)
+	pagingNote    = regexp.MustCompile(`(?i)showing lines [0-9]+-[0-9]+ of [0-9]+|offset=[0-9]+`)
+	absPath       = regexp.MustCompile(`/[A-Za-z0-9._/-]+`)
+	shownLines    = regexp.MustCompile(`(?i)showing lines [0-9]+-([0-9]+) of`)
+)
+
+// lines returns n lines of width bytes each (newline included), numbered,
+// so that a cut shows where it fell.
+func lines(n, width int, word string) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		line := fmt.Sprintf("%s %06d ", word, i)
+		for len(line) < width-1 {
+			line += "abcdefghij"[:min(10, width-1-len(line))]
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func claudeCases() []claudeCase {
+	file := func(name string) func(string) any {
+		return func(dir string) any { return map[string]any{"file_path": filepath.Join(dir, name)} }
+	}
+	// server-filesystem names its argument path.
+	mcpFile := func(name string) func(string) any {
+		return func(dir string) any { return map[string]any{"path": filepath.Join(dir, name)} }
+	}
+	return []claudeCase{
+		{name: "Bash seq 1 5000", tool: "Bash", input: func(string) any { return map[string]any{"command": "seq 1 5000"} }},
+		{name: "Bash seq 1 300000", tool: "Bash", input: func(string) any { return map[string]any{"command": "seq 1 300000"} }},
+		{
+			name: "Read 69 KB, 1,500 lines", tool: "Read", input: file("big.txt"),
+			files: func(string) map[string]string { return map[string]string{"big.txt": lines(1500, 46, "line")} },
+		},
+		{
+			// CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS lowers Read's token
+			// limit so that Claude Code pages the same file itself.
+			name: "Read 69 KB, paged by Claude Code", tool: "Read", input: file("big.txt"),
+			files: func(string) map[string]string { return map[string]string{"big.txt": lines(1500, 46, "line")} },
+			env:   []string{"CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS=12000"},
+		},
+		{
+			name: "Grep content 28 KB", tool: "Grep",
+			input: func(dir string) any {
+				return map[string]any{"pattern": "match", "path": filepath.Join(dir, "g.txt"), "output_mode": "content", "head_limit": 0}
+			},
+			files: func(string) map[string]string { return map[string]string{"g.txt": lines(600, 48, "match")} },
+		},
+		{
+			name: "Grep content 485 KB", tool: "Grep",
+			input: func(dir string) any {
+				return map[string]any{"pattern": "match", "path": filepath.Join(dir, "g.txt"), "output_mode": "content", "head_limit": 0}
+			},
+			files: func(string) map[string]string { return map[string]string{"g.txt": lines(10000, 48, "match")} },
+		},
+		{
+			name: "MCP search_files 42 KB, structuredContent", tool: "mcp__fs__search_files", mcp: true, json: true,
+			input: func(dir string) any { return map[string]any{"path": dir, "pattern": "**/*match*"} },
+			files: func(string) map[string]string {
+				m := map[string]string{}
+				for i := range 345 {
+					m[fmt.Sprintf("dir%02d/file_%04d_match_padding_padding.txt", i%20, i)] = "x\n"
+				}
+				return m
+			},
+		},
+		{
+			name: "MCP read_text_file 80 KB", tool: "mcp__fs__read_text_file", mcp: true, input: mcpFile("t.txt"),
+			files: func(string) map[string]string { return map[string]string{"t.txt": lines(1700, 48, "text")} },
+		},
+		{
+			name: "MCP read_text_file 300 KB, over MAX_MCP_OUTPUT_TOKENS", tool: "mcp__fs__read_text_file", mcp: true, input: mcpFile("t.txt"),
+			files: func(string) map[string]string { return map[string]string{"t.txt": lines(6400, 48, "text")} },
+		},
+	}
+}
+
+// TestClaudeCodeEndToEnd runs every case with every front end that applies
+// and checks toolcap's side of issue 20's "Done when".
+func TestClaudeCodeEndToEnd(t *testing.T) {
+	claude := claudeBinary(t)
+	bin := buildBinary(t)
+	var fsServer string
+	cases := claudeCases()
+
+	var mu sync.Mutex
+	got := map[string]map[claudeFront]claudeMeasure{}
+	t.Run("cases", func(t *testing.T) {
+		for _, tc := range cases {
+			fronts := []claudeFront{frontNone, frontHook}
+			if tc.mcp {
+				if fsServer == "" {
+					_, fsServer = mcpNodeModules(t)
+				}
+				fronts = append(fronts, frontMCP, frontHookMCP)
+			}
+			for _, front := range fronts {
+				t.Run(tc.name+"/"+string(front), func(t *testing.T) {
+					t.Parallel()
+					m := runClaudeCase(t, claude, bin, fsServer, tc, front)
+					mu.Lock()
+					if got[tc.name] == nil {
+						got[tc.name] = map[claudeFront]claudeMeasure{}
+					}
+					got[tc.name][front] = m
+					mu.Unlock()
+				})
+			}
+		}
+	})
+
+	table := claudeTable(cases, got)
+	t.Logf("tool_result bytes the model received (limit %d):\n%s", claudeLimit, table)
+
+	var wheres []string
+	violations := map[string][]string{}
+	errorf := func(where, format string, args ...any) {
+		if _, seen := violations[where]; !seen {
+			wheres = append(wheres, where)
+		}
+		violations[where] = append(violations[where], fmt.Sprintf(format, args...))
+	}
+	defer func() {
+		for _, where := range wheres {
+			for _, v := range violations[where] {
+				if reason, gap := claudeGaps[where]; gap {
+					t.Logf("known gap (issue 20: %s): %s", reason, v)
+				} else {
+					t.Error(v)
+				}
+			}
+		}
+		for where := range claudeGaps {
+			if _, ok := violations[where]; !ok && got[strings.Split(where, " / ")[0]] != nil {
+				t.Errorf("%s: listed in claudeGaps but holds now: take it off the list", where)
+			}
+		}
+	}()
+	for _, tc := range cases {
+		none, ok := got[tc.name][frontNone]
+		if !ok {
+			continue
+		}
+		for _, front := range []claudeFront{frontHook, frontMCP, frontHookMCP} {
+			m, ok := got[tc.name][front]
+			if !ok {
+				continue
+			}
+			where := tc.name + " / " + string(front)
+			if m.bytes > claudeLimit && !m.persisted {
+				errorf(where, "%s: %d bytes reached the model, over the limit of %d, and it is not Claude Code's persisted text", where, m.bytes, claudeLimit)
+			}
+			if m.markers > 1 {
+				errorf(where, "%s: %d toolcap markers, want at most one", where, m.markers)
+			}
+			if none.jsonValid && !m.jsonValid {
+				errorf(where, "%s: the result is no longer valid JSON (it was without toolcap)", where)
+			}
+			// (Claude Code's own saved-output text names a temporary path,
+			// whose length differs by a few bytes from run to run.)
+			if m.bytes > none.bytes+64 && !m.behind {
+				errorf(where, "%s: %d bytes with nothing retrievable behind them, more than the %d without toolcap", where, m.bytes, none.bytes)
+			}
+			if m.bytes < none.bytes && !m.persisted && m.markers != 1 {
+				errorf(where, "%s: cut from %d to %d bytes with %d toolcap markers, want exactly one the model can follow", where, none.bytes, m.bytes, m.markers)
+			}
+			if sm := shownLines.FindStringSubmatch(m.note); sm != nil && m.lastLine > 0 {
+				if last, _ := strconv.Atoi(sm[1]); last > m.lastLine {
+					errorf(where, "%s: Claude Code's note says lines up to %d arrived, the model got lines up to %d", where, last, m.lastLine)
+				}
+			}
+			if none.behind && !m.behind {
+				errorf(where, "%s: without toolcap the rest was retrievable; with it, nothing names it", where)
+			}
+		}
+	}
+}
+
+// claudeGaps are the rows of the table that do not hold yet, with why:
+// each is logged, not failed, and one that holds again fails the test
+// until it is taken off this list, so the list stays true.
+var claudeGaps = map[string]string{
+	"Read 69 KB, paged by Claude Code / hook": "Claude Code writes its paging note from its own read, " +
+		"after the hook: the note names lines the hook's cut did not send",
+	"MCP read_text_file 80 KB / toolcap mcp": "Claude Code shows the model an MCP result's structuredContent; " +
+		"the proxy's cut of it carries the plain marker in the cut string, not the read of the rest",
+	"MCP read_text_file 80 KB / hook + toolcap mcp":                              "as for toolcap mcp alone: the proxy's cut reaches the hook within the limit",
+	"MCP read_text_file 300 KB, over MAX_MCP_OUTPUT_TOKENS / toolcap mcp":        "as for the 80 KB result through toolcap mcp",
+	"MCP read_text_file 300 KB, over MAX_MCP_OUTPUT_TOKENS / hook + toolcap mcp": "as for the 80 KB result through toolcap mcp",
+}
+
+// runClaudeCase runs claude -p once and measures the tool result.
+func runClaudeCase(t *testing.T, claude, bin, fsServer string, tc claudeCase, front claudeFront) claudeMeasure {
+	t.Helper()
+	dir := t.TempDir()
+	if tc.files != nil {
+		for name, content := range tc.files(dir) {
+			path := filepath.Join(dir, name)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	home := t.TempDir()
+	cacheHome := t.TempDir()
+	if front == frontHook || front == frontHookMCP {
+		// Exactly the block docs/adapters/claude-code.md shows, with the
+		// built binary's path for "toolcap".
+		settings := map[string]any{"hooks": map[string]any{"PostToolUse": []any{map[string]any{
+			"matcher": "*",
+			"hooks":   []any{map[string]any{"type": "command", "command": bin + " hook claude-code"}},
+		}}}}
+		writeJSONFile(t, filepath.Join(home, ".claude", "settings.json"), settings)
+	}
+
+	input := tc.input(dir)
+	srv, err := fakeanthropic.New(func(req *fakeanthropic.Request) fakeanthropic.Reply {
+		if !req.HasTool(tc.tool) {
+			// A side request (title, summary, quota): plain text.
+			return fakeanthropic.Reply{Text: "ok"}
+		}
+		for _, m := range req.Messages {
+			if m.Role == "assistant" {
+				// The tool was called: the conversation ends.
+				return fakeanthropic.Reply{Text: "done"}
+			}
+		}
+		return fakeanthropic.Reply{ToolUses: []fakeanthropic.ToolUse{{Name: tc.tool, Input: input}}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+
+	args := []string{"-p", "Run the tool once.", "--output-format", "json", "--dangerously-skip-permissions"}
+	if tc.tool == "Grep" || tc.tool == "Glob" {
+		args = append(args, "--tools", "Bash,Read,Glob,Grep")
+	}
+	if tc.mcp {
+		var server map[string]any
+		switch front {
+		case frontMCP, frontHookMCP:
+			server = map[string]any{"command": bin, "args": []string{"mcp", "--", "node", fsServer, dir}}
+		default:
+			server = map[string]any{"command": "node", "args": []string{fsServer, dir}}
+		}
+		config := filepath.Join(home, "mcp.json")
+		writeJSONFile(t, config, map[string]any{"mcpServers": map[string]any{"fs": server}})
+		args = append(args, "--mcp-config", config, "--add-dir", dir)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, claude, args...)
+	cmd.Dir = dir
+	cmd.WaitDelay = 5 * time.Second
+	cmd.Env = append(os.Environ(),
+		"HOME="+home,
+		"XDG_CACHE_HOME="+cacheHome,
+		"ANTHROPIC_BASE_URL="+srv.URL,
+		"ANTHROPIC_API_KEY=test",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_AUTOUPDATER=1",
+		"IS_SANDBOX=1",
+		"ENABLE_TOOL_SEARCH=false",
+	)
+	cmd.Env = append(cmd.Env, tc.env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("claude %v: %v\n%s", args, err, out)
+	}
+	for _, e := range srv.Errors() {
+		t.Errorf("fake API: %v", e)
+	}
+	if u := srv.Unknown(); len(u) > 0 {
+		t.Logf("requests the fake API did not know: %v", u)
+	}
+
+	for _, req := range srv.Requests() {
+		results, err := req.ToolResults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(results) == 0 {
+			continue
+		}
+		if len(results) != 1 {
+			t.Fatalf("request %d carries %d tool results, want 1", req.Seq, len(results))
+		}
+		notes, err := req.TurnTexts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return measure(results[0], notes, home, cacheHome, dir)
+	}
+	t.Fatalf("no request carried a tool result; claude printed:\n%s", out)
+	return claudeMeasure{}
+}
+
+// jsonStrings returns the strings of the JSON document doc.
+func jsonStrings(doc string) []string {
+	var v any
+	if json.Unmarshal([]byte(doc), &v) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			out = append(out, x)
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+// readNumbers is the line number Claude Code's Read puts before each line.
+var readNumbers = regexp.MustCompile(`(?m)^[0-9]+\t`)
+
+// measure reads one tool result as the model received it.
+func measure(res fakeanthropic.ToolResult, notes []string, home, cacheHome, dir string) claudeMeasure {
+	text := res.Text()
+	m := claudeMeasure{
+		bytes:     len(text),
+		isError:   res.IsError,
+		jsonValid: json.Valid([]byte(text)),
+		persisted: persistedText.MatchString(text),
+	}
+	// Read's lines reach the model numbered ("N\t" before each line, as
+	// Claude Code 2.1.328 renders them): a marker on a line of its own is
+	// found once the numbers are taken off.
+	// A JSON result's marker is inside one of its strings, as the model
+	// reads it there.
+	texts := []string{readNumbers.ReplaceAllString(text, "")}
+	if m.jsonValid {
+		texts = jsonStrings(text)
+	}
+	var found []cut.Found
+	for _, s := range texts {
+		found = append(found, cut.FindMarkers(s)...)
+	}
+	for _, f := range found {
+		m.markers++
+		if f.Rest != nil {
+			m.restRef = true
+		}
+	}
+	for _, n := range readNumbers.FindAllString(text, -1) {
+		if v, err := strconv.Atoi(strings.TrimSuffix(n, "\t")); err == nil {
+			m.lastLine = max(m.lastLine, v)
+		}
+	}
+	var paging []string
+	for _, s := range append([]string{text}, notes...) {
+		paging = append(paging, pagingNote.FindAllString(s, -1)...)
+	}
+	m.note = strings.Join(paging, " | ")
+	// Something is behind the text when it names a file Claude Code or
+	// toolcap saved (under the throwaway HOME or cache, not the case's own
+	// inputs) or a read of toolcap's store.
+	m.behind = m.restRef
+	for _, p := range absPath.FindAllString(text, -1) {
+		if !strings.HasPrefix(p, home) && !strings.HasPrefix(p, cacheHome) {
+			continue
+		}
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && !strings.HasPrefix(p, dir) {
+			m.behind = true
+		}
+	}
+	return m
+}
+
+func writeJSONFile(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// claudeTable renders the measures as the markdown table of
+// docs/adapters/claude-code.md.
+func claudeTable(cases []claudeCase, got map[string]map[claudeFront]claudeMeasure) string {
+	var b strings.Builder
+	b.WriteString("| case | front end | bytes | JSON | markers | rest retrievable | Claude Code's note |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, tc := range cases {
+		fronts := make([]string, 0, len(got[tc.name]))
+		for f := range got[tc.name] {
+			fronts = append(fronts, string(f))
+		}
+		order := map[string]int{string(frontNone): 0, string(frontHook): 1, string(frontMCP): 2, string(frontHookMCP): 3}
+		sort.Slice(fronts, func(i, j int) bool { return order[fronts[i]] < order[fronts[j]] })
+		for _, f := range fronts {
+			m := got[tc.name][claudeFront(f)]
+			jsonCell := "–"
+			if tc.json {
+				jsonCell = map[bool]string{true: "valid", false: "**broken**"}[m.jsonValid]
+			}
+			behind := "no"
+			switch {
+			case m.persisted:
+				behind = "Claude Code's saved file"
+			case m.restRef:
+				behind = "the marker's read"
+			case m.behind:
+				behind = "a saved file"
+			}
+			note := m.note
+			if note == "" {
+				note = "–"
+			}
+			if m.isError {
+				note = "is_error; " + note
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %s |\n", tc.name, f, commas(m.bytes), jsonCell, m.markers, behind, strings.ReplaceAll(note, "|", "\\|"))
+		}
+	}
+	return b.String()
+}
+
+// commas writes n with thousands separators, as the issue's table does.
+func commas(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -1,0 +1,313 @@
+// Package cli is the toolcap command: every subcommand, its flags and its
+// output, as one function a main package calls. cmd/toolcap is that main
+// package; a program that adds what the core module cannot link, such as
+// the Redis store of github.com/toolcap/toolcap/adapters/redisrest, builds
+// its own toolcap with [Main] and an [Option]:
+//
+//	func main() { os.Exit(cli.Main(cli.WithStoreOpener(redisOpener))) }
+//
+// See docs/cli.md for every command and flag.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolcap/toolcap/internal/suggest"
+	"github.com/toolcap/toolcap/manifest"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1 // the command ran and failed: a read or write error
+	exitUsage  = 2 // bad usage or configuration; nothing was done
+)
+
+// command is one subcommand. To add one, write its run function in its own
+// file and add an entry to commands.
+type command struct {
+	name    string
+	summary string // one line for the help listing
+	run     func(ctx context.Context, o *options, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int
+}
+
+// commands are the subcommands, in the order the help lists them.
+var commands = []command{
+	{"demo", "run a model's batch of Glob, Read and Grep calls over a tree and show the cap at work", runDemo},
+	{"cap", "cap standard input to the limit a worker applies to one tool", runCap},
+	{"read", "page an output that cap --keep-rest kept, as the read tool pages it for a model", runRead},
+	{"config", "print the limits in force and the layer each came from", runConfig},
+	{"mcp", "run an MCP server behind a proxy that caps its tool results", runMCP},
+	{"hook", "a Claude Code PostToolUse hook that caps the tool output the model reads", runHook},
+	{"version", "print toolcap's version", runVersion},
+}
+
+// Main runs toolcap with the process's arguments, standard streams and
+// environment, and returns the exit code for os.Exit. The first interrupt
+// or SIGTERM cancels the command's context, so it can stop cleanly; a second
+// one kills the process as usual.
+func Main(opts ...Option) int {
+	ctx, stop := signal.NotifyContext(context.Background(), shutdownSignals...)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	defer stop()
+	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ(), opts...)
+}
+
+// Run is the whole program, with its inputs and outputs passed in: args
+// without the program name, env as "KEY=value" entries. It returns the exit
+// code: 0 on success, 1 when the command failed, 2 for a usage or
+// configuration error.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string, opts ...Option) int {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o.run(ctx, args, stdin, stdout, stderr, env)
+}
+
+func (o *options) run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch name := args[0]; name {
+	case "-h", "-help", "--help", "help":
+		if name == "help" && len(args) > 1 {
+			// "toolcap help cap" is "toolcap cap -h".
+			if args[1] == "help" {
+				fmt.Fprint(stdout, helpHelp)
+				return exitOK
+			}
+			if c, ok := lookup(args[1]); ok {
+				return c.run(ctx, o, []string{"-h"}, stdin, stdout, stderr, env)
+			}
+			return unknownCommand(stderr, args[1])
+		}
+		usage(stdout)
+		return exitOK
+	case "-version", "--version":
+		return runVersion(ctx, o, nil, stdin, stdout, stderr, env)
+	}
+	c, ok := lookup(args[0])
+	if !ok {
+		return unknownCommand(stderr, args[0])
+	}
+	return c.run(ctx, o, args[1:], stdin, stdout, stderr, env)
+}
+
+const helpHelp = `Usage: toolcap help [COMMAND]
+
+Prints toolcap's commands, or, with COMMAND, that command's usage and flags,
+as 'toolcap COMMAND -h' does.
+`
+
+// unknownCommand reports a name that is no command, with the closest one
+// when it looks like a typo, and returns the exit code for it.
+func unknownCommand(stderr io.Writer, name string) int {
+	names := []string{"help"}
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	if s := suggest.Closest(name, names); s != "" {
+		fmt.Fprintf(stderr, "toolcap: unknown command %q; did you mean %q?\n", name, s)
+	} else {
+		fmt.Fprintf(stderr, "toolcap: unknown command %q\n", name)
+	}
+	fmt.Fprintln(stderr, "run 'toolcap help' for the commands")
+	return exitUsage
+}
+
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `toolcap caps the tool results an LLM agent puts in its history.
+
+Usage: toolcap <command> [flags] [args]
+
+Commands:
+`)
+	width := 0
+	for _, c := range commands {
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Limits come from layers, lowest precedence first: the built-in default
+(16384 bytes), each --manifest FILE in the order given, then TOOLCAP_
+environment variables such as TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=4096.
+
+Exit status: 0 success, 1 failure, 2 usage or configuration error.
+Run 'toolcap <command> -h' for a command's flags.
+`)
+}
+
+// newFlags returns a flag set for a subcommand. The flag package prints
+// nothing: parseFailed reports parse errors, prefixed with the command, and
+// prints the help on -h.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("toolcap "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parse parses args, flags and operands in any order (an argument "--" ends
+// the flags). It returns the operands, and, when parsing ended the command
+// (-h or an error), the exit code with ok == false.
+func parse(fs *flag.FlagSet, help string, args []string, stdout, stderr io.Writer) (operands []string, code int, ok bool) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, parseFailed(fs, help, err, stdout, stderr), false
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return operands, exitOK, true
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(operands, rest...), exitOK, true
+		}
+		operands = append(operands, rest[0])
+		args = rest[1:]
+	}
+}
+
+// parseFailed ends a command whose flags did not parse, with err from
+// fs.Parse: on -h it prints help and returns exitOK, otherwise the error,
+// prefixed with the command, and a hint, and returns exitUsage.
+func parseFailed(fs *flag.FlagSet, help string, err error, stdout, stderr io.Writer) int {
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, help)
+		printDefaults(fs, stdout)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "%s: %v\nrun '%s -h' for usage\n", fs.Name(), err, fs.Name())
+	return exitUsage
+}
+
+// printDefaults prints the flags of fs under a heading, or nothing when it
+// has none.
+func printDefaults(fs *flag.FlagSet, w io.Writer) {
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if !hasFlags {
+		return
+	}
+	fmt.Fprintln(w, "\nFlags:")
+	out := fs.Output()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+}
+
+// stringsFlag is a repeatable string flag.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string { return strings.Join(*s, ", ") }
+
+func (s *stringsFlag) Set(v string) error {
+	if v == "" {
+		return errors.New("empty value")
+	}
+	*s = append(*s, v)
+	return nil
+}
+
+// verbosity counts -v flags: none logs warnings, -v adds info (each cut),
+// -v -v adds debug (each call).
+type verbosity int
+
+func (v *verbosity) String() string   { return fmt.Sprint(int(*v)) }
+func (v *verbosity) IsBoolFlag() bool { return true }
+
+func (v *verbosity) Set(s string) error {
+	switch s {
+	case "true":
+		*v++
+	case "false":
+		*v = 0
+	default:
+		return errors.New("takes no value; repeat it for more detail")
+	}
+	return nil
+}
+
+func (v verbosity) level() hclog.Level {
+	switch {
+	case v <= 0:
+		return hclog.Warn
+	case v == 1:
+		return hclog.Info
+	default:
+		return hclog.Debug
+	}
+}
+
+// newLogger returns the CLI's logger: human-readable lines on stderr, with
+// no name, since the worker names the logger it is given "toolcap"; name it
+// before using it elsewhere.
+func newLogger(stderr io.Writer, level hclog.Level) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Level:       level,
+		Output:      stderr,
+		DisableTime: true,
+	})
+}
+
+// layerFlags adds the flags every command that reads limits shares.
+type layerFlags struct {
+	manifests stringsFlag
+}
+
+func (l *layerFlags) register(fs *flag.FlagSet) {
+	fs.Var(&l.manifests, "manifest", "a TOML manifest `FILE` with a [worker.tool_output] table; repeat it, later files win")
+}
+
+// resolve loads the layers: the built-in default, each manifest file in
+// order, then the TOOLCAP_ variables of env. Warnings go to logger; reading
+// a file stops when ctx is done.
+// Layers in extra (flags) come last, above the environment.
+func (l *layerFlags) resolve(ctx context.Context, env []string, logger hclog.Logger, extra ...manifest.Option) (*manifest.Resolution, error) {
+	opts := make([]manifest.Option, 0, len(l.manifests)+2+len(extra))
+	for _, f := range l.manifests {
+		opts = append(opts, manifest.File(f))
+	}
+	opts = append(opts, manifest.Environ(withoutCLIVars(env)))
+	opts = append(opts, extra...)
+	opts = append(opts, manifest.WithLogger(logger))
+	return manifest.ResolveContext(ctx, opts...)
+}
+
+// configError reports a configuration error on one line of stderr and
+// returns the exit code for it.
+func configError(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "toolcap: %s\n", oneLine(err.Error()))
+	return exitUsage
+}
+
+// oneLine folds s onto a single line.
+func oneLine(s string) string {
+	return lineBreaks.Replace(strings.TrimSpace(s))
+}
+
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")

@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolcap/toolcap/adapters/claudecode"
+	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/shape"
+)
+
+const hookHelp = `Usage: toolcap hook claude-code [--manifest FILE]... [-v] < payload
+
+A Claude Code PostToolUse hook. Reads the hook's JSON payload on standard
+input (tool_name, tool_response, ...) and, when the tool's output is over the
+policy a toolcap worker applies to tool_name (its per_tool entry, or else the
+defaults, from the built-in default, the --manifest files and the TOOLCAP_
+environment), prints
+
+  {"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":...}}
+
+whose updatedToolOutput has the tool's own output shape, cut to the policy
+as toolcap cap and toolcap mcp cut (byte limit, token limit, strategy: head,
+or head_tail and keep_lines, or json), marker "[truncated: N bytes dropped,
+refine your query]" included. Output within the policy prints nothing.
+
+What the model reads shares the policy: Bash's stdout and stderr, Grep's
+content and file names (a short one whole, long ones equal shares), Read's
+file content, Glob's file names (cut between names), WebFetch's result, an
+MCP tool's text or content blocks (the text blocks cut as one text, images
+and other blocks counted too: one that does not fit is dropped and a note
+says so). Notebook cells, structuredContent and any other tool's output are
+held to the policy as JSON, kept valid. A Bash image and a Read of an
+image or PDF are left alone.
+
+A token limit (default_max_tokens, a per_tool entry's max_tokens) is
+counted by the "calibrated" tokenizer at its conservative default, 2 bytes
+a token (the hook sees no provider's counts). When the token limit cuts a
+text, its marker counts tokens: "[truncated: N tokens dropped, refine your
+query]"; a text longer than 32 bytes per token of its share, and a list of
+file names, keep a marker that counts bytes. A manifest that sets a token
+limit and names an exact tokenizer (o200k_base, cl100k_base) is a
+configuration error.
+
+Output Claude Code saved itself (persistedOutputPath, <persisted-output>)
+is left alone. Read is cut between lines, its line numbers counted, the
+marker naming the Read of the next line. With keep_rest (on by default) a
+cut output's whole text is kept as a plain file under the user cache
+directory (toolcap/claude-code/<session>/<ref>.txt, bounded by the rest
+table) and the marker names its Read: "... or read the rest: Read
+{"file_path":...,"offset":L,"limit":K}]". A store that cannot be opened
+leaves the plain marker.
+
+Claude Code runs hooks in parallel, each on the tool's original output, so
+only the per-call limit applies here: no budget across calls.
+
+settings.json:
+
+  {"hooks": {"PostToolUse": [{"matcher": "*",
+    "hooks": [{"type": "command", "command": "toolcap hook claude-code"}]}]}}
+
+Exit status: 0 when the payload was handled, and also when it was not a
+PostToolUse payload or not JSON: then one warning goes to standard error,
+nothing to standard output, and the tool's output reaches the model as it is
+(the hook never blocks a tool). 1 on a configuration error (a bad manifest or
+TOOLCAP_ variable), which Claude Code reports without blocking the tool. 2
+on a usage error. -v logs the limit in force and the cut.
+
+The hook is package github.com/toolcap/toolcap/adapters/claudecode, which a
+Go program can call.
+`
+
+// runHook wires the Claude Code hook: flags, the manifest's layers, the
+// counter, standard input and output, exit codes and the log. What the
+// hook does to a tool's output is package claudecode's.
+func runHook(ctx context.Context, _ *options, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+	fs := newFlags("hook")
+	var (
+		layers  layerFlags
+		verbose verbosity
+	)
+	layers.register(fs)
+	fs.Var(&verbose, "v", "log the limit in force and the cut to standard error")
+	operands, code, ok := parse(fs, hookHelp, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	switch {
+	case len(operands) == 0:
+		fmt.Fprintln(stderr, "toolcap hook: name the agent: toolcap hook claude-code")
+		return exitUsage
+	case operands[0] != "claude-code":
+		fmt.Fprintf(stderr, "toolcap hook: unknown agent %q: the one supported is claude-code\n", operands[0])
+		return exitUsage
+	case len(operands) > 1:
+		fmt.Fprintf(stderr, "toolcap hook claude-code: unexpected argument %q: the payload comes on standard input\n", operands[1])
+		return exitUsage
+	}
+
+	// A hook is a short process that allocates a few times its payload and
+	// exits: collecting garbage only slows it (a collection on a busy
+	// machine stalls it for tens of milliseconds, the p95 of the benchmark
+	// tripled), so the collector waits for a memory limit instead.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(hookMemoryLimit))
+
+	in, err := claudecode.ReadInput(stdin)
+	if err != nil {
+		// Fail open: the tool's output goes on unchanged.
+		fmt.Fprintf(stderr, "toolcap hook claude-code: warning: %s; tool output left as it is\n", oneLine(err.Error()))
+		return exitOK
+	}
+	logger := newLogger(stderr, verbose.level()).Named("toolcap")
+	policy, err := hookPolicy(ctx, &layers, env, logger, in.ToolName)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcap: %s (tool output left as it is)\n", oneLine(err.Error()))
+		return exitFailed
+	}
+	hook := &claudecode.Hook{Logger: logger}
+	if policy.KeepRest {
+		// keep_rest is on by default; a store that cannot be opened leaves
+		// the plain marker, never a failed hook.
+		if d, err := openHookStore(ctx, &layers, env, logger); err != nil {
+			logger.Warn("keep_rest: the store could not be opened; the output is cut without keeping the rest", "error", oneLine(err.Error()))
+		} else {
+			hook.Store = d
+		}
+	}
+	out, t, changed, err := hook.Cap(in, policy)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcap hook claude-code: warning: tool_response of %s: %s; tool output left as it is\n", in.ToolName, oneLine(err.Error()))
+		return exitOK
+	}
+	if !changed {
+		return exitOK
+	}
+	shape.Log(logger, in.ToolName, in.ToolUseID, t)
+	reply, err := claudecode.MarshalReply(out)
+	if err == nil {
+		_, err = stdout.Write(append(reply, '\n'))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcap hook claude-code: standard output: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// hookPolicy resolves the manifest's layers to tool's policy, with the
+// counter toolcap cap and toolcap mcp count with (counterFor), so that a
+// token cut is the same whichever front end made it, and logs the limit in
+// force.
+func hookPolicy(ctx context.Context, layers *layerFlags, env []string, logger hclog.Logger, tool string) (shape.Policy, error) {
+	res, err := layers.resolve(ctx, env, logger)
+	if err != nil {
+		return shape.Policy{}, err
+	}
+	policies, err := res.Manifest.Policies()
+	if err != nil {
+		return shape.Policy{}, err
+	}
+	counter, err := counterFor(res)
+	if err != nil {
+		return shape.Policy{}, err
+	}
+	p := policies.WithCounter(counter).For(tool)
+	_, source := limitFor(res, tool)
+	fields := []any{"tool", tool, "limit", p.MaxBytes, "source", source}
+	if k := p.Spec.Keep; k != "" && k != cut.KeepHead {
+		fields = append(fields, "strategy", string(k))
+	}
+	if p.HoldsTokens() {
+		fields = append(fields, "limit_tokens", p.MaxTokens, "tokenizer", res.Manifest.Limits().TokenizerName())
+	}
+	logger.Info("limit in force", fields...)
+	return p, nil
+}
+
+// openHookStore opens the hook's store of what cuts drop: a plain
+// directory store (files Claude Code's Read opens), under the rest table's
+// dir when the manifest sets one, else under the user cache directory,
+// bounded by the rest table's max_bytes, max_entry_bytes and ttl.
+func openHookStore(ctx context.Context, layers *layerFlags, env []string, logger hclog.Logger) (*rest.Dir, error) {
+	res, err := layers.resolve(ctx, env, hclog.NewNullLogger())
+	if err != nil {
+		return nil, err
+	}
+	c := res.Manifest.Limits().RestConfig()
+	dir := c.Dir
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("no directory for the store: %w", err)
+		}
+		dir = filepath.Join(cache, "toolcap")
+	}
+	return rest.OpenPlainDir(filepath.Join(dir, "claude-code"), restConfig(c, logger))
+}
+
+// hookMemoryLimit is the heap size at which the hook collects garbage: a
+// payload of up to about 100 MiB never gets there.
+const hookMemoryLimit = 1 << 30

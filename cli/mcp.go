@@ -1,0 +1,262 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/toolcap/toolcap/mcpproxy"
+	"github.com/toolcap/toolcap/middleware"
+)
+
+const mcpHelp = `Usage: toolcap mcp [flags] -- SERVER_COMMAND [ARGS...]
+       toolcap mcp [flags] --url URL [--header 'Name: value']...
+       toolcap mcp [flags] --listen ADDR [--token TOKEN] (-- SERVER_COMMAND... | --url URL)
+
+Relays MCP between a client and a server, forwarding every message as it
+came and in the order it came, except that each tools/call result is capped
+to its tool's limit (per_tool keys are the server's tool names) while it is
+read, whatever its size: its content blocks together, notes included, and
+its structuredContent on its own. A capped result carries the figures in
+_meta["toolcap/truncation"]. A token limit (default_max_tokens, max_tokens)
+holds as well for the text of a result, counted by the "calibrated"
+tokenizer at its conservative default; a manifest that sets one and names
+an exact tokenizer (o200k_base, cl100k_base) is a configuration error.
+
+Keeping the rest (keep_rest, on by default): the whole text of a result
+that is cut is kept in a bounded store, a private directory under the user
+cache directory ($XDG_CACHE_HOME/toolcap/rest or ~/.cache/toolcap/rest; set
+[worker.tool_output.rest] dir, max_bytes, max_entry_bytes, ttl, or store =
+"memory"), and the marker names the read of the rest:
+  [truncated: N bytes dropped, refine your query or read the rest: toolcap_read {"ref":"…","offset":K}]
+The proxy appends the read tool (toolcap_read, renamed by
+[worker.tool_output.rest] tool) to the server's tools/list and answers its
+calls itself, page after page, each page within the read tool's limit;
+they never reach the server. A ref is readable only from the client session
+that got it. keep_rest = false in [worker.tool_output] turns it off (per
+tool: Name = { keep_rest = false }); a store that cannot be opened is a
+warning and the proxy cuts without keeping.
+
+With --metrics ADDR, http://ADDR/metrics serves Prometheus counters of the
+results per tool: fits, cut or error, bytes original and kept.
+
+The server is SERVER_COMMAND, run over stdio in a process group of its own,
+or the streamable HTTP endpoint URL. The client speaks on standard input and
+output, or, with --listen, over streamable HTTP at http://ADDR/mcp (one
+server process per session when the server is a command). Logs go to
+standard error only. The --manifest files are watched, and SIGHUP re-reads
+them: new limits apply to the next tools/call; an invalid edit keeps the old
+limits and is logged.
+
+Put it in front of a server in any MCP client's configuration:
+
+  "command": "toolcap",
+  "args": ["mcp", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/path"]
+
+Exit status: 0 when the client closed the connection, 1 when the server
+failed, exited or could not be reached, 2 for a usage or configuration
+error. See docs/mcp.md.
+`
+
+// mcpGrace is how long the server is given to exit after its stdin is
+// closed, and again after SIGTERM, before its process group is killed.
+const mcpGrace = 2 * time.Second
+
+// mcpFlags are the flags of "toolcap mcp".
+type mcpFlags struct {
+	layers  layerFlags
+	v       verbosity
+	maxMsg  int
+	url     string
+	headers stringsFlag
+	listen  string
+	token   string
+	metrics string
+	command []string
+}
+
+func (f *mcpFlags) register(fs *flag.FlagSet) {
+	f.layers.register(fs)
+	fs.Var(&f.v, "v", "log each cut (-v) and each call (-v -v) to stderr")
+	fs.IntVar(&f.maxMsg, "max-message", mcpproxy.DefaultMaxMessageBytes, "the largest `BYTES` a message other than a tools/call result may have to be forwarded")
+	fs.StringVar(&f.url, "url", "", "the server's streamable HTTP endpoint `URL`, instead of a command")
+	fs.Var(&f.headers, "header", "an HTTP header `'Name: value'` for every request to --url; repeat it")
+	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP at http://`ADDR`/mcp instead of stdio (host:port; the host defaults to 127.0.0.1)")
+	fs.StringVar(&f.token, "token", "", "with --listen: the bearer `TOKEN` every request must carry (required off loopback)")
+	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics of the results at http://`ADDR`/metrics (host:port or a port; the host defaults to 127.0.0.1)")
+}
+
+// check validates the flags, and returns the usage error.
+func (f *mcpFlags) check() error {
+	switch {
+	case len(f.command) == 0 && f.url == "":
+		return errors.New("no server: give a command after -- or --url; usage: toolcap mcp [flags] -- SERVER_COMMAND [ARGS...]")
+	case len(f.command) > 0 && f.url != "":
+		return errors.New("give either a server command or --url, not both")
+	case len(f.headers) > 0 && f.url == "":
+		return errors.New("--header needs --url")
+	case f.token != "" && f.listen == "":
+		return errors.New("--token needs --listen")
+	case f.maxMsg <= 0:
+		return fmt.Errorf("--max-message %d: must be positive", f.maxMsg)
+	}
+	for _, h := range f.headers {
+		if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" {
+			return fmt.Errorf("--header %q: want 'Name: value'", h)
+		}
+	}
+	if f.metrics != "" {
+		addr, err := listenAddr(f.metrics)
+		if err != nil {
+			return fmt.Errorf("--metrics: %w", err)
+		}
+		f.metrics = addr
+	}
+	if f.listen != "" {
+		addr, err := listenAddr(f.listen)
+		if err != nil {
+			return err
+		}
+		f.listen = addr
+		host, _, _ := net.SplitHostPort(addr)
+		if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && f.token == "" {
+			return fmt.Errorf("--listen %s is not a loopback address: it needs --token", addr)
+		}
+	}
+	return nil
+}
+
+// listenAddr completes a --listen address: a bare port or ":port" listens
+// on 127.0.0.1.
+func listenAddr(s string) (string, error) {
+	if !strings.Contains(s, ":") {
+		s = ":" + s
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || port == "" {
+		return "", fmt.Errorf("--listen %q: want host:port or a port", s)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// runMCP is "toolcap mcp": a capping relay in front of an MCP server.
+func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+	fs := newFlags("mcp")
+	var f mcpFlags
+	f.register(fs)
+	// Flags stop at the first operand: what follows is the server's command
+	// line, flags included.
+	if err := fs.Parse(args); err != nil {
+		return parseFailed(fs, mcpHelp, err, stdout, stderr)
+	}
+	f.command = fs.Args()
+	if err := f.check(); err != nil {
+		fmt.Fprintf(stderr, "toolcap mcp: %s\n", err)
+		return exitUsage
+	}
+
+	logger := newLogger(stderr, f.v.level()).Named("mcp")
+	res, err := f.layers.resolve(ctx, env, logger)
+	if err == nil {
+		// The proxy counts with a tokens.Calibrated of its own; this only
+		// names the layer of an exact tokenizer it would refuse.
+		_, err = counterFor(res)
+	}
+	if err != nil {
+		return configError(stderr, err)
+	}
+	opts := mcpproxy.Options{
+		Manifest:        res.Manifest,
+		Logger:          logger,
+		MaxMessageBytes: f.maxMsg,
+	}
+	if l := res.Manifest.Limits(); l.KeepsRest() {
+		// keep_rest is on by default; a store that cannot be opened is a
+		// warning, never a reason not to relay: cuts then keep nothing.
+		rs, err := o.openRestStore(l, logger.Named("rest"))
+		if err != nil {
+			logger.Warn("keep_rest: the store could not be opened; results are cut without keeping the rest", "error", oneLine(err.Error()))
+		} else {
+			defer rs.Close()
+			opts.Rest = rs.store
+			logger.Info("keeping the rest of cut results", "store", rs.where, "read_tool", l.RestTool())
+		}
+	}
+	if f.v >= 2 {
+		opts.Middleware = append(opts.Middleware, middleware.Logging(logger))
+	}
+	var metrics *mcpMetrics
+	if f.metrics != "" {
+		metrics = &mcpMetrics{}
+		opts.Middleware = append(opts.Middleware, metrics.middleware)
+	}
+	proxy, err := mcpproxy.New(opts)
+	if err != nil {
+		return configError(stderr, err)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go watchManifests(ctx, &f.layers, env, logger, proxy)
+	if metrics != nil {
+		if err := serveMetrics(ctx, metrics, f.metrics, logger); err != nil {
+			fmt.Fprintf(stderr, "toolcap mcp: %s\n", oneLine(err.Error()))
+			return exitFailed
+		}
+	}
+
+	dial := func(ctx context.Context) (mcpproxy.Conn, error) {
+		if f.url != "" {
+			return mcpproxy.DialHTTP(ctx, f.url, httpHeaders(f.headers), logger)
+		}
+		cmd := exec.Command(f.command[0], f.command[1:]...)
+		cmd.Env = env
+		cmd.Stderr = stderr // the server's logs join ours; stdout is the protocol
+		return mcpproxy.Command(cmd, mcpGrace)
+	}
+	server := f.url
+	if server == "" {
+		server = f.command[0]
+	}
+
+	if f.listen != "" {
+		return serveHTTP(ctx, proxy, f.listen, f.token, dial, stderr, logger)
+	}
+
+	upstream, err := dial(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcap mcp: %s: %s\n", server, oneLine(err.Error()))
+		return exitFailed
+	}
+	logger.Debug("relaying", "server", server)
+	err = proxy.Serve(ctx, mcpproxy.StreamConn(stdioConn{stdin, stdout}), upstream)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, mcpproxy.ErrServerExited):
+		fmt.Fprintf(stderr, "toolcap mcp: %s: %s\n", server, oneLine(err.Error()))
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "toolcap mcp: interrupted; the server was shut down\n")
+	default:
+		fmt.Fprintf(stderr, "toolcap mcp: %s\n", oneLine(err.Error()))
+	}
+	return exitFailed
+}
+
+// stdioConn is the client's side over the process's stdin and stdout,
+// which the proxy never closes.
+type stdioConn struct {
+	io.Reader
+	io.Writer
+}
+
+func (stdioConn) Close() error { return nil }

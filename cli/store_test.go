@@ -80,7 +80,7 @@ func TestWithStoreOpener(t *testing.T) {
 func TestStoreURLRefused(t *testing.T) {
 	env := []string{
 		"TOOLCAP_WORKER__TOOL_OUTPUT__REST__STORE=redis://u:hunter2@127.0.0.1:1/0",
-		"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=100",
+		"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=200",
 	}
 	failing := cli.WithStoreOpener(func(string, rest.Config) (rest.Store, error) {
 		return nil, errors.New("connection refused")
@@ -96,7 +96,7 @@ func TestStoreURLRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, stderr := run(t, env, strings.Repeat("x", 500), tt.opts, "cap", "--tool", "Read", "--keep-rest")
-			if code != 0 || !strings.HasSuffix(out, "bytes dropped, refine your query]") || len(out) > 100 {
+			if code != 0 || !strings.HasSuffix(out, "bytes dropped, refine your query]") || len(out) > 200 {
 				t.Errorf("cap: exit %d, output %q; want 0 and the plain marker", code, out)
 			}
 			if !strings.Contains(stderr, tt.want) || strings.Contains(stderr, "hunter2") {

@@ -67,7 +67,9 @@ settings.json:
     "hooks": [{"type": "command", "command": "toolcap hook claude-code"}]}]}}
 
 Exit status: 0 when the payload was handled, and also when it was not a
-PostToolUse payload or not JSON: then one warning goes to standard error,
+PostToolUse payload, not JSON or over 256 MiB (Claude Code saves long
+outputs to files itself, so no payload it sends needs that much): then
+one warning goes to standard error,
 nothing to standard output, and the tool's output reaches the model as it is
 (the hook never blocks a tool). 1 on a configuration error (a bad manifest or
 TOOLCAP_ variable), which Claude Code reports without blocking the tool. 2
@@ -204,6 +206,7 @@ func openHookStore(ctx context.Context, layers *layerFlags, env []string, logger
 	return rest.OpenPlainDir(filepath.Join(dir, "claude-code"), restConfig(c, logger))
 }
 
-// hookMemoryLimit is the heap size at which the hook collects garbage: a
-// payload of up to about 100 MiB never gets there.
+// hookMemoryLimit is the heap size at which the hook collects garbage: the
+// hook allocates about 3.4 times its payload, so no payload it reads (at
+// most claudecode.MaxPayload, 256 MiB) gets it there.
 const hookMemoryLimit = 1 << 30

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -58,21 +59,24 @@ type Hook struct {
 // it, output of the wrong shape is cut as text instead.
 func (h *Hook) Cap(in Input, p shape.Policy) (out json.RawMessage, t chain.Truncation, changed bool, err error) {
 	resp := bytes.TrimSpace(in.ToolResponse)
-	if len(resp) == 0 || string(resp) == "null" || savedByClaudeCode(in.ToolName, resp) {
+	// Every step below reads the output through d: each string of it is
+	// decoded once, by the first step that needs it.
+	d := newDecoder()
+	if len(resp) == 0 || string(resp) == "null" || savedByClaudeCode(d, in.ToolName, resp) {
 		return nil, chain.Truncation{}, false, nil
 	}
 	if in.ToolName == ReadTool {
-		if out, t, changed, ok := h.capRead(in, resp, p); ok {
+		if out, t, changed, ok := h.capRead(d, in, resp, p); ok {
 			return out, t, changed, nil
 		}
 	}
 	if h != nil && h.Store != nil && p.KeepRest && !p.Fits(len(resp)) {
-		// Kept first: an output that is cut is decoded and cut once.
-		if kept, kt, ok := h.keep(in, resp, p); ok {
+		// Kept first: an output that is cut is cut once.
+		if kept, kt, ok := h.keep(d, in, resp, p); ok {
 			return kept, kt, true, nil
 		}
 	}
-	out, t, changed, err = CapToolResponse(in.ToolName, resp, p)
+	out, t, changed, err = capToolResponse(d, in.ToolName, resp, p)
 	if err != nil {
 		if p.Fits(len(resp)) {
 			return nil, chain.Truncation{}, false, err
@@ -92,7 +96,7 @@ func (h *Hook) Cap(in Input, p shape.Policy) (out json.RawMessage, t chain.Trunc
 // an output it saved to a file: a persistedOutputPath (Bash), or a text
 // that opens with <persisted-output> or says the MCP result "exceeds
 // maximum allowed tokens" and was saved.
-func savedByClaudeCode(tool string, resp json.RawMessage) bool {
+func savedByClaudeCode(d *decoder, tool string, resp json.RawMessage) bool {
 	saved := func(s string) bool {
 		head := s[:min(len(s), 4096)]
 		return strings.HasPrefix(strings.TrimSpace(head), "<persisted-output>") ||
@@ -100,20 +104,20 @@ func savedByClaudeCode(tool string, resp json.RawMessage) bool {
 	}
 	switch resp[0] {
 	case '"':
-		var s string
-		return json.Unmarshal(resp, &s) == nil && saved(s)
+		s, err := d.str(resp)
+		return err == nil && saved(s)
 	case '[':
-		blocks, ok := parseBlocks(resp)
+		blocks, ok := parseBlocks(d, resp)
 		return ok && len(blocks) > 0 && blocks[0].text == "text" && saved(blocks[0].shape.Text)
 	case '{':
-		var o object
-		if json.Unmarshal(resp, &o) != nil {
+		o, ok := d.object(resp)
+		if !ok {
 			return false
 		}
 		if p, _ := o.str("persistedOutputPath"); p != "" {
 			return true
 		}
-		if blocks, ok := parseBlocks(o["content"]); ok && len(blocks) > 0 && blocks[0].text == "text" {
+		if blocks, ok := parseBlocks(d, o.raw("content")); ok && len(blocks) > 0 && blocks[0].text == "text" {
 			return saved(blocks[0].shape.Text)
 		}
 	}
@@ -172,13 +176,13 @@ func bannerLen(path string, numLines, totalLines int) int {
 // the hook's store that stops before the file's end names the next page
 // even when it fits. It reports ok false for a Read it does not handle
 // (images, notebooks), which CapToolResponse then fits.
-func (h *Hook) capRead(in Input, resp json.RawMessage, p shape.Policy) (json.RawMessage, chain.Truncation, bool, bool) {
-	var o object
-	if json.Unmarshal(resp, &o) != nil || !o.is("type", "text") {
+func (h *Hook) capRead(d *decoder, in Input, resp json.RawMessage, p shape.Policy) (json.RawMessage, chain.Truncation, bool, bool) {
+	o, ok := d.object(resp)
+	if !ok || !o.is("type", "text") {
 		return nil, chain.Truncation{}, false, false
 	}
-	var file object
-	if json.Unmarshal(o["file"], &file) != nil || file == nil {
+	file, ok := o.obj("file")
+	if !ok {
 		return nil, chain.Truncation{}, false, false
 	}
 	content, err := file.str("content")
@@ -193,15 +197,10 @@ func (h *Hook) capRead(in Input, resp json.RawMessage, p shape.Policy) (json.Raw
 		_ = json.Unmarshal(in.ToolInput, &ti)
 		path = ti.FilePath
 	}
-	num := func(key string) int {
-		var n int
-		_ = json.Unmarshal(file[key], &n)
-		return n
-	}
-	start, totalLines := max(num("startLine"), 1), num("totalLines")
+	start, totalLines := max(file.int("startLine"), 1), file.int("totalLines")
 	lines := strings.Split(content, "\n")
 	budget := p.MaxBytes
-	if string(file["truncatedByTokenCap"]) == "true" {
+	if string(file.raw("truncatedByTokenCap")) == "true" {
 		budget -= bannerLen(path, len(lines), totalLines)
 	}
 	rendered := len(content)
@@ -293,7 +292,7 @@ func (h *Hook) capRead(in Input, resp json.RawMessage, p shape.Policy) (json.Raw
 	if err := o.set("file", file); err != nil {
 		return nil, chain.Truncation{}, false, true
 	}
-	enc, err := marshal(o)
+	enc, err := o.encode()
 	if err != nil {
 		return nil, chain.Truncation{}, false, true
 	}
@@ -332,8 +331,8 @@ type part struct {
 // with room for markers that name the Read of the file. It reports false
 // when the tool's output is not one it keeps (Glob, JSON values) or the
 // store fails: the plain cut stands.
-func (h *Hook) keep(in Input, resp json.RawMessage, p shape.Policy) (json.RawMessage, chain.Truncation, bool) {
-	parts, file, ok := keptParts(in.ToolName, resp)
+func (h *Hook) keep(d *decoder, in Input, resp json.RawMessage, p shape.Policy) (json.RawMessage, chain.Truncation, bool) {
+	parts, file, ok := keptParts(d, in.ToolName, resp)
 	if !ok || len(parts) == 0 {
 		return nil, chain.Truncation{}, false
 	}
@@ -357,7 +356,7 @@ func (h *Hook) keep(in Input, resp json.RawMessage, p shape.Policy) (json.RawMes
 		_ = e.Abort()
 		return nil, chain.Truncation{}, false
 	}
-	out, t, changed, err := CapToolResponse(in.ToolName, resp, q)
+	out, t, changed, err := capToolResponse(d, in.ToolName, resp, q)
 	if err != nil || !changed || t.DroppedBytes == 0 {
 		_ = e.Abort()
 		return nil, chain.Truncation{}, false
@@ -386,7 +385,7 @@ func (h *Hook) keep(in Input, resp json.RawMessage, p shape.Policy) (json.RawMes
 		_ = e.Abort()
 		return nil, chain.Truncation{}, false
 	}
-	if _, err := e.Write([]byte(file)); err != nil {
+	if err := writeString(e, file); err != nil {
 		_ = e.Abort()
 		h.fail("write", err)
 		return nil, chain.Truncation{}, false
@@ -419,23 +418,32 @@ func lastPlainMarker(s string) (cut.Found, bool) {
 
 // keptParts returns the texts of the output a model reads that the hook
 // keeps, and the file that holds them, in order, joined by newlines.
-func keptParts(tool string, resp json.RawMessage) ([]part, string, bool) {
+func keptParts(d *decoder, tool string, resp json.RawMessage) ([]part, string, bool) {
 	var parts []part
-	var b strings.Builder
-	add := func(key, text string) {
-		if b.Len() > 0 {
-			b.WriteByte('\n')
+	add := func(key, text string) { parts = append(parts, part{key: key, text: text}) }
+	// joined returns the file of the parts, setting where each starts; one
+	// part is its own file, not a copy of it.
+	joined := func() ([]part, string, bool) {
+		if len(parts) == 1 {
+			return parts, parts[0].text, true
 		}
-		parts = append(parts, part{key: key, text: text, base: b.Len()})
-		b.WriteString(text)
+		var b strings.Builder
+		for i := range parts {
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			parts[i].base = b.Len()
+			b.WriteString(parts[i].text)
+		}
+		return parts, b.String(), true
 	}
 	fields := map[string][]string{"Bash": {"stdout", "stderr"}, "Grep": {"content"}, "WebFetch": {"result"}}
 	switch tool {
 	case "Glob", "Read":
 		return nil, "", false
 	case "Bash", "Grep", "WebFetch":
-		var o object
-		if json.Unmarshal(resp, &o) != nil || o == nil {
+		o, ok := d.object(resp)
+		if !ok {
 			return nil, "", false
 		}
 		for _, k := range fields[tool] {
@@ -447,12 +455,12 @@ func keptParts(tool string, resp json.RawMessage) ([]part, string, bool) {
 				add(k, s)
 			}
 		}
-		return parts, b.String(), true
+		return joined()
 	}
 	switch resp[0] {
 	case '"':
-		var s string
-		if json.Unmarshal(resp, &s) != nil {
+		s, err := d.str(resp)
+		if err != nil {
 			return nil, "", false
 		}
 		if structuredText(s) {
@@ -460,17 +468,17 @@ func keptParts(tool string, resp json.RawMessage) ([]part, string, bool) {
 			return nil, "", false
 		}
 		add("", s)
-		return parts, b.String(), true
+		return joined()
 	case '[', '{':
 		raw := resp
 		if resp[0] == '{' {
-			var o object
-			if json.Unmarshal(resp, &o) != nil {
+			o, ok := d.object(resp)
+			if !ok {
 				return nil, "", false
 			}
-			raw = o["content"]
+			raw = o.raw("content")
 		}
-		blocks, ok := parseBlocks(raw)
+		blocks, ok := parseBlocks(d, raw)
 		if !ok {
 			return nil, "", false
 		}
@@ -479,7 +487,7 @@ func keptParts(tool string, resp json.RawMessage) ([]part, string, bool) {
 				add(strconv.Itoa(i), bl.shape.Text)
 			}
 		}
-		return parts, b.String(), true
+		return joined()
 	}
 	return nil, "", false
 }
@@ -487,10 +495,11 @@ func keptParts(tool string, resp json.RawMessage) ([]part, string, bool) {
 // markParts applies mark to each kept part's text in out, the cut output,
 // and returns it encoded again.
 func markParts(tool string, out json.RawMessage, parts []part, mark func(part, string) string) (json.RawMessage, bool) {
+	d := newDecoder()
 	switch tool {
 	case "Bash", "Grep", "WebFetch":
-		var o object
-		if json.Unmarshal(out, &o) != nil {
+		o, ok := d.object(out)
+		if !ok {
 			return nil, false
 		}
 		for _, pt := range parts {
@@ -499,12 +508,12 @@ func markParts(tool string, out json.RawMessage, parts []part, mark func(part, s
 				return nil, false
 			}
 		}
-		enc, err := marshal(o)
+		enc, err := o.encode()
 		return enc, err == nil
 	}
 	if out[0] == '"' {
-		var s string
-		if json.Unmarshal(out, &s) != nil {
+		s, err := d.str(out)
+		if err != nil {
 			return nil, false
 		}
 		enc, err := marshal(mark(parts[0], s))
@@ -513,14 +522,22 @@ func markParts(tool string, out json.RawMessage, parts []part, mark func(part, s
 	var o object
 	raw := out
 	if out[0] == '{' {
-		if json.Unmarshal(out, &o) != nil {
+		var ok bool
+		if o, ok = d.object(out); !ok {
 			return nil, false
 		}
-		raw = o["content"]
+		raw = o.raw("content")
 	}
-	var blocks []object
-	if json.Unmarshal(raw, &blocks) != nil {
+	elems, err := splitArray(raw)
+	if err != nil {
 		return nil, false
+	}
+	blocks := make([]object, len(elems))
+	for i, e := range elems {
+		var ok bool
+		if blocks[i], ok = d.object(e); !ok {
+			return nil, false
+		}
 	}
 	// The text blocks of the cut come in the order of the kept parts; a
 	// note shape added (a text block of its own) matches none of them.
@@ -549,12 +566,30 @@ func markParts(tool string, out json.RawMessage, parts []part, mark func(part, s
 	if err != nil {
 		return nil, false
 	}
-	if o == nil {
+	if !o.ok() {
 		return enc, true
 	}
-	o["content"] = enc
-	enc, err = marshal(o)
+	o.m["content"] = enc
+	enc, err = o.encode()
 	return enc, err == nil
+}
+
+// writeString writes s to w through a small buffer: a string of any size
+// is written without a copy of it whole.
+func writeString(w io.Writer, s string) error {
+	if sw, ok := w.(io.StringWriter); ok {
+		_, err := sw.WriteString(s)
+		return err
+	}
+	buf := make([]byte, min(len(s), 256<<10))
+	for len(s) > 0 {
+		n := copy(buf, s)
+		if _, err := w.Write(buf[:n]); err != nil {
+			return err
+		}
+		s = s[n:]
+	}
+	return nil
 }
 
 // fail logs a store failure; the cut goes on with a plain marker.

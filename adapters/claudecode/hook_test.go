@@ -248,18 +248,48 @@ func TestHookKeepsTheRest(t *testing.T) {
 	}
 }
 
-// Output the decoder cannot take (nested deeper than encoding/json goes)
-// or of the wrong shape is cut as text, never passed on uncapped.
+// Output nested deeper than a decoder goes, or of the wrong shape, is
+// never passed on uncapped: a structuredContent too deep to decode is
+// dropped beside the content cut to the limit (as toolcap mcp drops a
+// structuredContent no valid form of which fits), and a Bash stdout that is
+// not a string is cut as the text of its JSON.
 func TestHookFailsClosed(t *testing.T) {
 	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
 	text := strings.Repeat("x", 1<<20)
-	payloads := map[string]string{
-		"deep structuredContent":   `{"hook_event_name":"PostToolUse","tool_name":"mcp__a__b","session_id":"s","tool_response":{"content":[{"type":"text","text":"` + text + `"}],"structuredContent":` + deep + `}}`,
-		"Bash stdout not a string": `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_response":{"stdout":[` + strings.Repeat("1,", 20000) + `1]}}`,
+	// asText is the replacement as one text: the output cut as text.
+	asText := func(out []byte) (string, error) {
+		var s string
+		err := json.Unmarshal(out, &s)
+		return s, err
 	}
-	for name, payload := range payloads {
-		t.Run(name, func(t *testing.T) {
-			in, err := claudecode.ParseInput([]byte(payload))
+	// asContent is the text of the one content block of an MCP result
+	// without structuredContent.
+	asContent := func(out []byte) (string, error) {
+		var r struct {
+			Content []struct {
+				Type, Text string
+			} `json:"content"`
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		}
+		if err := json.Unmarshal(out, &r); err != nil {
+			return "", err
+		}
+		if len(r.Content) != 1 || r.Content[0].Type != "text" || r.StructuredContent != nil {
+			return "", fmt.Errorf("want one text block and no structuredContent")
+		}
+		return r.Content[0].Text, nil
+	}
+	tests := []struct {
+		name    string
+		payload string
+		text    func([]byte) (string, error)
+	}{
+		{"deep structuredContent", `{"hook_event_name":"PostToolUse","tool_name":"mcp__a__b","session_id":"s","tool_response":{"content":[{"type":"text","text":"` + text + `"}],"structuredContent":` + deep + `}}`, asContent},
+		{"Bash stdout not a string", `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_response":{"stdout":[` + strings.Repeat("1,", 20000) + `1]}}`, asText},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in, err := claudecode.ParseInput([]byte(tt.payload))
 			if err != nil {
 				t.Fatalf("ParseInput: %v", err)
 			}
@@ -267,9 +297,9 @@ func TestHookFailsClosed(t *testing.T) {
 			if err != nil || !changed {
 				t.Fatalf("Cap() = changed %v, error %v; want a cut", changed, err)
 			}
-			var s string
-			if err := json.Unmarshal(out, &s); err != nil || len(s) > 4096 || len(cut.FindMarkers(s)) != 1 {
-				t.Errorf("replacement %.100q (%d bytes, %v): want a text within 4096 with one marker", out, len(s), err)
+			s, err := tt.text(out)
+			if err != nil || len(s) > 4096 || len(cut.FindMarkers(s)) != 1 {
+				t.Errorf("replacement %.100q (text of %d bytes, %v): want a text within 4096 with one marker", out, len(s), err)
 			}
 		})
 	}

@@ -15,15 +15,15 @@ var errNotJSON = errors.New("not JSON")
 // of its own here: a string as one text; MCP content blocks, alone or as
 // an object's content (with its structuredContent); any other value as
 // JSON.
-func capValue(resp json.RawMessage, p shape.Policy) (json.RawMessage, chain.Truncation, bool, error) {
-	if !json.Valid(resp) {
-		return nil, chain.Truncation{}, false, errNotJSON
-	}
+//
+// Each byte of resp is decoded once, by the cut that needs it; what is
+// written back as it was is checked as it is written.
+func capValue(d *decoder, resp json.RawMessage, p shape.Policy) (json.RawMessage, chain.Truncation, bool, error) {
 	switch resp[0] {
 	case '"':
-		var s string
-		if err := json.Unmarshal(resp, &s); err != nil {
-			return nil, chain.Truncation{}, false, err
+		s, err := d.str(resp)
+		if err != nil {
+			return nil, chain.Truncation{}, false, errNotJSON
 		}
 		if structuredText(s) {
 			// It stays a valid document, cut as the proxy cuts one, whole
@@ -43,13 +43,12 @@ func capValue(resp json.RawMessage, p shape.Policy) (json.RawMessage, chain.Trun
 		enc, err := marshal(out)
 		return enc, t, err == nil, err
 	case '[':
-		if blocks, ok := parseBlocks(resp); ok {
+		if blocks, ok := parseBlocks(d, resp); ok {
 			return capBlocks(blocks, p)
 		}
 	case '{':
-		var o object
-		if err := json.Unmarshal(resp, &o); err == nil {
-			if blocks, ok := parseBlocks(o["content"]); ok {
+		if o, ok := d.object(resp); ok {
+			if blocks, ok := parseBlocks(d, o.raw("content")); ok {
 				return capResult(o, blocks, p)
 			}
 		}
@@ -76,8 +75,13 @@ func structuredText(s string) bool {
 // capJSON fits any JSON value as JSON ([shape.JSON]); a value no valid
 // form of which fits is left to Claude Code rather than replaced by
 // something of another shape.
+// resp that is not JSON at all is an error, checked only when shape.JSON,
+// which decodes it, fits none: a valid value is read once.
 func capJSON(resp json.RawMessage, p shape.Policy) (json.RawMessage, chain.Truncation, bool, error) {
 	s, ok := shape.JSON(resp, p, nil)
+	if !ok && !json.Valid(resp) {
+		return nil, chain.Truncation{}, false, errNotJSON
+	}
 	if !ok || !s.Cut {
 		return nil, chain.Truncation{}, false, nil
 	}
@@ -95,17 +99,25 @@ type block struct {
 	text string
 }
 
-// parseBlocks decodes raw as an array of MCP content blocks (objects with
-// a string "type") and reports false when it is not one.
-func parseBlocks(raw json.RawMessage) ([]block, bool) {
-	var elems []object
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
+// parseBlocks splits raw as an array of MCP content blocks (objects with a
+// string "type"), decoding what shape sees of each with d, and reports
+// false when it is not one.
+func parseBlocks(d *decoder, raw json.RawMessage) ([]block, bool) {
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, false
+	}
+	elems, err := splitArray(raw)
+	if err != nil {
 		return nil, false
 	}
 	blocks := make([]block, len(elems))
-	for i, m := range elems {
+	for i, e := range elems {
+		m, ok := d.object(e)
+		if !ok {
+			return nil, false
+		}
 		typ, err := m.str("type")
-		if m == nil || err != nil || typ == "" {
+		if err != nil || typ == "" {
 			return nil, false
 		}
 		blocks[i] = newBlock(typ, m)
@@ -132,15 +144,15 @@ func newBlock(typ string, m object) block {
 		}
 		mime := str(m, "mimeType")
 		fixed := len(mime) + len(str(m, "data"))
-		if _, ok := m["data"]; !ok {
+		if m.raw("data") == nil {
 			// Another encoding of the data (a "source" object): all of
 			// the block counts.
 			fixed = rawLen(m)
 		}
 		b.shape = shape.Block{Kind: kind, Fixed: fixed, Name: mime}
 	case "resource":
-		var r object
-		if json.Unmarshal(m["resource"], &r) != nil || r == nil {
+		r, ok := m.obj("resource")
+		if !ok {
 			b.shape = shape.Block{Kind: shape.BlockOther, Fixed: rawLen(m), Name: typ}
 			break
 		}
@@ -163,7 +175,7 @@ func newBlock(typ string, m object) block {
 // model may read of a block of an unknown layout.
 func rawLen(m object) int {
 	n := 0
-	for k, v := range m {
+	for k, v := range m.m {
 		if k != "type" {
 			n += len(k) + len(v)
 		}
@@ -192,15 +204,15 @@ func capResult(o object, blocks []block, p shape.Policy) (json.RawMessage, chain
 	var t chain.Truncation
 	var note shape.Note
 	changed := false
-	if sc, ok := o["structuredContent"]; ok && string(sc) != "null" {
+	if sc := o.raw("structuredContent"); sc != nil && string(sc) != "null" {
 		s, fitted := shape.JSON(sc, p, nil)
 		switch {
 		case !fitted:
-			delete(o, "structuredContent")
+			delete(o.m, "structuredContent")
 			t = shape.DroppedFigures(len(sc), p)
 			changed = true
 		case s.Cut:
-			o["structuredContent"] = s.Raw
+			o.m["structuredContent"] = s.Raw
 			t, changed, note = s.Figures, true, s.Note
 		}
 	}
@@ -220,7 +232,7 @@ func capResult(o object, blocks []block, p shape.Policy) (json.RawMessage, chain
 	if !changed {
 		return nil, chain.Truncation{}, false, nil
 	}
-	enc, err := marshal(o)
+	enc, err := o.encode()
 	return enc, t, err == nil, err
 }
 
@@ -258,21 +270,18 @@ func fitBlocks(blocks []block, p shape.Policy, tail shape.Note) ([]json.RawMessa
 // with returns the block with text in place of its own.
 func (b block) with(text string) (json.RawMessage, error) {
 	if b.text == "" || text == b.shape.Text {
-		return marshal(b.members)
+		return b.members.encode()
 	}
-	m := make(object, len(b.members))
-	for k, v := range b.members {
-		m[k] = v
-	}
+	m := b.members.clone()
 	if b.text != "resource.text" {
 		if err := m.set(b.text, text); err != nil {
 			return nil, err
 		}
-		return marshal(m)
+		return m.encode()
 	}
-	var r object
-	if err := json.Unmarshal(m["resource"], &r); err != nil {
-		return nil, err
+	r, ok := m.obj("resource")
+	if !ok {
+		return nil, errors.New("resource is not an object")
 	}
 	if err := r.set("text", text); err != nil {
 		return nil, err
@@ -280,5 +289,5 @@ func (b block) with(text string) (json.RawMessage, error) {
 	if err := m.set("resource", r); err != nil {
 		return nil, err
 	}
-	return marshal(m)
+	return m.encode()
 }

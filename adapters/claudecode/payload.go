@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // EventPostToolUse is the hook_event_name of the payload Claude Code sends
@@ -52,21 +53,97 @@ type HookSpecificOutput struct {
 	UpdatedToolOutput json.RawMessage `json:"updatedToolOutput"`
 }
 
-// ReadInput reads a PostToolUse payload from r to its end. The error says
-// what is wrong in words a user can act on: r could not be read, the
-// payload is not a JSON object, it is another event's payload (the hook is
-// registered under the wrong event), or it names no tool.
+// MaxPayload is the largest payload [ReadInput] reads: 256 MiB. Claude
+// Code saves a long output to a file itself and hands hooks a preview
+// (Bash past 30,000 characters, an MCP tool past about 50,000), so a
+// payload this long is one no hook needs to read whole; the hook leaves it
+// to Claude Code (the error is [ErrPayloadTooLarge]) rather than hold a
+// multiple of it in memory.
+const MaxPayload = 256 << 20
+
+// ErrPayloadTooLarge is the error of [ReadInput] for a payload longer than
+// [MaxPayload].
+var ErrPayloadTooLarge = fmt.Errorf("the payload is longer than %d MiB", MaxPayload>>20)
+
+// ReadInput reads a PostToolUse payload from r to its end, at most
+// [MaxPayload] bytes. The error says what is wrong in words a user can act
+// on: r could not be read, the payload is too long ([ErrPayloadTooLarge];
+// r is then read no further), it is not a JSON object, it is another
+// event's payload (the hook is registered under the wrong event), or it
+// names no tool.
 func ReadInput(r io.Reader) (Input, error) {
-	data, err := io.ReadAll(r)
+	data, err := readBounded(r, MaxPayload)
 	if err != nil {
-		return Input{}, fmt.Errorf("reading the payload: %w", err)
+		return Input{}, err
 	}
 	return ParseInput(data)
 }
 
+// readChunk is the first chunk readBounded reads into: most payloads
+// (a short Bash output, a Read of a small file) fit in it.
+const readChunk = 64 << 10
+
+// readBounded reads r to its end into one slice of exactly its length,
+// at most limit bytes. A reader that knows its length (a file, a
+// bytes.Reader) is read into a slice of that length; any other (a pipe, as
+// Claude Code gives a hook) into chunks, each a quarter of what was read
+// before it, which are joined at the end: at most about 2.25 times the
+// payload is allocated, against 2.4 to 5 times for io.ReadAll.
+func readBounded(r io.Reader, limit int) ([]byte, error) {
+	size := readChunk
+	if n, ok := knownLen(r); ok && n < limit {
+		size = n + 1 // one more byte sees the end
+	}
+	var chunks [][]byte
+	buf, total := make([]byte, size), 0
+	for {
+		n, err := io.ReadFull(r, buf)
+		total += n
+		if total > limit {
+			return nil, ErrPayloadTooLarge
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			buf = buf[:n]
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the payload: %w", err)
+		}
+		chunks = append(chunks, buf)
+		buf = make([]byte, min(max(total/4, readChunk), limit+1-total))
+	}
+	if len(chunks) == 0 {
+		return buf, nil
+	}
+	data := make([]byte, 0, total)
+	for _, c := range chunks {
+		data = append(data, c...)
+	}
+	return append(data, buf...), nil
+}
+
+// knownLen returns the bytes left in r when r knows them.
+func knownLen(r io.Reader) (int, bool) {
+	switch r := r.(type) {
+	case interface{ Len() int }:
+		return r.Len(), true
+	case *os.File:
+		fi, err := r.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			return 0, false
+		}
+		off, err := r.Seek(0, io.SeekCurrent)
+		if err != nil || off > fi.Size() {
+			return 0, false
+		}
+		return int(fi.Size() - off), true
+	}
+	return 0, false
+}
+
 // ParseInput is [ReadInput] for a payload already in memory. The payload's
 // members are split without decoding the tool's output, which is kept as
-// a slice of data (no copy) and checked by [CapToolResponse] alone: output
+// a slice of data (no copy) and decoded by [CapToolResponse] alone, once: output
 // nested deeper than encoding/json decodes is still a payload, whose output
 // is then cut as text rather than passed on uncapped.
 func ParseInput(data []byte) (Input, error) {
@@ -88,11 +165,11 @@ func ParseInput(data []byte) (Input, error) {
 		if !ok || string(raw) == "null" {
 			continue
 		}
-		if err := json.Unmarshal(raw, f.dst); err != nil {
-			// encoding/json's errors quote at most a character of the
-			// input, so they stay one short line.
+		s, err := unquote(raw)
+		if err != nil {
 			return Input{}, fmt.Errorf("the payload is not a JSON hook payload: %s: %w", f.key, err)
 		}
+		*f.dst = s
 	}
 	in.ToolResponse = members["tool_response"]
 	in.ToolInput = members["tool_input"]
@@ -124,126 +201,4 @@ func marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// splitObject splits data, a JSON object, into its members' values, as
-// slices of data, without decoding them: the one pass over a payload of
-// any size or depth the hook makes before it looks at the tool's output.
-// It checks the object's own syntax, and of each value only where it
-// ends (strings and brackets balanced); a member named twice keeps its
-// last value, as encoding/json does.
-func splitObject(data []byte) (map[string][]byte, error) {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return nil, errors.New("not a JSON object")
-	}
-	members := map[string][]byte{}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return members, trailing(data, i+1)
-	}
-	for {
-		if i >= len(data) || data[i] != '"' {
-			return nil, fmt.Errorf("offset %d: want a member name", i)
-		}
-		end, err := skipString(data, i)
-		if err != nil {
-			return nil, err
-		}
-		name := string(data[i+1 : end-1])
-		if bytes.IndexByte(data[i:end], '\\') >= 0 {
-			if err := json.Unmarshal(data[i:end], &name); err != nil {
-				return nil, fmt.Errorf("offset %d: %w", i, err)
-			}
-		}
-		i = skipSpace(data, end)
-		if i >= len(data) || data[i] != ':' {
-			return nil, fmt.Errorf("offset %d: want ':' after %q", i, name)
-		}
-		start := skipSpace(data, i+1)
-		end, err = skipValue(data, start)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		members[name] = data[start:end]
-		i = skipSpace(data, end)
-		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
-			continue
-		}
-		if i < len(data) && data[i] == '}' {
-			return members, trailing(data, i+1)
-		}
-		return nil, fmt.Errorf("offset %d: want ',' or '}'", i)
-	}
-}
-
-// trailing checks that nothing but space follows the object.
-func trailing(data []byte, i int) error {
-	if i = skipSpace(data, i); i != len(data) {
-		return fmt.Errorf("offset %d: data after the object", i)
-	}
-	return nil
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the end of the string that starts at data[i], a
-// quote: the index past its closing quote.
-func skipString(data []byte, i int) (int, error) {
-	for j := i + 1; j < len(data); j++ {
-		switch data[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, nil
-		}
-	}
-	return 0, fmt.Errorf("offset %d: unterminated string", i)
-}
-
-// skipValue returns the end of the value that starts at data[i]: a
-// string, an object or array (brackets counted, at any depth), or a
-// literal or number (up to the next delimiter).
-func skipValue(data []byte, i int) (int, error) {
-	if i >= len(data) {
-		return 0, errors.New("missing value")
-	}
-	switch data[i] {
-	case '"':
-		return skipString(data, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(data); j++ {
-			switch data[j] {
-			case '"':
-				end, err := skipString(data, j)
-				if err != nil {
-					return 0, err
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, nil
-				}
-			}
-		}
-		return 0, fmt.Errorf("offset %d: unterminated value", i)
-	}
-	j := i
-	for j < len(data) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(data[j])) {
-		j++
-	}
-	if j == i || !json.Valid(data[i:j]) {
-		return 0, fmt.Errorf("offset %d: invalid value", i)
-	}
-	return j, nil
 }

@@ -1,7 +1,11 @@
 package claudecode_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"io"
+	"os"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -68,5 +72,57 @@ func TestMarshalReply(t *testing.T) {
 	want := `{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":{"stdout":"<b>&"}}}`
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("MarshalReply() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestReadBounded reads payloads of sizes about the chunks and the bound,
+// from readers that tell their length and from ones that do not (a pipe):
+// each is read whole, or, past the bound, refused with ErrPayloadTooLarge.
+func TestReadBounded(t *testing.T) {
+	const limit = 300 << 10
+	readers := map[string]func([]byte) io.Reader{
+		"bytes.Reader": func(b []byte) io.Reader { return bytes.NewReader(b) },
+		"pipe":         func(b []byte) io.Reader { return struct{ io.Reader }{bytes.NewReader(b)} },
+		"one byte":     func(b []byte) io.Reader { return iotest.OneByteReader(bytes.NewReader(b)) },
+		"file": func(b []byte) io.Reader {
+			f, err := os.CreateTemp(t.TempDir(), "payload")
+			if err == nil {
+				_, err = f.Write(b)
+			}
+			if err == nil {
+				_, err = f.Seek(0, io.SeekStart)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = f.Close() })
+			return f
+		},
+	}
+	for _, n := range []int{0, 1, 64<<10 - 1, 64 << 10, 64<<10 + 1, 200_000, limit, limit + 1, 2 * limit} {
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = byte('a' + i%26)
+		}
+		for name, reader := range readers {
+			if name == "one byte" && n > 70<<10 {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/%d", name, n), func(t *testing.T) {
+				got, err := claudecode.ReadBounded(reader(data), limit)
+				if n > limit {
+					if !errors.Is(err, claudecode.ErrPayloadTooLarge) {
+						t.Fatalf("ReadBounded() error = %v, want ErrPayloadTooLarge", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("ReadBounded() error = %v", err)
+				}
+				if !bytes.Equal(got, data) {
+					t.Errorf("ReadBounded() = %d bytes, not the %d written", len(got), n)
+				}
+			})
+		}
 	}
 }

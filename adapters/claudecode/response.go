@@ -45,6 +45,11 @@ import (
 // Bash stdout that is not a string); resp that is not JSON at all is an
 // error too. Empty or null resp is left alone.
 func CapToolResponse(tool string, resp json.RawMessage, p shape.Policy) (out json.RawMessage, t chain.Truncation, changed bool, err error) {
+	return capToolResponse(newDecoder(), tool, resp, p)
+}
+
+// capToolResponse is [CapToolResponse] with the strings d decoded before.
+func capToolResponse(d *decoder, tool string, resp json.RawMessage, p shape.Policy) (out json.RawMessage, t chain.Truncation, changed bool, err error) {
 	trimmed := bytes.TrimSpace(resp)
 	if len(trimmed) == 0 || string(trimmed) == "null" || p.Fits(len(trimmed)) {
 		// What the model reads of a JSON value is never longer than its
@@ -53,83 +58,37 @@ func CapToolResponse(tool string, resp json.RawMessage, p shape.Policy) (out jso
 	}
 	switch tool {
 	case "Bash":
-		return capObject(trimmed, p, capBash)
+		return capObject(d, trimmed, p, capBash)
 	case "Read":
-		return capObject(trimmed, p, capRead)
+		return capObject(d, trimmed, p, capRead)
 	case "Grep":
-		return capObject(trimmed, p, capGrep)
+		return capObject(d, trimmed, p, capGrep)
 	case "Glob":
-		return capObject(trimmed, p, capGlob)
+		return capObject(d, trimmed, p, capGlob)
 	case "WebFetch":
-		return capObject(trimmed, p, func(o object, p shape.Policy) (chain.Truncation, bool, error) {
+		return capObject(d, trimmed, p, func(o object, p shape.Policy) (chain.Truncation, bool, error) {
 			return o.fitString("result", p)
 		})
 	}
-	return capValue(trimmed, p)
+	return capValue(d, trimmed, p)
 }
 
-// object is a JSON object whose members are decoded only when a cut needs
-// them; the others are written back byte for byte.
-type object map[string]json.RawMessage
-
-// capObject decodes resp as an object and fits it with fit; resp that is
+// capObject splits resp as an object and fits it with fit; resp that is
 // not an object is fitted as any other tool's output is.
-func capObject(resp json.RawMessage, p shape.Policy, fit func(object, shape.Policy) (chain.Truncation, bool, error)) (json.RawMessage, chain.Truncation, bool, error) {
-	var o object
-	if err := json.Unmarshal(resp, &o); err != nil || o == nil {
-		return capValue(resp, p)
+func capObject(d *decoder, resp json.RawMessage, p shape.Policy, fit func(object, shape.Policy) (chain.Truncation, bool, error)) (json.RawMessage, chain.Truncation, bool, error) {
+	o, ok := d.object(resp)
+	if !ok {
+		return capValue(d, resp, p)
 	}
 	t, changed, err := fit(o, p)
 	if err != nil || !changed {
 		return nil, chain.Truncation{}, false, err
 	}
-	out, err := marshal(o)
+	out, err := o.encode()
 	if err != nil {
 		return nil, chain.Truncation{}, false, err
 	}
 	return out, t, true, nil
-}
-
-// str returns the string member key; a missing or null member is "".
-func (o object) str(key string) (string, error) {
-	raw, ok := o[key]
-	if !ok || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("%s is not a string", key)
-	}
-	return s, nil
-}
-
-// strs returns the member key, an array of strings; a missing or null
-// member is nil.
-func (o object) strs(key string) ([]string, error) {
-	raw, ok := o[key]
-	if !ok || string(raw) == "null" {
-		return nil, nil
-	}
-	var s []string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("%s is not an array of strings", key)
-	}
-	return s, nil
-}
-
-func (o object) set(key string, v any) error {
-	raw, err := marshal(v)
-	if err != nil {
-		return fmt.Errorf("%s: %w", key, err)
-	}
-	o[key] = raw
-	return nil
-}
-
-// is reports whether the member key is the string want.
-func (o object) is(key, want string) bool {
-	s, err := o.str(key)
-	return err == nil && s == want
 }
 
 // fitString fits the string member key to p as one text.
@@ -148,7 +107,7 @@ func (o object) fitString(key string, p shape.Policy) (chain.Truncation, bool, e
 // capBash fits a BashOutput: stdout and stderr share p. Output that is
 // image data (isImage) is left alone.
 func capBash(o object, p shape.Policy) (chain.Truncation, bool, error) {
-	if string(o["isImage"]) == "true" {
+	if string(o.raw("isImage")) == "true" {
 		return chain.Truncation{}, false, nil
 	}
 	keys := [...]string{"stdout", "stderr"}
@@ -178,8 +137,8 @@ func capBash(o object, p shape.Policy) (chain.Truncation, bool, error) {
 // "notebook" (file.cells, as JSON). Images, PDFs and page images are left
 // alone.
 func capRead(o object, p shape.Policy) (chain.Truncation, bool, error) {
-	var file object
-	if err := json.Unmarshal(o["file"], &file); err != nil || file == nil {
+	file, ok := o.obj("file")
+	if !ok {
 		return chain.Truncation{}, false, nil
 	}
 	var t chain.Truncation
@@ -201,8 +160,8 @@ func capRead(o object, p shape.Policy) (chain.Truncation, bool, error) {
 		}
 		t = ct
 	case o.is("type", "notebook"):
-		cells, ok := file["cells"]
-		if !ok {
+		cells := file.raw("cells")
+		if cells == nil {
 			return chain.Truncation{}, false, nil
 		}
 		s, fitted := shape.JSON(cells, p, isArray)
@@ -211,7 +170,7 @@ func capRead(o object, p shape.Policy) (chain.Truncation, bool, error) {
 			// than replaced by something that is not a notebook.
 			return chain.Truncation{}, false, nil
 		}
-		file["cells"] = s.Raw
+		file.m["cells"] = s.Raw
 		t = s.Figures
 	default:
 		return chain.Truncation{}, false, nil

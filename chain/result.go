@@ -15,6 +15,10 @@ package chain
 // docs/benchmarks.md). That pointer is nil for a success no cut touched, so
 // the common result allocates nothing.
 //
+// Content may point to a string the result holds itself, in that same
+// allocation ([ErrorResult], the cut methods, [Result.WithContent]); see
+// [Result.Owns] for why the ceiling cares.
+//
 // The zero Result is a success with no summary and no content.
 type Result struct {
 	// Summary is one or two short lines for people; never cut.
@@ -27,16 +31,32 @@ type Result struct {
 	meta *meta
 }
 
-// meta holds what a Result carries beside its text.
+// meta holds what a Result carries beside its text. It is small, so that
+// a result holding its own content ([Result.WithContent]) costs a small
+// allocation; the figures of the cuts, large, sit behind figures.
 type meta struct {
 	isError bool
-	// A cut drops at least one unit or compacts, so a zero Truncation
-	// means "no cut".
+	// content is the storage of Content for a result that holds its own:
+	// one made by a cut, by [ErrorResult] or by [Result.WithContent], so
+	// that the text and what it carries take one allocation.
+	content string
+	// figures is nil for a result no cut touched; never written through,
+	// so copies of a meta share it.
+	figures *figures
+}
+
+// figures are the figures of the cuts of one result. A cut records at
+// least one unit dropped or a compaction, so a zero Truncation means "no
+// cut".
+type figures struct {
 	truncation Truncation
 	ceiling    Truncation
-	// content is the storage of Content for a result made by a cut or by
-	// [ErrorResult], so that the text and its figures take one allocation.
-	content string
+}
+
+// cutMeta is a meta and its figures in one allocation: what a cut makes.
+type cutMeta struct {
+	meta
+	f figures
 }
 
 // errorMeta is the meta of an error result without figures. It is never
@@ -113,13 +133,37 @@ func (r Result) AsError() Result {
 		r.meta = errorMeta
 	case !r.meta.isError:
 		old := r.meta
-		m := *old
-		m.isError = true
+		m := &meta{isError: true, content: old.content, figures: old.figures}
 		if r.Content == &old.content {
 			r.Content = &m.content
 		}
-		r.meta = &m
+		r.meta = m
 	}
+	return r
+}
+
+// Owns reports whether r holds its content itself: Content points to
+// storage made with r (by [ErrorResult], a cut or [Result.WithContent]),
+// or is nil. A result that does not points to a string someone else made,
+// who may have kept the pointer and write through it later.
+//
+// The ceiling (package middleware) passes on a result that owns its
+// content as it is, and copies the content of one that does not: a
+// middleware that returns a pointer of its own cannot change the result
+// after the chain returned it.
+func (r Result) Owns() bool {
+	return r.Content == nil || (r.meta != nil && r.Content == &r.meta.content)
+}
+
+// WithContent returns r holding its own copy of content as its Content, in
+// one allocation; the error flag and the figures are kept. A pointer anyone
+// kept to r's former content cannot change the result it returns.
+func (r Result) WithContent(content string) Result {
+	m := &meta{content: content}
+	if r.meta != nil {
+		m.isError, m.figures = r.meta.isError, r.meta.figures
+	}
+	r.meta, r.Content = m, &m.content
 	return r
 }
 
@@ -128,10 +172,10 @@ func (r Result) AsError() Result {
 // batch budget cut the result again from the tool's content, these are the
 // figures of that cut, with Batch set (see package worker).
 func (r Result) Truncation() (Truncation, bool) {
-	if r.meta == nil || !r.meta.truncation.cut() {
+	if r.meta == nil || r.meta.figures == nil || !r.meta.figures.truncation.cut() {
 		return Truncation{}, false
 	}
-	return r.meta.truncation, true
+	return r.meta.figures.truncation, true
 }
 
 // Ceiling returns the figures of the ceiling's cut, made after every user
@@ -140,36 +184,41 @@ func (r Result) Truncation() (Truncation, bool) {
 // middleware changed is recorded here too, with Batch set (see package
 // worker).
 func (r Result) Ceiling() (Truncation, bool) {
-	if r.meta == nil || !r.meta.ceiling.cut() {
+	if r.meta == nil || r.meta.figures == nil || !r.meta.figures.ceiling.cut() {
 		return Truncation{}, false
 	}
-	return r.meta.ceiling, true
+	return r.meta.figures.ceiling, true
 }
 
 // WithTruncation returns r with content as its Content and t as the figures
 // of the byte cap's cut, in one allocation. It is how a cap records what it
 // did; t.DroppedBytes must be at least 1, or t.Compacted set.
 func (r Result) WithTruncation(content string, t Truncation) Result {
-	m := r.cloneMeta()
-	m.truncation = t
-	m.content = content
-	r.meta, r.Content = m, &m.content
+	m := r.cut(content)
+	m.f.truncation = t
+	r.meta, r.Content = &m.meta, &m.content
 	return r
 }
 
 // WithCeiling is [Result.WithTruncation] for the ceiling's cut.
 func (r Result) WithCeiling(content string, t Truncation) Result {
-	m := r.cloneMeta()
-	m.ceiling = t
-	m.content = content
-	r.meta, r.Content = m, &m.content
+	m := r.cut(content)
+	m.f.ceiling = t
+	r.meta, r.Content = &m.meta, &m.content
 	return r
 }
 
-func (r Result) cloneMeta() *meta {
-	if r.meta == nil {
-		return &meta{}
+// cut returns a new meta holding content, r's error flag and a copy of r's
+// figures, for a cut to record its own in.
+func (r Result) cut(content string) *cutMeta {
+	m := &cutMeta{}
+	if r.meta != nil {
+		m.isError = r.meta.isError
+		if r.meta.figures != nil {
+			m.f = *r.meta.figures
+		}
 	}
-	m := *r.meta
-	return &m
+	m.content = content
+	m.figures = &m.f
+	return m
 }

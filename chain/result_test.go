@@ -55,6 +55,11 @@ func TestResultMethods(t *testing.T) {
 			resulttest.View{Summary: "s", Content: ptr("cut"), IsError: true, Truncation: &cut},
 		},
 		{
+			"WithContent keeps the flag and the figures",
+			chain.ErrorResult("s", "long text").WithTruncation("cut", cut).WithContent("other"),
+			resulttest.View{Summary: "s", Content: ptr("other"), IsError: true, Truncation: &cut},
+		},
+		{
 			"WithCeiling keeps the cap's figures",
 			chain.Result{}.WithTruncation("first", cut).WithCeiling("second", ceil),
 			resulttest.View{Content: ptr("second"), Truncation: &cut, Ceiling: &ceil},
@@ -104,5 +109,54 @@ func TestResultMethodsDoNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("AsError and the readers: %v allocs, want 0", allocs)
+	}
+}
+
+// Owns tells a result that holds its content from one that points to a
+// string someone else made (issue 22, item 8): the ceiling copies the
+// latter.
+func TestResultOwns(t *testing.T) {
+	cut := chain.Truncation{Limit: 10, OriginalBytes: 30, KeptBytes: 5, DroppedBytes: 25}
+	s := "text"
+	owned := chain.Result{}.WithContent("text")
+	tests := []struct {
+		name string
+		r    chain.Result
+		want bool
+	}{
+		{"no content", chain.Result{}, true},
+		{"a pointer of its own", chain.Result{Content: &s}, false},
+		{"an error with a pointer of its own", chain.Result{Content: &s}.AsError(), false},
+		{"WithContent", owned, true},
+		{"WithContent, then AsError", owned.AsError(), true},
+		{"ErrorResult", chain.ErrorResult("s", "text"), true},
+		{"a cut", chain.Result{Content: &s}.WithTruncation("cut", cut), true},
+		{"the ceiling's cut", chain.Result{}.WithCeiling("cut", cut), true},
+		{"Content replaced", func() chain.Result { r := owned; r.Content = &s; return r }(), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.r.Owns(); got != tt.want {
+				t.Errorf("Owns() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// WithContent copies: writing through the pointer the result had changes
+// nothing in the result it returns, and neither does writing through the
+// original's Content.
+func TestResultWithContentCopies(t *testing.T) {
+	s := "small"
+	r := chain.Result{Content: &s}
+	got := r.WithContent(*r.Content)
+	s = "grown"
+	if diff := cmp.Diff("small", *got.Content); diff != "" {
+		t.Errorf("content after a write through the old pointer (-want +got):\n%s", diff)
+	}
+	again := got.WithContent(*got.Content)
+	*got.Content = "grown"
+	if diff := cmp.Diff("small", *again.Content); diff != "" {
+		t.Errorf("content after a write through the copy it was made from (-want +got):\n%s", diff)
 	}
 }

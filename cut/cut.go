@@ -2,12 +2,17 @@ package cut
 
 import (
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 )
 
-// Stats are the figures of one cut, in bytes of the input.
+// Stats are the figures of one cut, in bytes of the input as a client
+// decodes it: each byte of the input that is not valid UTF-8 counts as the
+// 3 bytes of the U+FFFD that replaces it (see Replaced). For valid input
+// that is simply bytes of the input.
 type Stats struct {
-	// Original is the length of the input.
+	// Original is the length of the input (once invalid bytes are
+	// replaced).
 	Original int
 	// Kept is how much of the input the output shows: Original - Dropped.
 	// For a JSON document that was compacted, whitespace between tokens
@@ -42,30 +47,112 @@ type Stats struct {
 	// of what the output keeps, and N, OriginalTokens - KeptTokens. Zero
 	// for a cut whose marker counts bytes.
 	OriginalTokens, KeptTokens, DroppedTokens int
+
+	// Replaced is the number of bytes of the input that were not valid
+	// UTF-8: each was replaced by U+FFFD before the cut, as a client's
+	// decoder replaces it, so that the output is valid UTF-8 and within the
+	// limit as the client reads it. The other figures count the replaced
+	// text.
+	Replaced int
 }
 
 // Changed reports whether the output differs from the input: something was
-// dropped, or a JSON document was compacted.
-func (s Stats) Changed() bool { return s.Dropped > 0 || s.Compacted }
+// dropped, a JSON document was compacted, or invalid UTF-8 was replaced.
+func (s Stats) Changed() bool { return s.Dropped > 0 || s.Compacted || s.Replaced > 0 }
 
 // Cut cuts content to at most limit bytes, marker included, with the
 // strategy of spec, and returns the output and its figures.
 //
-// Content within the limit is returned unchanged, whatever the strategy, at
-// the cost of one comparison and no allocation. Otherwise the output is at
-// most limit bytes (for every int limit), never splits a UTF-8 character of
-// valid input, carries one marker whose N is exactly Stats.Dropped, and is
-// built in one allocation. Cutting the output again with the same spec and
-// limit returns it unchanged.
+// The limit holds in what the client decodes: bytes that are not valid
+// UTF-8 are replaced by U+FFFD (3 bytes each) before the text is measured,
+// and the figures count the replaced text (see [Stats]). An output that
+// differs from the input is valid UTF-8.
+//
+// Content within the limit is returned unchanged, whatever the strategy:
+// at the cost of one comparison and no allocation when even 3 bytes for
+// each of its bytes fit (it is then returned as it is, invalid bytes
+// included: decoded, it still fits), and otherwise of a pass over it to see
+// that it is valid UTF-8. Otherwise the output is at most limit bytes (for every int
+// limit), never splits a UTF-8 character, carries one marker whose N is
+// exactly Stats.Dropped, and is built in one allocation (for invalid
+// input, in memory bounded by the limit, as a [Writer] builds it). Cutting
+// the output again with the same spec and limit returns it unchanged.
 //
 // An invalid spec (see [Spec.Validate]) is cut as far as it makes sense: an
 // unknown strategy as Head, an out-of-range TailShare as the default.
 // Validate specs where they are configured, as package manifest does.
 func Cut(content string, limit int, spec Spec) (string, Stats) {
+	if len(content) <= limit/3 {
+		return content, Stats{Original: len(content), Kept: len(content)}
+	}
+	return cutChecked(content, limit, spec)
+}
+
+// cutChecked is Cut for content that may be invalid UTF-8.
+func cutChecked(content string, limit int, spec Spec) (string, Stats) {
+	if !windowsValid(content, limit, spec) {
+		return cutInvalid(content, limit, spec)
+	}
+	return cutValid(content, limit, spec)
+}
+
+// windowsValid reports whether the parts of content that a cut to limit
+// with spec can show are valid UTF-8: all of content within the limit;
+// over it, the first limit bytes, and for HeadTail the last limit bytes
+// too. A cut of content whose windows are valid measures its input as it
+// is and reads nothing else, so that it costs O(limit) however long the
+// input: the bytes it never reads count as they are, which for valid
+// UTF-8 (nearly every text) is what the client decodes. Content with an
+// invalid byte in a window is read whole by a [Writer], which counts every
+// byte as decoded. JSON and HeadTail with KeepLines read the whole input
+// anyway, so they check it whole.
+func windowsValid(content string, limit int, spec Spec) bool {
+	if limit <= 0 || len(content) <= limit || spec.keep() == KeepJSON || len(spec.KeepLines) > 0 {
+		return utf8.ValidString(content)
+	}
+	// A window reaches UTFMax bytes past the limit: a character cut short
+	// at its edge then starts past what a cut can show, and is set aside.
+	n := limit + utf8.UTFMax
+	if n >= len(content) {
+		return utf8.ValidString(content)
+	}
+	if !validWindow(content[:n], false) {
+		return false
+	}
+	if spec.keep() == KeepHeadTail || spec.text() == KeepHeadTail {
+		return validWindow(content[len(content)-n:], true)
+	}
+	return true
+}
+
+// validWindow reports whether w, a window of a longer text, is valid UTF-8
+// once the character its end (or, with atEnd, its start) cuts through is
+// set aside: up to 3 bytes, never part of what a cut shows.
+func validWindow(w string, atEnd bool) bool {
+	if atEnd {
+		for i := 0; i < utf8.UTFMax-1 && i < len(w) && !utf8.RuneStart(w[i]); i++ {
+			w = w[1:]
+		}
+		return utf8.ValidString(w)
+	}
+	return utf8.ValidString(w[:incompleteTail(stringBytes(w))])
+}
+
+// cutValid is Cut for content known to be valid UTF-8.
+func cutValid(content string, limit int, spec Spec) (string, Stats) {
 	if len(content) <= limit {
 		return content, Stats{Original: len(content), Kept: len(content)}
 	}
 	return cutOver(content, limit, spec)
+}
+
+// cutInvalid is Cut for content that is not valid UTF-8: a Writer replaces
+// its invalid bytes as it reads it and cuts the replaced text, in memory
+// bounded by the limit however long content is.
+func cutInvalid(content string, limit int, spec Spec) (string, Stats) {
+	w := NewWriter(limit, spec)
+	w.fix.Write(stringBytes(content), w.put)
+	return w.Result()
 }
 
 // cutOver is Cut for content over the limit.

@@ -11,6 +11,17 @@
 // idempotent: cutting its output again with the same [Spec] returns it
 // unchanged.
 //
+// # Invalid UTF-8
+//
+// The limit holds in what the client decodes. A byte that is not valid
+// UTF-8 reaches the model as U+FFFD, 3 bytes, so every cut (and [Writer],
+// and the token cuts) replaces each such byte by U+FFFD before it measures
+// ([ReplaceInvalid], [Replacer]): the output is valid UTF-8 within the
+// limit, and every figure, the marker's N included, counts bytes of the
+// replaced text ([Stats].Replaced says how many bytes were replaced). Only
+// content short enough to fit even at 3 bytes a byte is passed on unread.
+// Valid UTF-8 costs one pass to check and no allocation.
+//
 // # Strategies
 //
 // [Cut] applies a [Spec], whose [Keep] names the strategy:

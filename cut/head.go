@@ -2,25 +2,44 @@ package cut
 
 import (
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 )
 
 // Head caps content at limit bytes, marker included, keeping its start: the
 // rule of the head strategy, and of middleware.Truncate.
 //
-// When len(content) <= limit, content is returned unchanged and dropped is
-// 0; this costs O(1) and allocates nothing. Otherwise Head keeps the
-// longest prefix content[:k] that, followed by [Marker](len(content)-k),
-// fits in limit bytes, and returns that with dropped = len(content)-k. The
-// cut never splits a multi-byte UTF-8 character of valid input; invalid
-// bytes are treated as single bytes. Building the result costs O(limit) and
-// one allocation, whatever the length of content.
+// When len(content) <= limit and content is valid UTF-8, it is returned
+// unchanged and dropped is 0; this costs O(1) and allocates nothing when
+// even 3*len(content) <= limit, and a pass over content otherwise.
+// Otherwise Head keeps the longest prefix content[:k] that, followed by
+// [Marker](len(content)-k), fits in limit bytes, and returns that with
+// dropped = len(content)-k. The cut never splits a multi-byte UTF-8
+// character. Building the result costs O(limit) and one allocation,
+// whatever the length of content.
+//
+// Content that is not valid UTF-8 is measured and cut as the client decodes
+// it, as [Cut] cuts it: each invalid byte replaced by U+FFFD first, dropped
+// counting bytes of the replaced text. Such content within the limit may
+// then come back replaced with dropped == 0.
 //
 // When limit is too small to hold even the marker, the content is cut to at
 // most limit bytes (nothing when limit <= 0) with no marker, so the output
 // never exceeds limit. Head is idempotent: its output is within limit, so
 // cutting it again returns it unchanged.
 func Head(content string, limit int) (capped string, dropped int) {
+	if len(content) <= limit/3 {
+		return content, 0
+	}
+	return headChecked(content, limit)
+}
+
+// headChecked is Head for content that may be invalid UTF-8.
+func headChecked(content string, limit int) (string, int) {
+	if !utf8.ValidString(content) {
+		out, st := cutInvalid(content, limit, Spec{})
+		return out, st.Dropped
+	}
 	if len(content) <= limit {
 		return content, 0
 	}
@@ -50,7 +69,41 @@ func headOver(content string, limit int) (string, int) {
 // returns the result, which shares buf's storage, and the bytes dropped.
 // It is for content too large to hold whole, such as a command's output
 // read from a pipe: read its first limit+4 bytes, count the rest.
+//
+// Bytes of buf that are not valid UTF-8 are replaced by U+FFFD, and
+// counted as such, as [Head] does (the result is then a new slice, not
+// buf); bytes past buf, which HeadBytes never sees, are counted as they
+// are. A caller that can read every byte, once, and wants them all counted
+// as the client decodes them writes them to a [Writer].
 func HeadBytes(buf []byte, total, limit int) (capped []byte, dropped int) {
+	held := buf[:min(len(buf), max(total, 0))]
+	valid := held
+	if total > len(held) {
+		// The held bytes may end inside a character the rest completes.
+		valid = held[:incompleteTail(held)]
+	}
+	if len(held) > limit/3 && !utf8.Valid(valid) {
+		return headBytesInvalid(held, total, limit)
+	}
+	return headBytes(buf, total, limit)
+}
+
+// headBytesInvalid is HeadBytes for a buf that holds invalid UTF-8.
+func headBytesInvalid(held []byte, total, limit int) ([]byte, int) {
+	w := NewWriter(limit, Spec{})
+	w.fix.Write(held, w.put)
+	if unseen := total - len(held); unseen > 0 {
+		// The head window is full; the rest, and what the Replacer
+		// holds, are counted as they are.
+		w.n += unseen + w.fix.nc
+		w.fix.nc = 0
+	}
+	out, st := w.Result()
+	return []byte(out), st.Dropped
+}
+
+// headBytes is HeadBytes for valid UTF-8.
+func headBytes(buf []byte, total, limit int) (capped []byte, dropped int) {
 	if total <= limit {
 		return buf[:min(len(buf), total)], 0
 	}

@@ -231,7 +231,7 @@ func (v *view) cut(limit int, spec Spec, buf []byte) (string, Stats) {
 // headOfView is Head on the content v describes.
 func headOfView(v *view, limit int) (string, int) {
 	b := []byte(v.head)
-	out, dropped := HeadBytes(b, v.n, limit)
+	out, dropped := headBytes(b, v.n, limit)
 	return bytesString(out), dropped
 }
 

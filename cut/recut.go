@@ -44,7 +44,22 @@ func SplitMarker(text string) (head string, dropped int, ok bool) {
 // A marker that names a read of the rest ([RestMarker]) keeps naming it,
 // from an offset moved back by what this cut gives up before the marker,
 // so that the read never skips a byte the model has not seen.
+//
+// Text that is not valid UTF-8 is recut as the client decodes it, as [Cut]
+// cuts it: each invalid byte replaced by U+FFFD first (here in a copy of
+// the whole text), the figures counting the replaced text.
 func Recut(text string, limit int, spec Spec) (string, Stats) {
+	if len(text) <= limit/3 {
+		return text, Stats{Original: len(text), Kept: len(text)}
+	}
+	fixed, replaced := ReplaceInvalid(text)
+	out, st := recutValid(fixed, limit, spec)
+	st.Replaced = replaced
+	return out, st
+}
+
+// recutValid is Recut for text known to be valid UTF-8.
+func recutValid(text string, limit int, spec Spec) (string, Stats) {
 	if len(text) <= limit {
 		return text, Stats{Original: len(text), Kept: len(text)}
 	}
@@ -67,7 +82,7 @@ func recutPlain(text string, limit int, spec Spec) (string, Stats) {
 		if out, st, ok := recutHeadTail(text, limit); ok {
 			return out, st
 		}
-		return Cut(text, limit, spec)
+		return cutValid(text, limit, spec)
 	}
 	total := len(head) + dropped
 	if len(head) > 0 && (head[0] == '{' || head[0] == '[') && json.Valid([]byte(head)) {

@@ -89,16 +89,40 @@ func TokenMarkerLen(n int) int { return tokenFixed + digits(n) }
 //
 // Cutting the output again with the same limits, spec and counter returns
 // it unchanged.
+//
+// Content that is not valid UTF-8 is cut, and its tokens counted, as the
+// client decodes it, as Cut does: each invalid byte replaced by U+FFFD
+// first (in a copy of at most 3*[TokenWindow](maxTokens) bytes; longer
+// content is replaced as a [Writer] reads it).
 func CutTokens(content string, maxBytes, maxTokens int, c Counter, spec Spec) (string, Stats) {
 	if maxTokens <= 0 || c == nil {
 		return Cut(content, maxBytes, spec)
 	}
+	if fitsDecoded(content, min(maxBytes, maxTokens)) {
+		return cutTokensValid(content, maxBytes, maxTokens, c, spec)
+	}
+	if len(content) > TokenWindow(maxTokens) {
+		// Too long to count whole, and longer still replaced: cut as a
+		// stream is, byte for byte what cutTokensValid does with the
+		// replaced text.
+		w := NewWriter(maxBytes, spec)
+		w.fix.Write(stringBytes(content), w.put)
+		return w.ResultTokens(maxTokens, c)
+	}
+	fixed, replaced := ReplaceInvalid(content)
+	out, st := cutTokensValid(fixed, maxBytes, maxTokens, c, spec)
+	st.Replaced = replaced
+	return out, st
+}
+
+// cutTokensValid is CutTokens for content known to be valid UTF-8.
+func cutTokensValid(content string, maxBytes, maxTokens int, c Counter, spec Spec) (string, Stats) {
 	n := len(content)
 	if n <= maxBytes && n <= maxTokens {
 		return content, Stats{Original: n, Kept: n}
 	}
 	t := tokenCut{n: n, maxBytes: maxBytes, maxTokens: maxTokens, c: c, spec: spec, total: -1,
-		at: func(limit int) (string, Stats) { return Cut(content, limit, spec) }}
+		at: func(limit int) (string, Stats) { return cutValid(content, limit, spec) }}
 	if n <= TokenWindow(maxTokens) {
 		t.total = c.Count(content)
 		if n <= maxBytes && t.total <= maxTokens {
@@ -117,10 +141,23 @@ func CutTokens(content string, maxBytes, maxTokens int, c Counter, spec Spec) (s
 // those of what the text shows, and the new N is that less the tokens of
 // what the output shows ([recutTokenMarked]). A text without a marker is
 // cut as [CutTokens] cuts it. With maxTokens <= 0 or a nil c it is Recut.
+// Text that is not valid UTF-8 is recut with each invalid byte replaced by
+// U+FFFD first, as Recut does.
 func RecutTokens(text string, maxBytes, maxTokens int, c Counter, spec Spec) (string, Stats) {
 	if maxTokens <= 0 || c == nil {
 		return Recut(text, maxBytes, spec)
 	}
+	if fitsDecoded(text, min(maxBytes, maxTokens)) {
+		return recutTokensValid(text, maxBytes, maxTokens, c, spec)
+	}
+	fixed, replaced := ReplaceInvalid(text)
+	out, st := recutTokensValid(fixed, maxBytes, maxTokens, c, spec)
+	st.Replaced = replaced
+	return out, st
+}
+
+// recutTokensValid is RecutTokens for text known to be valid UTF-8.
+func recutTokensValid(text string, maxBytes, maxTokens int, c Counter, spec Spec) (string, Stats) {
 	if len(text) > maxBytes || len(text) > maxTokens {
 		if out, st, ok := recutRest(text, maxBytes, func(plain string, l int, read string) (string, Stats) {
 			// The read's own tokens, and a few where it meets the marker.
@@ -150,7 +187,7 @@ func recutTokensPlain(text string, maxBytes, maxTokens int, c Counter, spec Spec
 		return text, Stats{Original: n, Kept: n}
 	}
 	t := tokenCut{n: n, maxBytes: maxBytes, maxTokens: maxTokens, c: c, spec: spec, total: -1, recut: true,
-		at: func(limit int) (string, Stats) { return Recut(text, limit, spec) }}
+		at: func(limit int) (string, Stats) { return recutValid(text, limit, spec) }}
 	if n <= maxBytes {
 		if t.total = c.Count(text); t.total <= maxTokens {
 			return text, Stats{Original: n, Kept: n}

@@ -47,13 +47,24 @@ var tokenMarkerRE = regexp.MustCompile(`\n\[truncated: (\d+) tokens dropped, ref
 func checkTokens(c cut.Counter, in string, maxBytes, maxTokens int, spec cut.Spec, out string, st cut.Stats) string {
 	var errs []string
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	// Issue 22: the limits hold in what the client decodes (see check).
+	if len(in) <= min(maxBytes, maxTokens)/3 {
+		if out != in || st.Changed() {
+			fail("input within a third of both limits changed")
+		}
+		return strings.Join(errs, "; ")
+	}
+	in, replaced := cut.ReplaceInvalid(in)
+	if st.Replaced != replaced || !utf8.ValidString(out) {
+		fail("%d bytes replaced, figures say %d; output valid UTF-8: %v", replaced, st.Replaced, utf8.ValidString(out))
+	}
 	if len(out) > max(maxBytes, 0) {
 		fail("output of %d bytes over the byte limit %d", len(out), maxBytes)
 	}
 	if got := c.Count(out); got > maxTokens {
 		fail("output of %d tokens over the token limit %d", got, maxTokens)
 	}
-	if len(in) <= maxBytes && c.Count(in) <= maxTokens && (out != in || st.Changed()) {
+	if len(in) <= maxBytes && c.Count(in) <= maxTokens && (out != in || st.Changed() != (replaced > 0)) {
 		fail("input within both limits changed")
 	}
 	if st.Original != len(in) || st.Kept+st.Dropped != st.Original {
@@ -192,6 +203,9 @@ func FuzzCutTokens(f *testing.F) {
 	f.Add("ok 1\nok 2\nerror: x\nok 3\nFAIL: TestX", 200, 30, uint8(0))
 	f.Add(strings.Repeat("The quick brown fox. ", 50), 4096, 64, uint8(1))
 	f.Add(`{"a":[1,2,3,{"b":"cccccccccccccccccccccccccccccccc"}],"d":null}`+strings.Repeat(" ", 100), 500, 20, uint8(2))
+	// Issue 22: invalid UTF-8 counts as the U+FFFD the client decodes.
+	f.Add(strings.Repeat("\xff", 5000), 4096, 1000, uint8(0))
+	f.Add(strings.Repeat("word \xe2\x82 ", 300), 1000, 100, uint8(1))
 	f.Fuzz(func(t *testing.T, in string, maxBytes, maxTokens int, keep uint8) {
 		maxBytes, maxTokens = maxBytes%8192, maxTokens%2048
 		if maxTokens < 16 || maxBytes < 128 {

@@ -27,6 +27,15 @@ import (
 //     past that bound the buffer is released and the content is cut as text,
 //     as Cut does for input that long.
 //
+// Bytes that are not valid UTF-8 are replaced by U+FFFD as they are written
+// (see [Replacer]; a sequence split across two writes is held until the
+// next), so a Writer cuts, and its figures count, the text as a client
+// decodes it, as Cut does. Precisely, the Writer gives what Cut gives for
+// the replaced text: that is Cut's output for the content itself, but for
+// content short enough to fit at 3 bytes a byte, which Cut passes on
+// unread and a Writer, which cannot know that before the end, replaces.
+// Both fit the limit as the client decodes them.
+//
 // A Writer is not safe for concurrent use. Its Write never fails before
 // Result; after Result it returns an error.
 type Writer struct {
@@ -48,6 +57,8 @@ type Writer struct {
 	json    []byte // the whole input, for KeepJSON, while within the bound
 	jsonOff bool   // the input outgrew the bound
 	done    bool
+
+	fix Replacer // makes the input valid UTF-8 before it is counted
 }
 
 // NewWriter returns a Writer that cuts to limit with spec.
@@ -69,7 +80,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 	if w.done {
 		return 0, errDone
 	}
-	w.add(p)
+	w.fix.Write(p, w.put)
 	return len(p), nil
 }
 
@@ -79,11 +90,13 @@ func (w *Writer) WriteString(s string) (int, error) {
 		return 0, errDone
 	}
 	// The pieces are only read, so the string's bytes serve as they are.
-	w.add(stringBytes(s))
+	w.fix.Write(stringBytes(s), w.put)
 	return len(s), nil
 }
 
-func (w *Writer) add(p []byte) {
+// put adds p, valid UTF-8 (but for a sequence its Replacer holds), to the
+// content.
+func (w *Writer) put(p []byte) {
 	if len(p) == 0 {
 		return
 	}
@@ -186,10 +199,22 @@ func (w *Writer) lines(p []byte, off int) {
 	r.advance(w.n)
 }
 
+// finish ends the input: a sequence the Replacer still holds is replaced.
+func (w *Writer) finish() {
+	w.done = true
+	w.fix.Flush(w.put)
+}
+
 // Result returns the cut of everything written, as [Cut] would, and ends
 // the Writer.
 func (w *Writer) Result() (string, Stats) {
-	w.done = true
+	w.finish()
+	out, st := w.result()
+	st.Replaced = w.fix.replaced
+	return out, st
+}
+
+func (w *Writer) result() (string, Stats) {
 	if w.n <= w.limit {
 		return w.whole(), Stats{Original: w.n, Kept: w.n}
 	}
@@ -200,7 +225,7 @@ func (w *Writer) Result() (string, Stats) {
 		return cutOver(bytesString(w.json), w.limit, w.spec)
 	}
 	if !w.tail {
-		out, dropped := HeadBytes(w.head, w.n, w.limit)
+		out, dropped := headBytes(w.head, w.n, w.limit)
 		return bytesString(out), Stats{Original: w.n, Kept: w.n - dropped, Dropped: dropped, Strategy: KeepHead}
 	}
 	v := w.view()
@@ -250,7 +275,13 @@ func (w *Writer) view() view {
 // call allocates its output. A limit above the Writer's is cut at the
 // Writer's.
 func (w *Writer) ResultAt(limit int) (string, Stats) {
-	w.done = true
+	w.finish()
+	out, st := w.resultAt(limit)
+	st.Replaced = w.fix.replaced
+	return out, st
+}
+
+func (w *Writer) resultAt(limit int) (string, Stats) {
 	limit = min(limit, w.limit)
 	if w.n <= limit {
 		return w.whole(), Stats{Original: w.n, Kept: w.n}
@@ -264,7 +295,7 @@ func (w *Writer) ResultAt(limit int) (string, Stats) {
 	if !w.tail {
 		// The head window holds limit+4 bytes of a smaller limit too.
 		head := slices.Clone(w.head[:min(len(w.head), windowLen(limit))])
-		out, dropped := HeadBytes(head, w.n, limit)
+		out, dropped := headBytes(head, w.n, limit)
 		return bytesString(out), Stats{Original: w.n, Kept: w.n - dropped, Dropped: dropped, Strategy: KeepHead}
 	}
 	// The windows are wider than a cut at a smaller limit reads, and the
@@ -296,11 +327,14 @@ func (w *Writer) ResultTokensAt(limit, maxTokens int, c Counter) (string, Stats)
 	if maxTokens <= 0 || c == nil {
 		return w.ResultAt(limit)
 	}
+	w.finish() // the length compared is that of the replaced text
 	if w.n <= limit && w.n <= maxTokens {
 		return w.ResultAt(limit)
 	}
 	t := tokenCut{n: w.n, maxBytes: limit, maxTokens: maxTokens, c: c, spec: w.spec, total: -1, at: w.ResultAt}
-	return t.cut()
+	out, st := t.cut()
+	st.Replaced = w.fix.replaced
+	return out, st
 }
 
 // Prefix returns the first bytes written, as many as the Writer holds from

@@ -121,6 +121,20 @@ func (o *options) capResult(ctx context.Context, limits Limits, call chain.Call,
 // the limit, so it cuts the content as it got it ([shape.Text]), records
 // the figures (see [chain.Result.Ceiling]) and logs a warning naming the
 // tool.
+//
+// The ceiling owns what it lets through: the Content of a result it
+// returns is the result's own storage ([chain.Result.Owns]), never a
+// pointer a middleware made and may have kept, so nothing can grow the
+// result past its limit after the chain returned it. A result whose
+// Content points elsewhere is given its own copy, one allocation; one that
+// owns its content is passed on as it is. A cut's result owns its content,
+// and so does the worker's tool output (it copies the tool's text into the
+// result before the cap), so when the user's middleware pass on what the
+// chain handed them, the ceiling copies nothing and allocates nothing. A
+// write through the pointer the chain handed a middleware, or through the
+// storage of a result a middleware made with [chain.ErrorResult] or a cut
+// method and kept, is a write to the result itself, which no layer can
+// tell from the result after it returned.
 func Ceiling(limits Limits, opts ...Option) chain.Middleware {
 	o := newOptions(opts)
 	return func(next chain.Handler) chain.Handler {
@@ -129,8 +143,15 @@ func Ceiling(limits Limits, opts ...Option) chain.Middleware {
 			if res.Content == nil {
 				return res
 			}
-			capped, t, ok := o.cut(ctx, *res.Content, limits, call.Tool, true)
+			// Read once: what is measured is what goes to the history.
+			content := *res.Content
+			capped, t, ok := o.cut(ctx, content, limits, call.Tool, true)
 			if !ok {
+				if !res.Owns() {
+					// A pointer a middleware made: the history keeps a
+					// copy it cannot write to.
+					res = res.WithContent(content)
+				}
 				return res
 			}
 			if o.logs(o.logger.IsWarn()) {
@@ -159,7 +180,7 @@ func (o *options) logs(enabled bool) bool {
 func (o *options) cut(ctx context.Context, content string, limits Limits, tool string, ceiling bool) (string, chain.Truncation, bool) {
 	var p shape.Policy
 	if o.policy != nil {
-		if len(content) <= o.fit {
+		if shape.Bytes(o.fit).FitsText(content) { // as decoded: issue 22
 			return content, chain.Truncation{}, false
 		}
 		p = o.policy(tool)
@@ -168,10 +189,10 @@ func (o *options) cut(ctx context.Context, content string, limits Limits, tool s
 		if limits != nil {
 			limit = limits(tool)
 		}
-		if len(content) <= limit {
+		p = shape.Bytes(limit)
+		if p.FitsText(content) { // as decoded: issue 22
 			return content, chain.Truncation{}, false
 		}
-		p = shape.Bytes(limit)
 	}
 	if o.keeper != nil && p.KeepRest {
 		if ceiling {

@@ -115,3 +115,66 @@ func ExamplePinned() {
 	// the middleware sees 128 bytes; 1623 were cut
 	// 128 true
 }
+
+// The ceiling owns what it lets through (issue 22, item 8): a result
+// whose Content a user middleware replaced with a pointer of its own
+// reaches the caller in storage of its own, so a write through that
+// pointer after the chain returned changes nothing; a result a middleware
+// passes on as the chain handed it is passed on as it is, with no
+// allocation.
+func TestPinnedCeilingOwnsContent(t *testing.T) {
+	policy := func(string) shape.Policy { return shape.Bytes(100) }
+	answer := chain.Result{Summary: "Read"}.WithContent("fits")
+	tests := []struct {
+		name string
+		// swap returns the result the middleware returns and the pointer
+		// it keeps, nil when it keeps none.
+		swap     func(res chain.Result) (chain.Result, *string)
+		wantSame bool // the caller gets the very storage the cap passed up
+	}{
+		{"passed on", func(res chain.Result) (chain.Result, *string) { return res, nil }, true},
+		{"new pointer", func(res chain.Result) (chain.Result, *string) {
+			s := *res.Content
+			res.Content = &s
+			return res, &s
+		}, false},
+		{"new result", func(res chain.Result) (chain.Result, *string) {
+			s := *res.Content
+			return chain.Result{Summary: res.Summary, Content: &s}, &s
+		}, false},
+		{"new error result", func(res chain.Result) (chain.Result, *string) {
+			s := *res.Content
+			return chain.Result{Summary: res.Summary, Content: &s}.AsError(), &s
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var handed, kept *string
+			mw := func(next chain.Handler) chain.Handler {
+				return func(ctx context.Context, call chain.Call) chain.Result {
+					res := next(ctx, call)
+					handed = res.Content
+					res, kept = tt.swap(res)
+					return res
+				}
+			}
+			h := middleware.Pinned(policy, []chain.Middleware{mw})(middleware.Answered)
+			ctx := middleware.WithAnswer(context.Background(), answer)
+			res := h(ctx, chain.Call{ID: "1", Tool: "Read"})
+			if kept != nil {
+				*kept = strings.Repeat("x", 1000) // after the chain returned
+			}
+			if diff := cmp.Diff("fits", *res.Content); diff != "" {
+				t.Errorf("content after the middleware wrote through its pointer (-want +got):\n%s", diff)
+			}
+			if same := res.Content == handed; same != tt.wantSame || !res.Owns() {
+				t.Errorf("caller's content is the cap's: %v, want %v; owns its content: %v, want true", same, tt.wantSame, res.Owns())
+			}
+			if tt.wantSame {
+				if n := testing.AllocsPerRun(100, func() { h(ctx, chain.Call{ID: "1", Tool: "Read"}) }); n != 0 {
+					t.Errorf("the fitting path: %v allocs, want 0", n)
+				}
+			}
+		})
+	}
+}

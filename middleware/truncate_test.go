@@ -67,10 +67,11 @@ func TestTruncate(t *testing.T) {
 		{"4-byte", strings.Repeat("😀", 100), 100, outcome{98, 48, 352, true}},
 		{"cut inside an emoji", a(49) + "😀" + a(100), 100, outcome{99, 49, 104, true}},
 
-		// Invalid UTF-8 counts byte by byte.
-		{"invalid bytes", strings.Repeat("\xff", 200), 100, outcome{100, 50, 150, true}},
-		{"stray continuation bytes", strings.Repeat("\x80", 200), 100, outcome{100, 50, 150, true}},
-		{"incomplete sequence at the cut", a(49) + "\xf0\x9f\x98" + a(100), 100, outcome{100, 50, 102, true}},
+		// Invalid UTF-8 counts as the client decodes it (issue 22): each
+		// invalid byte a U+FFFD, 3 bytes, kept or dropped whole.
+		{"invalid bytes", strings.Repeat("\xff", 200), 100, outcome{98, 48, 552, true}},
+		{"stray continuation bytes", strings.Repeat("\x80", 200), 100, outcome{98, 48, 552, true}},
+		{"incomplete sequence at the cut", a(49) + "\xf0\x9f\x98" + a(100), 100, outcome{99, 49, 109, true}},
 
 		// Limits with no room for a marker cut bare, and never overrun.
 		{"limit 0", a(10), 0, outcome{0, 0, 10, false}},
@@ -132,6 +133,13 @@ func TestTruncateOverLimitAllocatesOnce(t *testing.T) {
 // independent, brute-force reading of it.
 func checkTruncation(t *testing.T, content string, limit int, capped string, dropped int) {
 	t.Helper()
+	if len(content) > limit/3 && !windowValid(content, limit) {
+		// Issue 22: the rule applies to the text as the client decodes
+		// it; only content that fits at 3 bytes a byte is passed unread,
+		// and content whose first limit+3 bytes are valid is cut as it
+		// is (the cut never reads past them).
+		content, _ = cut.ReplaceInvalid(content)
+	}
 	if len(content) <= limit {
 		if capped != content || dropped != 0 {
 			t.Fatalf("Truncate(%d bytes, %d) changed content that fits: %d bytes, dropped %d", len(content), limit, len(capped), dropped)
@@ -152,6 +160,25 @@ func checkTruncation(t *testing.T, content string, limit int, capped string, dro
 	if again, d := middleware.Truncate(capped, limit); again != capped || d != 0 {
 		t.Fatalf("Truncate is not idempotent at limit %d: %q became %q", limit, clip(capped), clip(again))
 	}
+}
+
+// windowValid reports whether the part of content a head cut to limit
+// reads is valid UTF-8: all of it within limit+4 bytes, otherwise its first
+// limit+4 bytes less a character they cut short.
+func windowValid(content string, limit int) bool {
+	if limit <= 0 || len(content) <= limit+utf8.UTFMax {
+		return utf8.ValidString(content)
+	}
+	w := content[:limit+utf8.UTFMax]
+	for i := len(w) - 1; i >= len(w)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(w[i]) {
+			if !utf8.FullRuneInString(w[i:]) {
+				w = w[:i]
+			}
+			break
+		}
+	}
+	return utf8.ValidString(w)
 }
 
 // reference finds the cut by brute force: the largest character boundary k

@@ -108,7 +108,7 @@ func (k *Keeper) scopeOf(ctx context.Context) string {
 // (chain.Truncation.Ref) and the offset the read starts at
 // (chain.Truncation.Resume). A text that fits costs what shape.Text costs.
 func (k *Keeper) Text(ctx context.Context, s string, p shape.Policy) (string, chain.Truncation, bool) {
-	if p.Fits(len(s)) || !p.KeepRest {
+	if p.FitsText(s) || !p.KeepRest {
 		return shape.Text(s, p)
 	}
 	plain := func() (string, chain.Truncation) {
@@ -157,7 +157,7 @@ func (k *Keeper) Text(ctx context.Context, s string, p shape.Policy) (string, ch
 // the head before the marker: the read never skips a byte the model has
 // not seen. A text with no marker at all is cut and kept as Text does.
 func (k *Keeper) Recut(ctx context.Context, s string, p shape.Policy) (string, chain.Truncation, bool) {
-	if p.Fits(len(s)) {
+	if p.FitsText(s) {
 		return s, chain.Truncation{}, false
 	}
 	ms := cut.FindMarkers(s)

@@ -115,9 +115,19 @@ type Dropped struct {
 	Kind BlockKind
 	// Name is the MIME type or URI the note names, as for a [Block].
 	Name string
-	// Size is its size as sent.
+	// Size is its size, in the measure of [Block.Size] (the bytes a model
+	// may read of it), or, for a block a front end could not read, its
+	// bytes as sent; for several blocks (Count), their sizes added up.
 	Size int
+	// Count is how many blocks of this Kind it stands for, so that a front
+	// end dropping any number of blocks holds a count, not a record per
+	// block; 0 means 1. A Dropped for several blocks names none of them
+	// (Name is ignored).
+	Count int
 }
+
+// blocks returns how many blocks d stands for.
+func (d Dropped) blocks() int { return max(d.Count, 1) }
 
 // Note is a text shape ends a result's content with, beside its own notes
 // and markers, such as the note of a cut or dropped structuredContent
@@ -400,7 +410,7 @@ func fitBlocks(blocks []Block, p Policy, tail Note, pre []Dropped, total int) ([
 	var count, sum, oneNote int
 	hasText := false
 	for _, d := range pre {
-		count++
+		count += d.blocks()
 		sum += d.Size
 		oneNote = max(oneNote, len(droppedNote(describe(d.Kind, d.Name), d.Size, limit)))
 	}
@@ -441,21 +451,26 @@ func fitBlocks(blocks []Block, p Policy, tail Note, pre []Dropped, total int) ([
 		out, drops, st = allocate(blocks, p, limit-tailRoom-dropRoom, total)
 	}
 	for _, d := range pre {
-		drops = append(drops, dropped{describe(d.Kind, d.Name), d.Size})
+		what := describe(d.Kind, d.Name)
+		if d.blocks() > 1 {
+			what = blocksWhat(d.blocks())
+		}
+		drops = append(drops, dropped{what, d.Size, d.blocks()})
 	}
 	if len(drops) > 0 {
-		size := 0
+		size, n := 0, 0
 		for _, d := range drops {
 			size += d.size
+			n += d.count
 		}
 		var text string
 		switch {
 		case !long:
-			text = shortDroppedNote(len(drops))
-		case len(drops) == 1:
+			text = shortDroppedNote(n)
+		case n == 1:
 			text = droppedNote(drops[0].what, size, limit)
 		default:
-			text = droppedNote(blocksWhat(len(drops)), size, limit)
+			text = droppedNote(blocksWhat(n), size, limit)
 		}
 		text, _ = cut.Head(text, dropRoom)
 		// out holds a block with From == dropMark where a block was
@@ -476,7 +491,7 @@ func fitBlocks(blocks []Block, p Policy, tail Note, pre []Dropped, total int) ([
 			kept = append(kept, Block{Kind: BlockText, Text: text, From: -1})
 		}
 		out = kept
-		st.dropped = len(drops)
+		st.dropped = n
 		st.droppedBytes = size
 	}
 	if note != "" {
@@ -491,11 +506,13 @@ func fitBlocks(blocks []Block, p Policy, tail Note, pre []Dropped, total int) ([
 // dropMark marks, in allocate's output, the place of a dropped block.
 const dropMark = -2
 
-// dropped is a block allocate could not fit: what a note calls it and its
-// size.
+// dropped is a block allocate could not fit, or blocks dropped before
+// ([Dropped]): what a note calls it, its size and how many blocks it
+// stands for.
 type dropped struct {
-	what string
-	size int
+	what  string
+	size  int
+	count int
 }
 
 // allocate fits blocks within budget, the blocks taking it in order, each
@@ -534,7 +551,7 @@ func allocate(blocks []Block, p Policy, budget, total int) (out []Block, drops [
 			}
 			if left < cut.MarkerLen(size)+1 {
 				out = append(out, Block{From: dropMark})
-				drops = append(drops, dropped{restOfText, size})
+				drops = append(drops, dropped{restOfText, size, 1})
 				continue
 			}
 			q := p
@@ -566,7 +583,7 @@ func allocate(blocks []Block, p Policy, budget, total int) (out []Block, drops [
 			continue
 		}
 		out = append(out, Block{From: dropMark})
-		drops = append(drops, dropped{describe(b.Kind, b.Name), n})
+		drops = append(drops, dropped{describe(b.Kind, b.Name), n, 1})
 	}
 	return out, drops, st
 }

@@ -19,8 +19,13 @@ import (
 // (nil) and the message is cut to the whole limit. The code and the other
 // members of the error are the caller's to keep.
 func ErrorMessage(msg string, data []byte, p Policy) (string, []byte, chain.Truncation, bool) {
+	// The message is measured as the client decodes it.
+	msg, replaced := p.decoded(msg)
 	total := len(msg) + len(data)
 	if p.Fits(total) || (total <= p.MaxBytes && p.count(msg)+p.count(string(data)) <= p.MaxTokens) {
+		if replaced > 0 {
+			return msg, data, errorFigures(chain.Truncation{KeptBytes: len(msg)}, p, total, len(data)), true
+		}
 		return msg, data, chain.Truncation{}, false
 	}
 	q, data := errorRoom(p, data, len(data))

@@ -73,18 +73,45 @@ func JSON(raw []byte, p Policy, valid func(v any) error) (Structured, bool) {
 // here, and its marker then counts the bytes the reader dropped too, so
 // that it stays exact.
 func JSONPrecut(raw []byte, p Policy, valid func(v any) error, precut []Precut) (Structured, bool) {
+	return JSONReduced(raw, p, valid, precut, nil)
+}
+
+// Elided is the tail of a container that a reader left out of a JSON value
+// before the value reached [JSONReduced], such as a proxy that reads a
+// structuredContent of any size and holds only what a cut to the limit can
+// keep: the container keeps its first elements (or members), Count more
+// followed them, Bytes long as written with their separators.
+type Elided struct {
+	// Pointer is the container's JSON Pointer (RFC 6901) in the value, as
+	// in [cut.Level].
+	Pointer string
+	// Count is how many elements or members were left out.
+	Count int
+	// Bytes is their length as written, separators included.
+	Bytes int
+}
+
+// JSONReduced is [JSONPrecut] for a value a reader also shortened by
+// leaving out the tails of containers, listed in elided. The reader must
+// have kept of each such container more than the limit (so that a cut
+// never reaches what it left out); the cut's figures then count the bytes
+// left out as dropped, and its note the elements left out as not kept.
+func JSONReduced(raw []byte, p Policy, valid func(v any) error, precut []Precut, elided []Elided) (Structured, bool) {
 	limit := p.MaxBytes
 	extra := 0
 	for _, pc := range precut {
 		extra += pc.Extra
 	}
-	if len(precut) == 0 && p.Fits(len(raw)) {
+	for _, e := range elided {
+		extra += e.Bytes
+	}
+	if len(precut) == 0 && len(elided) == 0 && p.Fits(len(raw)) {
 		return Structured{Raw: raw}, true
 	}
 	if !json.Valid(raw) {
 		return Structured{}, false
 	}
-	if len(precut) == 0 && len(raw) <= limit && p.count(string(raw)) <= p.MaxTokens {
+	if len(precut) == 0 && len(elided) == 0 && len(raw) <= limit && p.count(string(raw)) <= p.MaxTokens {
 		return Structured{Raw: raw}, true // p holds tokens, and they fit too
 	}
 	out, c, ok := jsonAt(raw, limit, precut)
@@ -109,6 +136,13 @@ func JSONPrecut(raw []byte, p Policy, valid func(v any) error, precut []Precut) 
 		var v any
 		if err := json.Unmarshal(out, &v); err != nil || valid(v) != nil {
 			return Structured{}, false
+		}
+	}
+	for i, l := range c.levels {
+		for _, e := range elided {
+			if l.Pointer == e.Pointer {
+				c.levels[i].Total += e.Count
+			}
 		}
 	}
 	original := len(raw) + extra

@@ -1,6 +1,8 @@
 package shape
 
 import (
+	"unicode/utf8"
+
 	"github.com/toolcap/toolcap/cut"
 )
 
@@ -54,6 +56,26 @@ func (p Policy) HoldsTokens() bool { return p.MaxTokens > 0 && p.Counter != nil 
 // not fit by this test may still fit once counted.
 func (p Policy) Fits(n int) bool {
 	return n <= p.MaxBytes && (!p.HoldsTokens() || n <= p.MaxTokens)
+}
+
+// FitsText reports whether s is known to be within p as the client decodes
+// it: Fits(len(s)), and s valid UTF-8 unless even 3 bytes for each of its
+// bytes fit (a byte that is not valid UTF-8 reaches the model as U+FFFD, 3
+// bytes; see package cut). It reads s only when that is in doubt. A front
+// end that holds a text uses it rather than Fits to pass the text on as it
+// is.
+func (p Policy) FitsText(s string) bool {
+	return p.Fits(len(s)) && (len(s) <= p.Fit()/3 || utf8.ValidString(s))
+}
+
+// decoded returns s as the client decodes it, each byte that is not valid
+// UTF-8 replaced by U+FFFD ([cut.ReplaceInvalid]), and the number of bytes
+// replaced; s unread when even 3 bytes for each of its bytes fit p.
+func (p Policy) decoded(s string) (string, int) {
+	if len(s) <= p.Fit()/3 {
+		return s, 0
+	}
+	return cut.ReplaceInvalid(s)
 }
 
 // Fit returns the longest text known to fit p without a look at it: the

@@ -11,9 +11,16 @@ import (
 // The cut is [cut.CutTokens] when p holds tokens and [cut.Cut] otherwise,
 // with p's Spec: the output is within both limits, marker included, and
 // the marker's N is exact in the unit it names. A text known to fit
-// ([Policy.Fits]) costs one comparison and no allocation.
+// ([Policy.FitsText]) is returned as it is, at the cost of one comparison
+// and no allocation when even 3 bytes for each of its bytes fit, and of a
+// pass over it otherwise.
+//
+// The limits hold in what the client decodes: bytes that are not valid
+// UTF-8 are replaced by U+FFFD (3 bytes each) before the text is measured,
+// and the figures count the replaced text; a text that only needed that is
+// changed, its figures dropping nothing.
 func Text(s string, p Policy) (out string, t chain.Truncation, changed bool) {
-	if p.Fits(len(s)) {
+	if p.FitsText(s) {
 		return s, chain.Truncation{}, false
 	}
 	return fit(s, p, cut.Cut, cut.CutTokens)
@@ -24,7 +31,7 @@ func Text(s string, p Policy) (out string, t chain.Truncation, changed bool) {
 // still carries one marker, whose N adds what this cut drops to what the
 // earlier one did ([cut.Recut], [cut.RecutTokens]).
 func Recut(s string, p Policy) (out string, t chain.Truncation, changed bool) {
-	if p.Fits(len(s)) {
+	if p.FitsText(s) {
 		return s, chain.Truncation{}, false
 	}
 	return fit(s, p, cut.Recut, cut.RecutTokens)

@@ -1,6 +1,7 @@
 package shape
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/toolcap/toolcap/chain"
@@ -46,6 +47,18 @@ func Texts(texts []string, p Policy) (out []string, t chain.Truncation, changed 
 // [cut.TokenWindow], is counted at its length, a bound). Each part over its
 // shares is then cut to them by [Text] (Lines parts between lines).
 func Share(parts []Part, p Policy) (out []string, t chain.Truncation, changed bool) {
+	// Shares are measured on the texts as the client decodes them.
+	replaced := false
+	for i, pt := range parts {
+		if r, n := p.decoded(pt.Text); n > 0 {
+			if !replaced {
+				parts = slices.Clone(parts)
+				replaced = true
+			}
+			parts[i].Text = r
+		}
+	}
+	changed = replaced
 	out = make([]string, len(parts))
 	lens := make([]int, len(parts))
 	total := 0
@@ -69,7 +82,7 @@ func Share(parts []Part, p Policy) (out []string, t chain.Truncation, changed bo
 			})
 		}
 	}
-	if total <= p.MaxBytes && tokShares == nil {
+	if total <= p.MaxBytes && tokShares == nil && !replaced {
 		return out, t, false
 	}
 	byteShares := lens
@@ -182,7 +195,11 @@ func Lines(ss []string, p Policy) (out []string, t chain.Truncation, changed boo
 
 // lines is Lines on the joined text.
 func lines(text string, p Policy) (string, chain.Truncation, bool) {
+	text, replaced := p.decoded(text)
 	if len(text) <= p.MaxBytes && (!p.HoldsTokens() || len(text) <= p.MaxTokens || p.Counter.Count(text) <= p.MaxTokens) {
+		if replaced > 0 {
+			return text, chain.Truncation{Limit: p.MaxBytes, LimitTokens: p.tokens(), OriginalBytes: len(text), KeptBytes: len(text)}, true
+		}
 		return text, chain.Truncation{}, false
 	}
 	// A cut drops at least one line, so it is made below the text's

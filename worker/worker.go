@@ -245,10 +245,11 @@ func (w *Worker) runTool(ctx context.Context, call chain.Call) chain.Result {
 		return FromOutput(call, out, err)
 	}
 	if out.Content != nil {
-		// The tool may keep the pointer it returned and write through it
-		// later; what the chain cuts and the history keeps is this copy.
-		own := *out.Content
-		out.Content = &own
+		// The tool may keep the pointer it returned, or the result, and
+		// write through it later; what the chain cuts and the history
+		// keeps is the result's own copy, which the ceiling then passes on
+		// without copying again (see middleware.Ceiling).
+		out = out.WithContent(*out.Content)
 	}
 	return out
 }
@@ -261,7 +262,8 @@ func (w *Worker) read(ctx context.Context, call chain.Call) chain.Result {
 	if err != nil {
 		return chain.ErrorResult(fmt.Sprintf("%s failed", shortName(call.Tool)), err.Error())
 	}
-	return chain.Result{Summary: fmt.Sprintf("%s: %d bytes", shortName(call.Tool), len(page)), Content: &page}
+	// The page in the result's own storage: the ceiling passes it on as is.
+	return chain.Result{Summary: fmt.Sprintf("%s: %d bytes", shortName(call.Tool), len(page))}.WithContent(page)
 }
 
 // exitedKey marks the context a call is run through again after its tool

@@ -8,6 +8,7 @@ package capcheck
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/shape"
@@ -26,6 +27,15 @@ import (
 func Text(in, out string, p shape.Policy) error {
 	var errs []string
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	// Issue 22: the limit holds in what the client decodes. A cut measures
+	// in with each invalid byte a U+FFFD; only a text that fits even at 3
+	// bytes a byte may go out with invalid bytes.
+	if !utf8.ValidString(out) && len(out) > p.Fit()/3 {
+		fail("%d bytes of invalid UTF-8, over the limit of %d once decoded", len(out), p.MaxBytes)
+	}
+	if !utf8.ValidString(in) && utf8.ValidString(out) {
+		in, _ = cut.ReplaceInvalid(in)
+	}
 	if len(out) > p.MaxBytes {
 		fail("%d bytes, over the limit of %d", len(out), p.MaxBytes)
 	}

@@ -11,13 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 	"github.com/toolcap/toolcap/middleware"
 )
 
 const mcpHelp = `Usage: toolcap mcp [flags] -- SERVER_COMMAND [ARGS...]
        toolcap mcp [flags] --url URL [--header 'Name: value']...
-       toolcap mcp [flags] --listen ADDR [--token TOKEN] (-- SERVER_COMMAND... | --url URL)
+       toolcap mcp [flags] --listen ADDR [--token TOKEN] [--max-sessions N] [--session-idle D] (-- SERVER_COMMAND... | --url URL)
 
 Relays MCP between a client and a server, forwarding every message as it
 came and in the order it came, except that each tools/call result is capped
@@ -43,16 +44,31 @@ that got it. keep_rest = false in [worker.tool_output] turns it off (per
 tool: Name = { keep_rest = false }); a store that cannot be opened is a
 warning and the proxy cuts without keeping.
 
+With --call-timeout D, a request the server has not answered within D gets
+a JSON-RPC error, and the server a notifications/cancelled for it; an
+answer that comes later is dropped. By default the proxy waits as long as
+the server takes.
+
 With --metrics ADDR, http://ADDR/metrics serves Prometheus counters of the
-results per tool: fits, cut or error, bytes original and kept.
+results per tool: fits, cut or error, bytes original and kept. Only the
+tools the server listed get a label of their own; calls of any other name
+are counted under tool="(unlisted)". --token, when given, guards /metrics
+too; off loopback it is required.
 
 The server is SERVER_COMMAND, run over stdio in a process group of its own,
 or the streamable HTTP endpoint URL. The client speaks on standard input and
 output, or, with --listen, over streamable HTTP at http://ADDR/mcp (one
-server process per session when the server is a command). Logs go to
+server process per session when the server is a command; at most
+--max-sessions sessions at once, each ended after --session-idle without
+use). Logs go to
 standard error only. The --manifest files are watched, and SIGHUP re-reads
-them: new limits apply to the next tools/call; an invalid edit keeps the old
-limits and is logged.
+them: new limits apply to the next tools/call; an invalid edit, or a file
+that is no longer a regular file (a FIFO, a device), keeps the old limits
+and is logged once.
+
+SIGINT or SIGTERM ends every session and stops every server the proxy
+started: its stdin is closed, then after a grace of 2s its process group
+gets SIGTERM, then after another 2s SIGKILL. No server outlives the proxy.
 
 Put it in front of a server in any MCP client's configuration:
 
@@ -78,7 +94,14 @@ type mcpFlags struct {
 	listen  string
 	token   string
 	metrics string
-	command []string
+	// callTimeout bounds the wait for each answer of the server's; 0: none.
+	callTimeout time.Duration
+	// The bounds of --listen's sessions.
+	maxSessions int
+	sessionIdle time.Duration
+	// listenOnly are the flags given that only --listen uses.
+	listenOnly []string
+	command    []string
 }
 
 func (f *mcpFlags) register(fs *flag.FlagSet) {
@@ -88,7 +111,10 @@ func (f *mcpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "url", "", "the server's streamable HTTP endpoint `URL`, instead of a command")
 	fs.Var(&f.headers, "header", "an HTTP header `'Name: value'` for every request to --url; repeat it")
 	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP at http://`ADDR`/mcp instead of stdio (host:port; the host defaults to 127.0.0.1)")
-	fs.StringVar(&f.token, "token", "", "with --listen: the bearer `TOKEN` every request must carry (required off loopback)")
+	fs.StringVar(&f.token, "token", "", "with --listen or --metrics: the bearer `TOKEN` every request must carry (required off loopback)")
+	fs.IntVar(&f.maxSessions, "max-sessions", mcpproxy.DefaultMaxSessions, "with --listen: the most sessions open at once (each has a server process of its own); an initialize beyond is refused 503")
+	fs.DurationVar(&f.sessionIdle, "session-idle", mcpproxy.DefaultSessionIdle, "with --listen: end a session, and stop its server, after this `DURATION` without a request or an open stream")
+	fs.DurationVar(&f.callTimeout, "call-timeout", 0, "answer a request the server has not answered within `DURATION` with a JSON-RPC error, and cancel it (0: wait as long as it takes)")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics of the results at http://`ADDR`/metrics (host:port or a port; the host defaults to 127.0.0.1)")
 }
 
@@ -101,10 +127,18 @@ func (f *mcpFlags) check() error {
 		return errors.New("give either a server command or --url, not both")
 	case len(f.headers) > 0 && f.url == "":
 		return errors.New("--header needs --url")
-	case f.token != "" && f.listen == "":
-		return errors.New("--token needs --listen")
+	case f.token != "" && f.listen == "" && f.metrics == "":
+		return errors.New("--token needs --listen or --metrics")
+	case len(f.listenOnly) > 0 && f.listen == "":
+		return fmt.Errorf("--%s needs --listen", f.listenOnly[0])
 	case f.maxMsg <= 0:
 		return fmt.Errorf("--max-message %d: must be positive", f.maxMsg)
+	case f.maxSessions <= 0:
+		return fmt.Errorf("--max-sessions %d: must be positive", f.maxSessions)
+	case f.callTimeout < 0:
+		return fmt.Errorf("--call-timeout %s: must not be negative", f.callTimeout)
+	case f.sessionIdle <= 0:
+		return fmt.Errorf("--session-idle %s: must be positive", f.sessionIdle)
 	}
 	for _, h := range f.headers {
 		if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" {
@@ -117,6 +151,9 @@ func (f *mcpFlags) check() error {
 			return fmt.Errorf("--metrics: %w", err)
 		}
 		f.metrics = addr
+		if !loopbackHost(addr) && f.token == "" {
+			return fmt.Errorf("--metrics %s is not a loopback address: it needs --token", addr)
+		}
 	}
 	if f.listen != "" {
 		addr, err := listenAddr(f.listen)
@@ -124,12 +161,18 @@ func (f *mcpFlags) check() error {
 			return err
 		}
 		f.listen = addr
-		host, _, _ := net.SplitHostPort(addr)
-		if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && f.token == "" {
+		if !loopbackHost(addr) && f.token == "" {
 			return fmt.Errorf("--listen %s is not a loopback address: it needs --token", addr)
 		}
 	}
 	return nil
+}
+
+// loopbackHost reports whether addr (host:port) listens on loopback only.
+func loopbackHost(addr string) bool {
+	host, _, _ := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
 // listenAddr completes a --listen address: a bare port or ":port" listens
@@ -159,6 +202,11 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		return parseFailed(fs, mcpHelp, err, stdout, stderr)
 	}
 	f.command = fs.Args()
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "max-sessions" || fl.Name == "session-idle" {
+			f.listenOnly = append(f.listenOnly, fl.Name)
+		}
+	})
 	if err := f.check(); err != nil {
 		fmt.Fprintf(stderr, "toolcap mcp: %s\n", err)
 		return exitUsage
@@ -178,6 +226,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		Manifest:        res.Manifest,
 		Logger:          logger,
 		MaxMessageBytes: f.maxMsg,
+		CallTimeout:     f.callTimeout,
 	}
 	if l := res.Manifest.Limits(); l.KeepsRest() {
 		// keep_rest is on by default; a store that cannot be opened is a
@@ -204,11 +253,26 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		return configError(stderr, err)
 	}
 
+	var applied func(*manifest.WorkerManifest)
+	if metrics != nil {
+		metrics.tools = proxy.Tools
+		// The read tool is listed, and so labelled, only when there is a
+		// store to read from; its name may change with a reload.
+		applied = func(m *manifest.WorkerManifest) {
+			name := ""
+			if l := m.Limits(); opts.Rest != nil && l.KeepsRest() {
+				name = l.RestTool()
+			}
+			metrics.setReadTool(name)
+		}
+		applied(res.Manifest)
+	}
+
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go watchManifests(ctx, &f.layers, env, logger, proxy)
+	go watchManifests(ctx, &f.layers, env, logger, proxy, applied)
 	if metrics != nil {
-		if err := serveMetrics(ctx, metrics, f.metrics, logger); err != nil {
+		if err := serveMetrics(ctx, metrics, f.metrics, f.token, logger); err != nil {
 			fmt.Fprintf(stderr, "toolcap mcp: %s\n", oneLine(err.Error()))
 			return exitFailed
 		}
@@ -229,7 +293,13 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	}
 
 	if f.listen != "" {
-		return serveHTTP(ctx, proxy, f.listen, f.token, dial, stderr, logger)
+		return serveHTTP(ctx, proxy, f.listen, mcpproxy.HTTPOptions{
+			Token:           f.token,
+			Dial:            dial,
+			MaxMessageBytes: f.maxMsg,
+			MaxSessions:     f.maxSessions,
+			SessionIdle:     f.sessionIdle,
+		}, stderr, logger)
 	}
 
 	upstream, err := dial(ctx)

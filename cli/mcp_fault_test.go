@@ -937,6 +937,8 @@ func TestMCPMetrics(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	s := startFault(t, bin, server, "--metrics", addr)
+	// Only the tools the server listed are labelled by name.
+	s.await(s.request("tools/list", map[string]any{}), 30*time.Second, nil)
 	s.call("big", map[string]any{"bytes": 100000}, nil)
 	s.echo("the metrics")
 	resp, err := http.Get("http://" + addr + "/metrics")

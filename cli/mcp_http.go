@@ -25,31 +25,64 @@ func httpHeaders(flags []string) http.Header {
 	return h
 }
 
+// httpShutdownWait bounds the shutdown after the sessions' servers have
+// had their stop sequence (stdin closed, SIGTERM, SIGKILL, each after the
+// grace): what is still running then is left to the process's exit.
+const httpShutdownWait = 2*mcpGrace + 3*time.Second
+
 // serveHTTP serves streamable HTTP at http://addr/mcp until ctx ends (an
-// interrupt), each session relayed to a server of its own.
-func serveHTTP(ctx context.Context, proxy *mcpproxy.Proxy, addr, token string, dial func(context.Context) (mcpproxy.Conn, error), stderr io.Writer, logger hclog.Logger) int {
+// interrupt or SIGTERM), each session relayed to a server of its own. When
+// it ends, it stops taking connections, ends every session and stops its
+// server (for a command: stdin closed, SIGTERM, SIGKILL, each after the
+// grace), and returns once every server has exited: none outlives the
+// proxy.
+func serveHTTP(ctx context.Context, proxy *mcpproxy.Proxy, addr string, opts mcpproxy.HTTPOptions, stderr io.Writer, logger hclog.Logger) int {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcap mcp: --listen %s: %s\n", addr, oneLine(err.Error()))
 		return exitFailed
 	}
+	handler := proxy.HTTPHandler(opts)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", proxy.HTTPHandler(mcpproxy.HTTPOptions{Token: token, Dial: dial}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	mux.Handle("/mcp", handler)
+	// The handler bounds the reading of bodies itself; a read timeout here
+	// would end the long-lived event streams too. IdleTimeout closes
+	// kept-alive connections nobody uses.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
 	fmt.Fprintf(stderr, "toolcap mcp: serving http://%s/mcp\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+
+	code := exitOK
 	select {
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {
 			fmt.Fprintf(stderr, "toolcap mcp: %s\n", oneLine(err.Error()))
-			return exitFailed
+			code = exitFailed
 		}
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
 	}
-	return exitOK
+	// Shutdown closes the listener at once, then waits for the handlers;
+	// those of the event streams return only when their session ends,
+	// which the handler's Close does meanwhile, stopping every server.
+	sctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
+	defer cancel()
+	shut := make(chan struct{})
+	go func() {
+		_ = srv.Shutdown(sctx)
+		close(shut)
+	}()
+	n := handler.Sessions()
+	if err := handler.Close(sctx); err != nil {
+		logger.Error("shutting down: some sessions' servers did not stop in time", "sessions", n, "error", oneLine(err.Error()))
+	} else if n > 0 {
+		logger.Info("shut down: every session ended and its server stopped", "sessions", n)
+	}
+	select {
+	case <-shut:
+	case <-sctx.Done():
+	}
+	_ = srv.Close() // the connections a handler still holds
+	return code
 }

@@ -2,9 +2,13 @@ package cli
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -13,21 +17,50 @@ import (
 	"github.com/toolcap/toolcap/internal/resultstats"
 )
 
+// unlistedTool is the tool label of every result of a tool the server did
+// not list: tool names come from clients, and a label per name would let
+// them grow /metrics, and the proxy's memory, without bound.
+const unlistedTool = "(unlisted)"
+
 // mcpMetrics counts the tool results "toolcap mcp" relays, per tool, and
 // serves them in Prometheus' text format at /metrics. The counting, the
 // names and the text are package resultstats', which the module
 // adapters/metrics shares with client_golang; the command writes the text
-// itself so that the core module gains no dependency for it. The zero value
-// is ready to use.
+// itself so that the core module gains no dependency for it.
+//
+// Only the tools the server listed get a label of their own (and the read
+// tool the proxy lists beside them); the others are counted together under
+// [unlistedTool]. The zero value counts every result under it until tools
+// is set.
 type mcpMetrics struct {
 	counters resultstats.Counters
+	// tools returns the server's tools as its last tools/list gave them
+	// (mcpproxy.Proxy.Tools); nil lists none.
+	tools func() []string
+	// readTool is the name of the read tool the proxy adds to the list,
+	// "" when it adds none.
+	readTool atomic.Pointer[string]
+}
+
+// setReadTool records the read tool the proxy lists, "" for none.
+func (m *mcpMetrics) setReadTool(name string) { m.readTool.Store(&name) }
+
+// label returns the tool label a result of tool is counted under.
+func (m *mcpMetrics) label(tool string) string {
+	if rt := m.readTool.Load(); rt != nil && *rt != "" && tool == *rt {
+		return tool
+	}
+	if m.tools != nil && slices.Contains(m.tools(), tool) {
+		return tool
+	}
+	return unlistedTool
 }
 
 // middleware records each result after the cap, with the cap's figures.
 func (m *mcpMetrics) middleware(next chain.Handler) chain.Handler {
 	return func(ctx context.Context, call chain.Call) chain.Result {
 		res := next(ctx, call)
-		m.counters.Record(call.Tool, res)
+		m.counters.Record(m.label(call.Tool), res)
 		return res
 	}
 }
@@ -39,15 +72,21 @@ func (m *mcpMetrics) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	_ = m.counters.WriteText(w)
 }
 
-// serveMetrics serves m at http://addr/metrics until ctx ends.
-func serveMetrics(ctx context.Context, m *mcpMetrics, addr string, logger hclog.Logger) error {
+// serveMetrics serves m at http://addr/metrics until ctx ends. With a
+// token, every scrape must carry it as a bearer token, as every request to
+// --listen does.
+func serveMetrics(ctx context.Context, m *mcpMetrics, addr, token string, logger hclog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("--metrics %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", m)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	var h http.Handler = m
+	if token != "" {
+		h = requireBearer(token, m)
+	}
+	mux.Handle("/metrics", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
 	logger.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	go func() { _ = srv.Serve(ln) }()
 	go func() {
@@ -55,4 +94,28 @@ func serveMetrics(ctx context.Context, m *mcpMetrics, addr string, logger hclog.
 		_ = srv.Close()
 	}()
 	return nil
+}
+
+// requireBearer answers 401 to a request whose Authorization header does
+// not carry token as a bearer token. The scheme is matched without regard
+// to case (RFC 7235); the token exactly, in constant time.
+func requireBearer(token string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !bearerMatches(r.Header.Get("Authorization"), token) {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "toolcap: a bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bearerMatches reports whether the Authorization header value auth is
+// "Bearer token", the scheme in any case.
+func bearerMatches(auth, token string) bool {
+	scheme, cred, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimLeft(cred, " ")), []byte(token)) == 1
 }

@@ -3,6 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"syscall"
@@ -10,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 )
 
@@ -18,15 +23,23 @@ import (
 const reloadPoll = 250 * time.Millisecond
 
 // watchManifests re-reads the layers when a --manifest file changes and on
-// SIGHUP, until ctx ends, and hands the proxy the new limits. An invalid
-// edit is logged (with the file, key and value the error names) and the
-// proxy keeps its limits.
-func watchManifests(ctx context.Context, layers *layerFlags, env []string, logger hclog.Logger, proxy *mcpproxy.Proxy) {
+// SIGHUP, until ctx ends, and hands the proxy the new limits (and
+// applied, when not nil, the manifest applied). An invalid edit is logged
+// (with the file, key and value the error names) and the proxy keeps its
+// limits.
+//
+// The files are read as startup reads them, at most
+// manifest.MaxManifestBytes of each, and only when they are regular files:
+// a FIFO (whose open or read would block the watcher), a device or a
+// symlink to one (/dev/zero would never end) is an error, logged once
+// while it lasts, and the old limits stay; a later valid edit, or SIGHUP
+// once the file is valid, applies as usual.
+func watchManifests(ctx context.Context, layers *layerFlags, env []string, logger hclog.Logger, proxy *mcpproxy.Proxy, applied func(*manifest.WorkerManifest)) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 
-	seen := readAll(layers.manifests)
+	seen := readManifests(layers.manifests)
 	var poll <-chan time.Time // nil without files: only SIGHUP reloads
 	if len(layers.manifests) > 0 {
 		tick := time.NewTicker(reloadPoll)
@@ -40,51 +53,139 @@ func watchManifests(ctx context.Context, layers *layerFlags, env []string, logge
 			return
 		case <-hup:
 			why = "SIGHUP"
-			seen = readAll(layers.manifests)
+			seen = readManifests(layers.manifests)
 		case <-poll:
-			now := readAll(layers.manifests)
-			if equalAll(seen, now) {
+			now := readManifests(layers.manifests)
+			if sameReads(seen, now) {
 				continue
 			}
 			seen, why = now, "a manifest changed"
 		}
-		res, err := layers.resolve(ctx, env, logger)
+		res, err := resolveRead(seen, env, logger)
 		if err == nil {
 			_, err = counterFor(res)
+		}
+		if err == nil {
+			err = proxy.SetManifest(res.Manifest)
 		}
 		if err != nil {
 			logger.Error("the limits were not reloaded; the previous ones stay", "why", why, "error", oneLine(err.Error()))
 			continue
 		}
-		if err := proxy.SetManifest(res.Manifest); err != nil {
-			logger.Error("the limits were not reloaded; the previous ones stay", "why", why, "error", oneLine(err.Error()))
-			continue
+		if applied != nil {
+			applied(res.Manifest)
 		}
 		logger.Info("limits reloaded", "why", why)
 	}
 }
 
-// readAll reads the files; a file that cannot be read reads as nil, so
-// that its coming back counts as a change.
-func readAll(files []string) [][]byte {
-	out := make([][]byte, len(files))
+// manifestRead is one --manifest file as the watcher read it: its bytes,
+// or why it could not be read.
+type manifestRead struct {
+	path string
+	data []byte
+	err  error
+}
+
+// readManifests reads each file with readManifest.
+func readManifests(files []string) []manifestRead {
+	out := make([]manifestRead, len(files))
 	for i, f := range files {
-		b, err := os.ReadFile(f)
-		if err == nil {
-			out[i] = b
-		}
+		data, err := readManifest(f)
+		out[i] = manifestRead{path: f, data: data, err: err}
 	}
 	return out
 }
 
-func equalAll(a, b [][]byte) bool {
+// sameReads reports whether two reads of the files found the same: the
+// same bytes, or the same error. A file that stays unreadable for the same
+// reason is no change, so its error is logged once, not at every poll.
+func sameReads(a, b []manifestRead) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if !bytes.Equal(a[i], b[i]) || (a[i] == nil) != (b[i] == nil) {
+		if (a[i].err == nil) != (b[i].err == nil) {
+			return false
+		}
+		if a[i].err != nil {
+			if a[i].err.Error() != b[i].err.Error() {
+				return false
+			}
+			continue
+		}
+		if !bytes.Equal(a[i].data, b[i].data) {
 			return false
 		}
 	}
 	return true
+}
+
+// readManifest reads the manifest at path as startup does, at most
+// manifest.MaxManifestBytes + 1 bytes (one over is how a file too large is
+// told), and only when it is a regular file, symlinks followed. The file is
+// checked before it is opened, so that no device is opened, and again once
+// open, opened without blocking, so that a file swapped for a FIFO in
+// between neither blocks the open nor the read.
+func readManifest(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(path, st); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := regular(path, st); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, manifest.MaxManifestBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return data, nil
+}
+
+// errNotRegular is the error of a manifest path that is no regular file.
+var errNotRegular = errors.New("not a regular file")
+
+func regular(path string, st fs.FileInfo) error {
+	if st.Mode().IsRegular() {
+		return nil
+	}
+	kind := "a " + st.Mode().Type().String()
+	switch t := st.Mode().Type(); {
+	case t&fs.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO)"
+	case t&fs.ModeDevice != 0:
+		kind = "a device"
+	case t&fs.ModeDir != 0:
+		kind = "a directory"
+	case t&fs.ModeSocket != 0:
+		kind = "a socket"
+	}
+	return fmt.Errorf("manifest: file %q: %w (it is %s)", path, errNotRegular, kind)
+}
+
+// resolveRead resolves the layers as layerFlags.resolve does, each file
+// from the bytes reads holds for it rather than read again, so that what
+// is applied is what was checked.
+func resolveRead(reads []manifestRead, env []string, logger hclog.Logger) (*manifest.Resolution, error) {
+	opts := make([]manifest.Option, 0, len(reads)+2)
+	for _, r := range reads {
+		if r.err != nil {
+			return nil, r.err
+		}
+		// Named as manifest.File names a file, so that errors read the same.
+		opts = append(opts, manifest.Bytes(fmt.Sprintf("file %q", r.path), r.data))
+	}
+	opts = append(opts, manifest.Environ(withoutCLIVars(env)), manifest.WithLogger(logger))
+	return manifest.Resolve(opts...)
 }

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/toolcap/toolcap/chain"
@@ -41,6 +44,9 @@ type pendingCall struct {
 type member struct {
 	key string
 	raw []byte // nil: the member's value was over its bound and is dropped
+	// str: raw holds a string's decoded content, written out as JSON
+	// (writeString) only if the block is kept.
+	str bool
 }
 
 // headText keeps the first max bytes of a text read in pieces, and counts
@@ -105,11 +111,14 @@ type callResult struct {
 
 	hasStructured bool
 	// structured is structuredContent as it came, but for strings longer
-	// than retain, cut by the rule of text (structuredReduced then says
-	// so); nil when even that is over maxStructured.
+	// than retain and the tails of containers past what a cut can keep,
+	// left out as the reducer reads (structuredReduced then says so, and
+	// structuredPrecut and structuredElided say what went); nil when no
+	// form of it can fit.
 	structured        []byte
 	structuredReduced bool
 	structuredPrecut  []shape.Precut
+	structuredElided  []shape.Elided
 	structuredSize    int64
 }
 
@@ -117,8 +126,10 @@ type callResult struct {
 // structuredContent (_meta, fields toolcap does not know).
 const maxMemberBytes = 1 << 20
 
-// maxStructured bounds the structuredContent the proxy reads to cap: one
-// larger is dropped, as one that cannot be brought within the limit is.
+// maxStructured bounds the copy of a structuredContent the reducer holds,
+// as a safety: the reducer keeps far less of a value of any size (see
+// reducer), and a copy still larger is dropped as one that cannot be
+// brought within the limit is.
 func maxStructured(retain int) int { return max(4*retain, 4<<20) }
 
 // maxWriters bounds the cuts a result read before its id is made for: one
@@ -171,13 +182,14 @@ func readCallResult(sc *wire.Scanner, retain int, calls []*pendingCall) (*callRe
 			res.members = append(res.members, member{key: key})
 			res.hasStructured = true
 			start := sc.Offset()
-			r := &reducer{sc: sc, retain: retain, max: maxStructured(retain)}
+			r := newReducer(sc, retain)
 			err := r.value(0)
 			res.structuredSize = sc.Offset() - start
 			if !r.over {
 				res.structured = r.out.Bytes()
 				res.structuredReduced = r.cut
 				res.structuredPrecut = r.precut
+				res.structuredElided = r.elided
 			}
 			return err
 		}
@@ -208,7 +220,13 @@ func (res *callResult) abort() {
 	}
 }
 
-// block reads one content block.
+// block reads one content block. A block is kept while the blocks kept so
+// far take less than retain bytes of JSON and its members fit what is
+// left; one that is not is read past, measured as [shape.Block.Size]
+// measures a block (what a model may read of it: its MIME type, data, URI,
+// names; the JSON of a block of a kind the proxy does not know) and
+// counted by kind ([callResult.drop]), so that any number of blocks takes
+// O(retain) memory and the figures are in one measure.
 func (res *callResult) block(sc *wire.Scanner) error {
 	if c, err := sc.Kind(); err != nil {
 		return err
@@ -217,11 +235,11 @@ func (res *callResult) block(sc *wire.Scanner) error {
 		// shaping cannot read (and notes as dropped).
 		start := sc.Offset()
 		raw, ok, err := sc.Capture(max(res.retain-res.kept, 0))
-		if ok {
+		if ok && res.kept < res.retain {
 			res.kept += len(raw)
 			res.blocks = append(res.blocks, raw)
 		} else {
-			res.over = append(res.over, shape.Dropped{Kind: shape.BlockOther, Size: int(sc.Offset() - start)})
+			res.drop(shape.BlockOther, int(sc.Offset()-start))
 		}
 		return err
 	}
@@ -232,6 +250,9 @@ func (res *callResult) block(sc *wire.Scanner) error {
 		textAt   = -1
 		isText   bool
 		complete = true
+		size     int   // bytes of the members kept, other than the text
+		content  int64 // what a model may read of the block
+		headFull = len(res.text.head) >= res.text.max
 	)
 	start := sc.Offset()
 	err := sc.Object(func(key string) error {
@@ -241,7 +262,7 @@ func (res *callResult) block(sc *wire.Scanner) error {
 			if ok {
 				_ = json.Unmarshal(raw, &typ)
 			}
-			fields = append(fields, member{key, raw})
+			fields = append(fields, member{key: key, raw: raw})
 			return err
 		case key == "text" && (typ == "" || typ == "text"):
 			if res.texts > 0 {
@@ -259,25 +280,29 @@ func (res *callResult) block(sc *wire.Scanner) error {
 			fields = append(fields, member{key: key})
 			return err
 		}
-		raw, ok, err := sc.Capture(max(res.retain-res.kept, 0))
-		if !ok {
+		f, n, err := readMember(sc, key, max(res.retain-res.kept-size, 0))
+		content += n
+		if f.raw == nil {
 			complete = false
 		} else {
-			res.kept += len(raw)
+			size += f.size()
 		}
-		fields = append(fields, member{key, raw})
+		fields = append(fields, f)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	size := int(sc.Offset() - start)
+	kind := blockKind(typ)
 	switch {
-	case isText && len(text) == 0 && !complete:
+	case isText && len(text) == 0 && (!complete || headFull):
 		// Past the retained part of the joined text: counted, not kept.
 		return nil
-	case !isText && !complete:
-		res.over = append(res.over, shape.Dropped{Kind: blockKind(typ), Size: size})
+	case !isText && (!complete || res.kept >= res.retain):
+		if kind == shape.BlockOther {
+			content = sc.Offset() - start
+		}
+		res.drop(kind, int(content))
 		return nil
 	}
 	var b bytes.Buffer
@@ -292,15 +317,147 @@ func (res *callResult) block(sc *wire.Scanner) error {
 		}
 		n++
 		writeKey(&b, f.key)
-		if i == textAt {
+		switch {
+		case i == textAt:
 			writeString(&b, text)
-			continue
+		case f.str:
+			writeString(&b, f.raw)
+		default:
+			b.Write(f.raw)
 		}
-		b.Write(f.raw)
 	}
 	b.WriteByte('}')
+	if isText {
+		res.kept += size
+	} else {
+		res.kept += b.Len()
+	}
 	res.blocks = append(res.blocks, b.Bytes())
 	return nil
+}
+
+// drop counts a block not kept, of size bytes in the measure of
+// [shape.Block.Size]: one [shape.Dropped] per kind, whatever the number of
+// blocks.
+func (res *callResult) drop(kind shape.BlockKind, size int) {
+	for i := range res.over {
+		if res.over[i].Kind == kind {
+			res.over[i].Count++
+			res.over[i].Size += size
+			return
+		}
+	}
+	res.over = append(res.over, shape.Dropped{Kind: kind, Size: size, Count: 1})
+}
+
+// counted lists the members of a block whose strings a model may read,
+// as [shape.Block.Size] counts them: an image's or an audio clip's MIME
+// type and data, a resource link's URI, name, title, MIME type and
+// description; "resource" holds an embedded resource (see resourceCounted).
+var counted = map[string]bool{"mimeType": true, "data": true, "uri": true, "name": true, "title": true, "description": true}
+
+// resourceCounted lists the members of an embedded resource that count.
+var resourceCounted = map[string]bool{"uri": true, "mimeType": true, "blob": true, "text": true}
+
+// size is a bound on the bytes of m's value as JSON, as the reader counts
+// it against retain: the decoded bytes and quotes of a string, whose
+// escapes are written only for a block that is kept.
+func (m member) size() int {
+	if m.str {
+		return len(m.raw) + 2
+	}
+	return len(m.raw)
+}
+
+// readMember reads the value of a block's member key, keeping it (m.raw
+// not nil) when it takes at most room bytes, and returns n, the bytes of
+// it that count in the measure of [shape.Block.Size], whether kept or not.
+func readMember(sc *wire.Scanner, key string, room int) (m member, n int64, err error) {
+	m.key = key
+	c, err := sc.Kind()
+	if err != nil {
+		return m, 0, err
+	}
+	switch {
+	case c == '"':
+		m.raw, n, err = readString(sc, room)
+		m.str = true
+		if !counted[key] {
+			n = 0
+		}
+		return m, n, err
+	case c == '{' && key == "resource":
+		var b bytes.Buffer
+		ok := true
+		b.WriteByte('{')
+		err := sc.Object(func(k string) error {
+			var kb bytes.Buffer
+			if b.Len() > 1 {
+				kb.WriteByte(',')
+			}
+			writeKey(&kb, k)
+			left := room - b.Len() - kb.Len() - 1
+			var raw []byte
+			var m int64
+			var err error
+			if c, e := sc.Kind(); e != nil {
+				return e
+			} else if c == '"' {
+				var s []byte
+				s, m, err = readString(sc, left)
+				if s != nil {
+					var sb bytes.Buffer
+					writeString(&sb, s)
+					raw = sb.Bytes()
+				}
+				if resourceCounted[k] {
+					n += m
+				}
+			} else {
+				raw, _, err = sc.Capture(max(left, 0))
+			}
+			if raw == nil {
+				ok = false
+			}
+			if ok {
+				b.Write(kb.Bytes())
+				b.Write(raw)
+			}
+			return err
+		})
+		b.WriteByte('}')
+		if ok && b.Len() <= room {
+			m.raw = b.Bytes()
+		}
+		return m, n, err
+	}
+	m.raw, _, err = sc.Capture(room)
+	return m, 0, err
+}
+
+// readString reads a string value and returns its decoded content when
+// that and the quotes take at most room bytes (nil otherwise), and its
+// length decoded.
+func readString(sc *wire.Scanner, room int) ([]byte, int64, error) {
+	var buf []byte
+	over := room < 2
+	n, err := sc.String(func(b []byte) {
+		if over {
+			return
+		}
+		if len(buf)+len(b)+2 > room {
+			over, buf = true, nil
+			return
+		}
+		buf = append(buf, b...)
+	})
+	if over || err != nil {
+		return nil, n, err
+	}
+	if buf == nil {
+		buf = []byte{} // the empty string, kept
+	}
+	return buf, n, nil
 }
 
 // callError is a JSON-RPC error answering a tools/call, as read.
@@ -472,11 +629,26 @@ func (e *callError) capError(id []byte, pol shape.Policy, rebuild bool) ([]byte,
 	return b.Bytes(), t, capped
 }
 
-// reducer copies a JSON value as it is read, keeping of each string longer
-// than retain only its first bytes (the cut that follows counts the rest), so
-// that a structuredContent of any size is held in at most max bytes when
-// its strings are what makes it large; over is set when even so it is
-// larger, and the rest of the value is read past.
+// reducer copies a structuredContent as it is read, keeping of it no more
+// than a cut to the limit can use, so that a value of any size is held in
+// O(retain) bytes and cut to a prefix of whole elements as if it had been
+// held whole ([shape.JSONReduced]):
+//
+//   - a string longer than retain keeps its first bytes, and how many it
+//     had ([shape.Precut]);
+//   - a container leaves out its tail ([shape.Elided]) once the part it is
+//     in holds more than a cut of that part can keep: the root value when
+//     it is not an object, each member's value of a root object, whose
+//     members the cut keeps all of, sharing the limit by [shape.WaterFill].
+//     A member's share is at most the water level of the members read so
+//     far with its own demand unbounded (later members only lower it), so
+//     the part keeps that level plus slack, which is more than its share:
+//     the cut never reaches what was left out, and counts it as dropped.
+//
+// Elements left out are read past and counted, never held. over is set
+// when no form can fit whatever the cut (a root object whose keys alone
+// are over retain), or as a safety when the copy still exceeds max; the
+// rest of the value is then read past.
 type reducer struct {
 	sc     *wire.Scanner
 	retain int
@@ -485,6 +657,28 @@ type reducer struct {
 	over   bool
 	cut    bool
 	precut []shape.Precut
+	elided []shape.Elided
+
+	// from is where the part being read starts in out, keep how much of it
+	// is kept before containers leave out their tails; stale says keep is
+	// an older (higher) water level, to compute again before it is relied
+	// on to leave anything out.
+	from  int
+	keep  int
+	stale bool
+	// members are the lengths of the root object's member values read so
+	// far, and keys the bytes its keys and punctuation take.
+	members []int
+	keys    int
+	path    []string // the JSON Pointer tokens of the value being read
+}
+
+// reducerSlack is what a part keeps beyond its water level: the level is
+// a bound on its share up to the one unit WaterFill's rounding may add.
+const reducerSlack = 16
+
+func newReducer(sc *wire.Scanner, retain int) *reducer {
+	return &reducer{sc: sc, retain: retain, max: maxStructured(retain), keep: retain + reducerSlack}
 }
 
 func (r *reducer) write(b []byte) {
@@ -499,6 +693,28 @@ func (r *reducer) write(b []byte) {
 	r.out.Write(b)
 }
 
+// full reports whether the part being read holds all that a cut can keep
+// of it, so that the containers in it leave out the elements that follow.
+func (r *reducer) full() bool {
+	if r.out.Len()-r.from <= r.keep {
+		return false
+	}
+	if r.stale {
+		r.refresh()
+	}
+	return r.out.Len()-r.from > r.keep
+}
+
+// refresh sets keep from the water level of the root object's members so
+// far, the current one's demand unbounded.
+func (r *reducer) refresh() {
+	r.stale = false
+	demand := append(r.members, math.MaxInt/2)
+	level := shape.WaterFill(demand, r.retain-r.keys)[len(demand)-1]
+	r.keep = level + reducerSlack
+}
+
+// value reads one value; depth 0 is structuredContent itself.
 func (r *reducer) value(depth int) error {
 	if depth > wire.MaxDepth {
 		return &wire.SyntaxError{Offset: r.sc.Offset(), Msg: "nesting too deep"}
@@ -509,37 +725,21 @@ func (r *reducer) value(depth int) error {
 	}
 	switch c {
 	case '{':
-		n := 0
-		r.write([]byte("{"))
-		err := r.sc.Object(func(key string) error {
-			if n > 0 {
-				r.write([]byte(","))
-			}
-			n++
-			var b bytes.Buffer
-			writeKey(&b, key)
-			r.write(b.Bytes())
-			return r.value(depth + 1)
-		})
-		r.write([]byte("}"))
-		return err
+		return r.object(depth)
 	case '[':
-		n := 0
-		r.write([]byte("["))
-		err := r.sc.Array(func(int) error {
-			if n > 0 {
-				r.write([]byte(","))
-			}
-			n++
-			return r.value(depth + 1)
-		})
-		r.write([]byte("]"))
-		return err
+		return r.array(depth)
 	case '"':
-		// A string is kept as written; one longer than retain keeps its
-		// first bytes, and how many it had, for the count of the cut that
-		// follows (see shape.Precut).
-		head, written, whole, err := r.sc.StringRaw(r.retain + 16)
+		// A string is kept as written; a longer one than the part has
+		// room for keeps its first bytes, and how many it had, for the
+		// count of the cut that follows (see shape.Precut). A stale level
+		// is an upper bound, refreshed as the members double in number
+		// (not for each, which would cost a water-filling per member):
+		// the strings of n members then take O(retain log n).
+		if r.stale && len(r.members)&(len(r.members)-1) == 0 {
+			r.refresh()
+		}
+		room := min(r.retain, max(r.keep-(r.out.Len()-r.from), 0))
+		head, written, whole, err := r.sc.StringRaw(room + 16)
 		if err != nil {
 			return err
 		}
@@ -558,4 +758,118 @@ func (r *reducer) value(depth int) error {
 	}
 	r.write(raw)
 	return err
+}
+
+// object reads an object. The root object keeps every member, each value
+// a part of its own; a nested one leaves out the members that follow once
+// its part is full.
+func (r *reducer) object(depth int) error {
+	root := depth == 0
+	var left *shape.Elided
+	n := 0
+	r.write([]byte("{"))
+	if root {
+		r.keys = 2 // the braces
+	}
+	err := r.sc.Object(func(key string) error {
+		if r.over {
+			return r.sc.Skip()
+		}
+		var kb bytes.Buffer
+		if n > 0 {
+			kb.WriteByte(',')
+		}
+		writeKey(&kb, key)
+		if !root && r.full() {
+			if left == nil {
+				left = &shape.Elided{Pointer: r.pointer()}
+			}
+			start := r.sc.Offset()
+			err := r.sc.Skip()
+			left.Count++
+			left.Bytes += kb.Len() + int(r.sc.Offset()-start)
+			return err
+		}
+		n++
+		r.write(kb.Bytes())
+		r.path = append(r.path, pointerToken(key))
+		defer func() { r.path = r.path[:len(r.path)-1] }()
+		if !root {
+			return r.value(depth + 1)
+		}
+		// A member of the root object: its value is a part.
+		r.keys += kb.Len()
+		if r.keys > r.retain {
+			// The keys alone are over every limit: the cut keeps them
+			// all, so no form fits.
+			r.over = true
+			return r.sc.Skip()
+		}
+		r.from, r.stale = r.out.Len(), true
+		err := r.value(depth + 1)
+		r.members = append(r.members, r.out.Len()-r.from)
+		return err
+	})
+	r.write([]byte("}"))
+	r.leftOut(left)
+	return err
+}
+
+// array reads an array, leaving out the elements that follow once its part
+// is full.
+func (r *reducer) array(depth int) error {
+	var left *shape.Elided
+	n := 0
+	r.write([]byte("["))
+	err := r.sc.Array(func(i int) error {
+		if r.over {
+			return r.sc.Skip()
+		}
+		if r.full() {
+			if left == nil {
+				left = &shape.Elided{Pointer: r.pointer()}
+			}
+			start := r.sc.Offset()
+			err := r.sc.Skip()
+			left.Count++
+			left.Bytes += 1 + int(r.sc.Offset()-start) // the comma
+			return err
+		}
+		if n > 0 {
+			r.write([]byte(","))
+		}
+		n++
+		r.path = append(r.path, strconv.Itoa(i))
+		defer func() { r.path = r.path[:len(r.path)-1] }()
+		return r.value(depth + 1)
+	})
+	r.write([]byte("]"))
+	r.leftOut(left)
+	return err
+}
+
+// leftOut notes the tail a container left out, if any.
+func (r *reducer) leftOut(e *shape.Elided) {
+	if e != nil {
+		r.elided = append(r.elided, *e)
+		r.cut = true
+	}
+}
+
+// pointer returns the JSON Pointer of the value being read.
+func (r *reducer) pointer() string {
+	var b strings.Builder
+	for _, t := range r.path {
+		b.WriteByte('/')
+		b.WriteString(t)
+	}
+	return b.String()
+}
+
+// pointerToken escapes a key for a JSON Pointer (RFC 6901).
+func pointerToken(key string) string {
+	if !strings.ContainsAny(key, "~/") {
+		return key
+	}
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
 }

@@ -118,9 +118,9 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 	if res.hasStructured {
 		var sc shape.Structured
 		valid := s.validator(call.tool)
-		ok := res.structured != nil // nil: too large to read, dropped
+		ok := res.structured != nil // nil: no form of it can fit, dropped
 		if ok && !bytes.Equal(res.structured, []byte("null")) {
-			sc, ok = shape.JSONPrecut(res.structured, pol, valid, res.structuredPrecut)
+			sc, ok = shape.JSONReduced(res.structured, pol, valid, res.structuredPrecut, res.structuredElided)
 		}
 		switch {
 		case !ok:

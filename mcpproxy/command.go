@@ -88,6 +88,7 @@ func (c *commandConn) WriteMessage(msg []byte) error { return c.lw.writeMessage(
 // group still holds its output open is given grace and then stopped, so
 // that the reader reaches the end of the output.
 func (c *commandConn) wait() {
+	awaitExit(c.cmd.Process) // on the poller: no OS thread held while the server runs
 	c.waitErr = c.cmd.Wait()
 	close(c.exited)
 	go func() {

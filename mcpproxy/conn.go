@@ -65,6 +65,7 @@ const envelopeScan = 4 << 10
 func envelopeOfMessage(msg []byte) (*message, error) {
 	// A bound of 0: a message larger than the window is not copied aside.
 	r := newReader(bytes.NewReader(msg), 0, envelopeScan)
+	r.idMax = len(msg) // the id is in msg, which is held whole already
 	m, err := r.next(nil)
 	if err != nil {
 		return nil, err

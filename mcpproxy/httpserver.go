@@ -4,210 +4,405 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
+	"time"
 )
 
-// HTTPOptions configures [Proxy.HTTPHandler].
+// HTTPOptions configures [Proxy.HTTPHandler]. Its zero bounds mean their
+// defaults, which fit a proxy on a small machine serving a team.
 type HTTPOptions struct {
 	// Token, when set, is the bearer token every request must carry in its
-	// Authorization header.
+	// Authorization header ("Bearer <token>", the scheme in any case).
 	Token string
 	// Dial connects to the server for a new session: one server process per
 	// session when the server is a command ([Command]), one session of the
 	// upstream endpoint when it is one ([DialHTTP]).
 	Dial func(ctx context.Context) (Conn, error)
+	// MaxMessageBytes bounds a request's body: one larger is answered 413
+	// and not read further. Zero means the proxy's
+	// [Options.MaxMessageBytes].
+	MaxMessageBytes int
+	// MaxBodyBytes bounds the bytes of request bodies held at once across
+	// every request of every session, so that many large POSTs at once
+	// cannot take the proxy's memory: a request that would go over it is
+	// answered 503 with Retry-After. Zero means four times the bound of one
+	// body.
+	MaxBodyBytes int64
+	// BodyTimeout bounds the time a client takes to send a request's body,
+	// so that a client sending a byte now and then cannot hold a
+	// connection and its memory. Zero means [DefaultBodyTimeout].
+	BodyTimeout time.Duration
+	// MaxSessions bounds the sessions open at once (each has a server of
+	// its own): an initialize beyond it is answered 503 with a JSON-RPC
+	// error. Zero means [DefaultMaxSessions].
+	MaxSessions int
+	// SessionIdle ends a session, and stops its server, when it has had no
+	// request and no open stream for that long. Zero means
+	// [DefaultSessionIdle].
+	SessionIdle time.Duration
+	// StreamBuffer bounds the bytes of messages waiting for one stream's
+	// client to read them (a response is always taken): a client that
+	// falls further behind has its stream cut off rather than the proxy
+	// holding the rest. It is also how much of the GET stream is kept for
+	// a client that resumes it (Last-Event-ID). Zero means
+	// [DefaultStreamBuffer].
+	StreamBuffer int
+	// ProtocolVersions are the values of the MCP-Protocol-Version header
+	// accepted; another is answered 400. Nil means
+	// [DefaultProtocolVersions].
+	ProtocolVersions []string
 }
 
-// maxQueued bounds the messages for the client that wait for a stream to
-// carry them (when the client has no GET stream open and no POST waiting).
-const maxQueued = 1024
+// The defaults of [HTTPOptions].
+const (
+	DefaultBodyTimeout  = 30 * time.Second
+	DefaultMaxSessions  = 64
+	DefaultSessionIdle  = 30 * time.Minute
+	DefaultStreamBuffer = 1 << 20
+)
 
 // HTTPHandler returns an http.Handler serving MCP's streamable HTTP
 // transport to clients, each session relayed to a server of its own
 // through p, so that capping is the same as over stdio.
 //
 // POST carries the client's messages: a request is answered on a stream of
-// server-sent events that ends with its response (and carries what the
-// server sends meanwhile, when the client has no GET stream open); a
+// server-sent events that ends with its response, and carries the
+// messages related to it (its progress notifications; the server's
+// requests and notifications while it is the only one pending); a
 // notification or a response is answered 202. The initialize request starts
 // a session, whose id the response's Mcp-Session-Id header gives. GET opens
-// the stream of what the server sends on its own; DELETE ends the session
-// and stops its server. Requests whose Origin header names another host than
-// a loopback one are refused (DNS rebinding), and so are those without the
-// token when one is set. Events carry no ids, so a broken stream is not
-// resumed: its client sees its requests fail and may retry them.
-func (p *Proxy) HTTPHandler(opts HTTPOptions) http.Handler {
-	return &httpHandler{p: p, opts: opts, sessions: map[string]*httpSession{}}
+// the stream of what the server sends on its own; its events have ids, and
+// a GET with Last-Event-ID resumes it from there while the proxy still
+// holds the events. DELETE ends the session and stops its server.
+//
+// Every check that needs only headers is made before a body is read:
+// a Host that is not a loopback name on a loopback listener (DNS
+// rebinding) and an Origin naming another host than a loopback one are
+// refused 403, a request without the token when one is set 401, an
+// unsupported MCP-Protocol-Version 400, a POST whose Content-Type is not
+// JSON 415, an Accept without the types the transport sends 406, an
+// unknown session 404. Bodies, sessions and streams are bounded (see
+// [HTTPOptions]). [HTTPHandler.Close] ends every session.
+func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
+	h := &HTTPHandler{
+		p:           p,
+		dial:        opts.Dial,
+		maxBody:     opts.MaxMessageBytes,
+		bodyTimeout: opts.BodyTimeout,
+		maxSessions: opts.MaxSessions,
+		idle:        opts.SessionIdle,
+		streamMax:   opts.StreamBuffer,
+		versions:    opts.ProtocolVersions,
+		sessions:    map[string]*httpSession{},
+	}
+	if opts.Token != "" {
+		sum := sha256.Sum256([]byte(opts.Token))
+		h.token = sum[:]
+	}
+	if h.maxBody <= 0 {
+		h.maxBody = p.max
+	}
+	h.budget.limit = opts.MaxBodyBytes
+	if h.budget.limit <= 0 {
+		h.budget.limit = 4 * int64(h.maxBody)
+	}
+	// A body is read into a buffer one byte longer than the bound (to see
+	// that it ends there): the budget holds at least one.
+	h.budget.limit = max(h.budget.limit, int64(h.maxBody)+1)
+	if h.bodyTimeout <= 0 {
+		h.bodyTimeout = DefaultBodyTimeout
+	}
+	if h.maxSessions <= 0 {
+		h.maxSessions = DefaultMaxSessions
+	}
+	if h.idle <= 0 {
+		h.idle = DefaultSessionIdle
+	}
+	if h.streamMax <= 0 {
+		h.streamMax = DefaultStreamBuffer
+	}
+	if h.versions == nil {
+		h.versions = DefaultProtocolVersions
+	}
+	h.base, h.stop = context.WithCancel(context.Background())
+	return h
 }
 
-type httpHandler struct {
-	p    *Proxy
-	opts HTTPOptions
+// An HTTPHandler serves MCP's streamable HTTP transport; see
+// [Proxy.HTTPHandler].
+type HTTPHandler struct {
+	p           *Proxy
+	dial        func(ctx context.Context) (Conn, error)
+	token       []byte // the token's SHA-256, nil when none is required
+	maxBody     int
+	bodyTimeout time.Duration
+	maxSessions int
+	idle        time.Duration
+	streamMax   int
+	versions    []string
+
+	budget bodyBudget
+	// base is the context of every session's relay: Close cancels it,
+	// which stops every server.
+	base context.Context
+	stop context.CancelFunc
+	// relays counts the sessions' relays still running.
+	relays sync.WaitGroup
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
+	starting int  // sessions being started, counted against the bound
+	closed   bool // Close was called: no new session
 }
 
-func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.opts.Token != "" {
-		want := "Bearer " + h.opts.Token
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(want)) != 1 {
-			w.Header().Set("WWW-Authenticate", "Bearer")
-			http.Error(w, "toolcap: a bearer token is required", http.StatusUnauthorized)
-			return
-		}
+// Sessions returns the number of sessions open.
+func (h *HTTPHandler) Sessions() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
+// Close ends every session and stops its server (for a [Command], the
+// whole stop sequence: its input closed, then SIGTERM, then SIGKILL), and
+// refuses new sessions from then on. It waits until every server has
+// stopped, or until ctx ends, whose error it then returns. It is meant for
+// a program's shutdown, after http.Server.Shutdown has stopped taking
+// requests (Shutdown does not wait for the events streams, which Close
+// ends).
+func (h *HTTPHandler) Close(ctx context.Context) error {
+	h.mu.Lock()
+	h.closed = true
+	sessions := make([]*httpSession, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		sessions = append(sessions, s)
 	}
-	if o := r.Header.Get("Origin"); o != "" && !loopbackOrigin(o) {
-		http.Error(w, "toolcap: origin not allowed", http.StatusForbidden)
+	h.mu.Unlock()
+	for _, s := range sessions {
+		s.close() // its streams end: their handlers return
+	}
+	h.stop() // each relay closes its server
+	done := make(chan struct{})
+	go func() {
+		h.relays.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("mcpproxy: stopping the sessions' servers: %w", ctx.Err())
+	}
+}
+
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.admit(w, r) {
 		return
 	}
 	switch r.Method {
 	case http.MethodPost:
 		h.post(w, r)
 	case http.MethodGet:
-		s := h.session(w, r)
-		if s != nil {
-			s.get(w, r)
+		if _, events := accepts(r.Header.Values("Accept")); !events {
+			refuse(w, r, "toolcap: Accept must list text/event-stream", http.StatusNotAcceptable)
+			return
+		}
+		if s := h.session(w, r); s != nil {
+			s.serveGET(w, r)
+			s.leave()
 		}
 	case http.MethodDelete:
-		s := h.session(w, r)
-		if s != nil {
+		if s := h.session(w, r); s != nil {
+			s.leave()
 			s.close()
 			w.WriteHeader(http.StatusNoContent)
 		}
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		http.Error(w, "toolcap: method not allowed", http.StatusMethodNotAllowed)
+		refuse(w, r, "toolcap: method not allowed", http.StatusMethodNotAllowed)
 	}
 }
 
-func loopbackOrigin(origin string) bool {
-	u, err := url.Parse(origin)
-	if err != nil {
-		return false
-	}
-	host := u.Hostname()
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// session finds the request's session, or answers 400 or 404.
-func (h *httpHandler) session(w http.ResponseWriter, r *http.Request) *httpSession {
+// session finds the request's session and counts the request as active in
+// it until the caller calls leave, or answers 400 or 404.
+func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) *httpSession {
 	id := r.Header.Get(sessionHeader)
 	if id == "" {
-		http.Error(w, "toolcap: missing "+sessionHeader, http.StatusBadRequest)
+		refuse(w, r, "toolcap: missing "+sessionHeader, http.StatusBadRequest)
 		return nil
 	}
 	h.mu.Lock()
 	s := h.sessions[id]
 	h.mu.Unlock()
-	if s == nil {
-		http.Error(w, "toolcap: unknown or ended session", http.StatusNotFound)
+	if s == nil || !s.enter() {
+		refuse(w, r, "toolcap: unknown or ended session", http.StatusNotFound)
 		return nil
 	}
 	return s
 }
 
-func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, int64(h.p.max)+1))
+// reserve counts a session about to start against the bound, or answers
+// 503.
+func (h *HTTPHandler) reserve(w http.ResponseWriter, r *http.Request) bool {
+	h.mu.Lock()
+	closed, full := h.closed, len(h.sessions)+h.starting >= h.maxSessions
+	if !closed && !full {
+		h.starting++
+	}
+	h.mu.Unlock()
+	switch {
+	case closed:
+		refuseRPC(w, r, http.StatusServiceUnavailable, codeServerBusy, "toolcap: the proxy is shutting down")
+		return false
+	case full:
+		w.Header().Set("Retry-After", "10")
+		refuseRPC(w, r, http.StatusServiceUnavailable, codeServerBusy,
+			fmt.Sprintf("toolcap: the proxy serves its maximum of %d sessions (--max-sessions); retry later, or end a session (DELETE)", h.maxSessions))
+		return false
+	}
+	return true
+}
+
+func (h *HTTPHandler) unreserve() {
+	h.mu.Lock()
+	h.starting--
+	h.mu.Unlock()
+}
+
+func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
+	if !postHeaders(w, r) {
+		return
+	}
+	// The session, or room for a new one, before the body is read.
+	var s *httpSession
+	reserved := false
+	if r.Header.Get(sessionHeader) != "" {
+		if s = h.session(w, r); s == nil {
+			return
+		}
+		defer s.leave()
+	} else {
+		if !h.reserve(w, r) {
+			return
+		}
+		reserved = true
+		defer func() {
+			if reserved {
+				h.unreserve()
+			}
+		}()
+	}
+
+	body, held, err := h.readBody(w, r)
 	if err != nil {
-		http.Error(w, "toolcap: reading the request: "+err.Error(), http.StatusBadRequest)
+		h.bodyError(w, r, err)
 		return
 	}
-	if len(body) > h.p.max {
-		http.Error(w, fmt.Sprintf("toolcap: the request is over the proxy's bound of %d bytes", h.p.max), http.StatusRequestEntityTooLarge)
-		return
+	defer func() { h.budget.give(held) }()
+	body = bytes.TrimSpace(body)
+	// The relay reads newline-delimited messages: a newline inside JSON is
+	// whitespace (or invalid in a string anyway), so it becomes a space, in
+	// place.
+	for i, c := range body {
+		if c == '\n' {
+			body[i] = ' '
+		}
 	}
-	body = bytes.ReplaceAll(bytes.TrimSpace(body), []byte("\n"), []byte(" "))
 	if len(body) == 0 {
 		http.Error(w, "toolcap: empty request", http.StatusBadRequest)
 		return
 	}
-	msgs := [][]byte{body}
-	if body[0] == '[' {
-		msgs = splitBatch(body)
-		if len(msgs) == 0 {
-			// JSON-RPC 2.0: an empty batch is an invalid request; it is
-			// not forwarded.
-			http.Error(w, "toolcap: an empty batch, or one that is not valid JSON, is an invalid request", http.StatusBadRequest)
-			return
-		}
-	}
-	var ids []string
-	initialize := false
-	for _, m := range msgs {
-		env, err := envelopeOfMessage(m)
-		if err != nil {
-			http.Error(w, "toolcap: not a JSON-RPC message: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		if env.isRequest() {
-			ids = append(ids, string(env.id))
-			initialize = initialize || env.method == "initialize"
-		}
+	reqs, initialize, err := requestsOf(body)
+	if err != nil {
+		http.Error(w, "toolcap: "+err.Error(), http.StatusBadRequest)
+		return
 	}
 
-	var s *httpSession
-	if initialize && r.Header.Get(sessionHeader) == "" {
+	if s == nil {
+		if !initialize {
+			http.Error(w, "toolcap: missing "+sessionHeader+" (only an initialize request starts a session)", http.StatusBadRequest)
+			return
+		}
 		s, err = h.start(r.Context())
+		h.unreserve()
+		reserved = false
 		if err != nil {
+			if errors.Is(err, errClosed) {
+				writeRPCError(w, http.StatusServiceUnavailable, codeServerBusy, "toolcap: the proxy is shutting down")
+				return
+			}
 			h.p.logger.Error("could not reach the MCP server for a new session", "error", err)
 			http.Error(w, "toolcap: could not reach the MCP server: "+err.Error(), http.StatusBadGateway)
 			return
 		}
+		defer s.leave()
 		w.Header().Set(sessionHeader, s.id)
-	} else if s = h.session(w, r); s == nil {
-		return
 	}
 
-	if len(ids) == 0 {
-		if err := s.send(body); err != nil {
+	if len(reqs) == 0 {
+		err := s.send(body)
+		h.budget.give(held)
+		held = 0
+		if err != nil {
 			http.Error(w, "toolcap: the session ended", http.StatusNotFound)
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	st := s.openStream(ids)
+	st, dup := s.openStream(reqs)
+	if st == nil {
+		writeRPCError(w, http.StatusBadRequest, codeInvalidRequest,
+			fmt.Sprintf("toolcap: a request with id %s is already pending in this session; it was not forwarded", truncID([]byte(dup))))
+		return
+	}
 	defer s.closeStream(st)
-	if err := s.send(body); err != nil {
+	err = s.send(body)
+	// The relay has taken the body: its bytes go back to the budget while
+	// the response is awaited.
+	h.budget.give(held)
+	held, body = 0, nil
+	if err != nil {
 		http.Error(w, "toolcap: the session ended", http.StatusNotFound)
 		return
 	}
 	st.serve(w, r)
 }
 
+// errClosed reports a session that could not start because the handler
+// was closed.
+var errClosed = errors.New("the proxy is shutting down")
+
 // start begins a new session: a server of its own, relayed through the
-// proxy until either side ends.
-func (h *httpHandler) start(ctx context.Context) (*httpSession, error) {
-	server, err := h.opts.Dial(context.WithoutCancel(ctx))
+// proxy until either side ends. The session is returned active (see
+// httpSession.enter).
+func (h *HTTPHandler) start(ctx context.Context) (*httpSession, error) {
+	server, err := h.dial(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, err
 	}
-	inR, inW := io.Pipe()
-	s := &httpSession{
-		id:      rand.Text(),
-		in:      inW,
-		inR:     inR,
-		pending: map[string]*eventStream{},
-		done:    make(chan struct{}),
-	}
+	s := newHTTPSession(h)
+	s.active = 1
 	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		_ = server.Close()
+		return nil, errClosed
+	}
 	h.sessions[s.id] = s
+	h.relays.Add(1)
 	h.mu.Unlock()
 	go func() {
-		err := h.p.serve(context.Background(), s, server, "http:"+s.id)
-		if err != nil {
+		defer h.relays.Done()
+		err := h.p.serve(h.base, s, server, "http:"+s.id)
+		switch {
+		case errors.Is(err, context.Canceled):
+			h.p.logger.Debug("a session ended as the proxy shut down", "session", s.id)
+		case err != nil:
 			h.p.logger.Warn("a session ended", "session", s.id, "error", err)
 		}
 		h.mu.Lock()
@@ -218,230 +413,106 @@ func (h *httpHandler) start(ctx context.Context) (*httpSession, error) {
 	return s, nil
 }
 
-// httpSession is one client's session: the client's side of a relay.
-type httpSession struct {
-	id   string
-	in   *io.PipeWriter // the client's messages, to the relay
-	inR  *io.PipeReader
-	inMu sync.Mutex
-
-	mu         sync.Mutex
-	pending    map[string]*eventStream // POST streams waiting for a response, by request id
-	standalone *eventStream            // the GET stream
-	queue      [][]byte                // messages waiting for a stream
-	done       chan struct{}
-	closeOnce  sync.Once
+// postRequest is a request a POST carries: its id, and the progress token
+// its params' _meta names (empty when none), by which the server's
+// progress notifications find its stream.
+type postRequest struct {
+	id    string
+	token string
 }
 
-// Read gives the relay the client's messages.
-func (s *httpSession) Read(p []byte) (int, error) { return s.inR.Read(p) }
-
-// send hands one of the client's messages (one line) to the relay.
-func (s *httpSession) send(msg []byte) error {
-	s.inMu.Lock()
-	defer s.inMu.Unlock()
-	_, err := s.in.Write(append(msg, '\n'))
-	return err
-}
-
-// WriteMessage takes one of the relay's messages for the client and routes
-// it to its stream: a response to the POST that asked for it, anything else
-// to the GET stream, or to a POST stream still open, or to a bounded queue
-// until one opens.
-func (s *httpSession) WriteMessage(msg []byte) error {
-	env, err := envelopeOfMessage(msg)
-	if err != nil {
-		env = nil // not a response: it goes to whatever stream is open
+// requestsOf reads the requests of a POST's body, one message or a batch,
+// and whether one of them is initialize.
+func requestsOf(body []byte) ([]postRequest, bool, error) {
+	if body[0] != '[' {
+		env, err := envelopeOfMessage(body)
+		if err != nil {
+			return nil, false, fmt.Errorf("not a JSON-RPC message: %w", err)
+		}
+		if !env.isRequest() {
+			return nil, false, nil
+		}
+		return []postRequest{{id: string(env.id), token: progressTokenOf(body)}}, env.method == "initialize", nil
 	}
-	msg = bytes.Clone(msg) // it waits for its stream
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	select {
-	case <-s.done:
-		return io.ErrClosedPipe
-	default:
+	// A batch is walked one element at a time, each decoded into the same
+	// buffer: what is held beside the body is the requests' ids, however
+	// many elements it has.
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil {
+		return nil, false, errors.New("a batch that is not valid JSON is an invalid request")
 	}
-	s.route(msg, env)
-	return nil
-}
-
-// route sends msg, whose envelope is env (nil when unknown), on its way;
-// it requires s.mu.
-func (s *httpSession) route(msg []byte, env *message) {
-	if env != nil && env.isResponse() {
-		if st := s.pending[string(env.id)]; st != nil {
-			delete(s.pending, string(env.id))
-			st.push(msg, true)
-			return
+	var (
+		reqs       []postRequest
+		initialize bool
+		elem       json.RawMessage
+		n          int
+	)
+	for dec.More() {
+		if err := dec.Decode(&elem); err != nil {
+			return nil, false, errors.New("a batch that is not valid JSON is an invalid request")
+		}
+		n++
+		// encoding/json rather than the relay's scanner, whose buffer
+		// per message would be allocated again for each of millions of
+		// elements: the batch is valid JSON already, and the relay reads
+		// each element again with its own rules.
+		var env struct {
+			ID     json.RawMessage `json:"id"`
+			Method *string         `json:"method"`
+		}
+		if elem[0] != '{' || json.Unmarshal(elem, &env) != nil {
+			return nil, false, errors.New("not a JSON-RPC message: a batch element that is not an object")
+		}
+		if env.ID != nil && env.Method != nil {
+			reqs = append(reqs, postRequest{id: string(env.ID), token: progressTokenOf(elem)})
+			initialize = initialize || *env.Method == "initialize"
 		}
 	}
-	if st := s.anyStream(); st != nil {
-		st.push(msg, false)
-		return
+	if _, err := dec.Token(); err != nil {
+		return nil, false, errors.New("a batch that is not valid JSON is an invalid request")
 	}
-	if len(s.queue) < maxQueued {
-		s.queue = append(s.queue, msg)
+	if n == 0 {
+		// JSON-RPC 2.0: an empty batch is an invalid request; it is not
+		// forwarded.
+		return nil, false, errors.New("an empty batch is an invalid request")
 	}
+	return reqs, initialize, nil
 }
 
-// anyStream returns a stream that can carry a message that answers no
-// request; it requires s.mu.
-func (s *httpSession) anyStream() *eventStream {
-	if s.standalone != nil {
-		return s.standalone
+// progressTokenOf returns the progress token a request's params._meta
+// names, as JSON, or "" when it names none.
+func progressTokenOf(req []byte) string {
+	if !bytes.Contains(req, []byte(`"progressToken"`)) {
+		return "" // most requests: not decoded at all
 	}
-	for _, st := range s.pending {
-		return st
+	var m struct {
+		Params struct {
+			Meta struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+			} `json:"_meta"`
+		} `json:"params"`
 	}
-	return nil
-}
-
-// flushQueue sends what waited for a stream; it requires s.mu.
-func (s *httpSession) flushQueue() {
-	if st := s.anyStream(); st != nil {
-		for _, m := range s.queue {
-			st.push(m, false)
-		}
-		s.queue = nil
+	if json.Unmarshal(req, &m) != nil {
+		return ""
 	}
+	return string(m.Params.Meta.ProgressToken)
 }
 
-func (s *httpSession) openStream(ids []string) *eventStream {
-	st := newEventStream(len(ids))
-	s.mu.Lock()
-	for _, id := range ids {
-		s.pending[id] = st
+// notifiedToken returns the progress token of a progress notification from
+// the server, or "".
+func notifiedToken(msg []byte) string {
+	var n struct {
+		Params struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"params"`
 	}
-	s.flushQueue()
-	s.mu.Unlock()
-	return st
-}
-
-func (s *httpSession) closeStream(st *eventStream) {
-	s.mu.Lock()
-	for id, x := range s.pending {
-		if x == st {
-			delete(s.pending, id)
-		}
+	if json.Unmarshal(msg, &n) != nil {
+		return ""
 	}
-	if s.standalone == st {
-		s.standalone = nil
-	}
-	s.mu.Unlock()
+	return string(n.Params.ProgressToken)
 }
 
-func (s *httpSession) get(w http.ResponseWriter, r *http.Request) {
-	st := newEventStream(-1)
-	s.mu.Lock()
-	if s.standalone != nil {
-		s.mu.Unlock()
-		http.Error(w, "toolcap: a GET stream is already open for this session", http.StatusConflict)
-		return
-	}
-	s.standalone = st
-	s.flushQueue()
-	s.mu.Unlock()
-	defer s.closeStream(st)
-	st.serve(w, r)
-}
+// newSessionID returns a fresh, unguessable session id.
+func newSessionID() string { return rand.Text() }
 
-// Close ends the client's side: the relay reads EOF.
-func (s *httpSession) Close() error {
-	s.close()
-	return nil
-}
-
-func (s *httpSession) close() {
-	s.closeOnce.Do(func() {
-		close(s.done)
-		// Not under inMu: a send blocked on a pipe nobody reads any more
-		// holds it; closing the reader ends that send.
-		_ = s.inR.CloseWithError(io.ErrClosedPipe)
-		_ = s.in.Close()
-		s.mu.Lock()
-		for _, st := range s.pending {
-			st.end()
-		}
-		if s.standalone != nil {
-			s.standalone.end()
-		}
-		s.mu.Unlock()
-	})
-}
-
-// eventStream is one HTTP response carrying server-sent events.
-type eventStream struct {
-	mu    sync.Mutex
-	msgs  [][]byte
-	left  int // responses still to come; -1: the GET stream, which never ends by itself
-	ended bool
-	wake  chan struct{}
-}
-
-func newEventStream(responses int) *eventStream {
-	return &eventStream{left: responses, wake: make(chan struct{}, 1)}
-}
-
-func (st *eventStream) push(msg []byte, response bool) {
-	st.mu.Lock()
-	st.msgs = append(st.msgs, msg)
-	if response && st.left > 0 {
-		st.left--
-	}
-	st.mu.Unlock()
-	st.signal()
-}
-
-func (st *eventStream) end() {
-	st.mu.Lock()
-	st.ended = true
-	st.mu.Unlock()
-	st.signal()
-}
-
-func (st *eventStream) signal() {
-	select {
-	case st.wake <- struct{}{}:
-	default:
-	}
-}
-
-// serve writes the stream's events until its last response, the end of the
-// session, or the client's going away.
-func (st *eventStream) serve(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	if flusher != nil {
-		flusher.Flush()
-	}
-	for {
-		st.mu.Lock()
-		msgs := st.msgs
-		st.msgs = nil
-		done := st.left == 0 || st.ended
-		st.mu.Unlock()
-		for _, m := range msgs {
-			var b strings.Builder
-			b.Grow(len(m) + 24)
-			b.WriteString("event: message\ndata: ")
-			b.Write(m)
-			b.WriteString("\n\n")
-			if _, err := io.WriteString(w, b.String()); err != nil {
-				return
-			}
-		}
-		if flusher != nil && len(msgs) > 0 {
-			flusher.Flush()
-		}
-		if done {
-			return
-		}
-		select {
-		case <-st.wake:
-		case <-r.Context().Done():
-			return
-		}
-	}
-}
+var _ Conn = (*httpSession)(nil)

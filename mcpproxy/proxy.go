@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/hashicorp/go-hclog"
@@ -61,6 +62,12 @@ type Options struct {
 	// session. Nil keeps nothing: the marker is the plain one and the
 	// server's tools are listed as they are.
 	Rest rest.Store
+	// CallTimeout, when positive, bounds the time the server has to answer
+	// each request of the client's: past it, the client gets a JSON-RPC
+	// error for the request and the server a notifications/cancelled for
+	// it, and an answer that comes later is dropped. Zero waits as long as
+	// the server takes.
+	CallTimeout time.Duration
 }
 
 // ErrServerExited is returned (wrapped) by [Proxy.Serve] when the server

@@ -38,6 +38,14 @@ type message struct {
 	// message with more than one is invalid, and is never forwarded.
 	extraIDs [][]byte
 	sawID    bool
+	// idBytes is the length of an id longer than the reader could hold
+	// (see reader.idMax); the id is then nil.
+	idBytes int64
+	// tooDeep reports a message with a value nested deeper than
+	// wire.MaxDepth: it was read past that value for its envelope only (id,
+	// method, kind), and is never forwarded (raw is nil, result unread).
+	tooDeep bool
+	batch   bool // the message is a batch (read for its size only)
 
 	// Set while reading a response the reader was told to reduce (a
 	// tools/call result or error).
@@ -57,6 +65,11 @@ type strayLine struct {
 	head []byte // its first bytes, for the log
 	size int64
 	err  error // why it is not a message; nil for a line that is not JSON at all
+	// msg is what was read of the envelope before the error (the id, the
+	// method, the kind, when they came first), so that a request, or a
+	// response a request waits for, can still be answered; nil for a line
+	// that is not JSON at all.
+	msg *message
 }
 
 func (e *strayLine) Error() string { return e.describe("") }
@@ -78,11 +91,16 @@ type reader struct {
 	br  *bufio.Reader
 	sc  *wire.Scanner
 	max int // Options.MaxMessageBytes
+	// idMax bounds the ids the reader holds: the message bound, since the
+	// peers bound none (the MCP SDKs take any string) and a message within
+	// its bound is held whole anyway. An id longer is in a message over the
+	// bound, which cannot be held to answer it either.
+	idMax int
 }
 
 func newReader(r io.Reader, max, size int) *reader {
 	br := bufio.NewReaderSize(r, size)
-	return &reader{br: br, sc: wire.NewScanner(br), max: max}
+	return &reader{br: br, sc: wire.NewScanner(br), max: max, idMax: max}
 }
 
 // reduceFunc is asked, when the reader reaches the result or the error of
@@ -129,9 +147,27 @@ func (r *reader) next(reduce reduceFunc) (*message, error) {
 	m := &message{}
 	c, _ := r.sc.Kind()
 	if c == '[' {
+		m.batch = true
 		err = r.sc.Skip() // a batch: examined element by element later
 	} else {
-		err = r.envelope(m, reduce)
+		err = r.sc.Object(r.member(m, reduce))
+	}
+	if de := (*wire.DepthError)(nil); errors.As(err, &de) {
+		// Valid JSON, maybe, but deeper than the scanner follows: read on
+		// past it in constant memory for what follows it at the top level
+		// (the id, when it comes after), so that the message can still be
+		// answered. It is never forwarded.
+		m.tooDeep = true
+		if m.result != nil {
+			m.result.abort()
+		}
+		m.result, m.rpcErr = nil, nil
+		r.sc.StopTee()
+		if c == '[' {
+			err = r.sc.SkipOut(0)
+		} else {
+			err = r.sc.Resume(1, r.member(m, nil))
+		}
 	}
 	if err == nil {
 		err = r.sc.EndMessage()
@@ -155,7 +191,12 @@ func (r *reader) next(reduce reduceFunc) (*message, error) {
 			return nil, rerr
 		}
 		r.sc.StopTee()
-		return nil, &strayLine{head: bytes.Clone(head), size: m.size + n, err: err}
+		m.result, m.rpcErr = nil, nil
+		return nil, &strayLine{head: bytes.Clone(head), size: m.size + n, err: err, msg: m}
+	}
+	if m.tooDeep {
+		m.raw = nil
+		return m, nil
 	}
 	if frame != nil {
 		m.raw = frame
@@ -199,28 +240,39 @@ func (r *reader) frame() ([]byte, error) {
 	}
 }
 
-// envelope reads the members of a message's top-level object.
-func (r *reader) envelope(m *message, reduce reduceFunc) error {
+// member returns the reader of the members of a message's top-level
+// object, which records the envelope in m.
+func (r *reader) member(m *message, reduce reduceFunc) func(key string) error {
 	sc := r.sc
-	return sc.Object(func(key string) error {
+	extra := 0 // bytes of m.extraIDs
+	return func(key string) error {
 		switch key {
 		case "id":
-			raw, ok, err := sc.Capture(maxIDBytes)
+			if m.sawID && (len(m.extraIDs) >= maxExtraIDs || extra >= r.idMax) {
+				// Kept only up to a few, and in all no more than one id
+				// may take, so that a message of many ids costs no more
+				// than one of a few.
+				return sc.Skip()
+			}
+			start := sc.Offset()
+			raw, ok, err := sc.Capture(max(r.idMax, maxIDBytes) - extra)
 			if err != nil {
 				return err
 			}
-			if !ok {
-				return &wire.SyntaxError{Offset: sc.Offset(), Msg: "an id longer than 1024 bytes"}
-			}
 			if m.sawID {
-				// Kept only up to a few, so that a message of many ids
-				// costs no more than one of a few.
-				if len(m.extraIDs) < maxExtraIDs {
+				if ok {
 					m.extraIDs = append(m.extraIDs, bytes.Clone(raw))
+					extra += len(raw)
 				}
 				return nil
 			}
 			m.sawID = true
+			if !ok {
+				// Longer than any message the reader holds: not held, and
+				// so not answered; how long it was is logged.
+				m.idBytes = sc.Offset() - start
+				return nil
+			}
 			if !bytes.Equal(raw, []byte("null")) {
 				m.id = bytes.Clone(raw)
 			}
@@ -260,10 +312,13 @@ func (r *reader) envelope(m *message, reduce reduceFunc) error {
 			return err
 		}
 		return sc.Skip()
-	})
+	}
 }
 
 const (
+	// maxIDBytes is the least id length every reader holds, even one
+	// reading with no message bound (envelopeOfMessage): reader.idMax is
+	// the bound otherwise.
 	maxIDBytes     = 1024
 	maxMethodBytes = 1024
 	// maxExtraIDs is how many "id" members after the first a message's

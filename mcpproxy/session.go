@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
 	"github.com/toolcap/toolcap/rest"
 )
 
@@ -104,10 +105,24 @@ func (s *session) clientLoop() error {
 		var stray *strayLine
 		if errors.As(err, &stray) {
 			s.p.logger.Warn(stray.describe(" from the client"))
+			if m := stray.msg; m != nil && m.isRequest() {
+				// Its id came before the error: the client waits for an
+				// answer, and gets JSON-RPC's parse error.
+				msg := fmt.Sprintf("toolcap: the request is not valid JSON (%v); it was not forwarded", stray.err)
+				if err := s.cw.write(errorResponse(m.id, codeParseError, msg)); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		if err != nil {
 			return err
+		}
+		if m.tooDeep {
+			if err := s.refuseDeepFromClient(m); err != nil {
+				return err
+			}
+			continue
 		}
 		if m.raw != nil && m.raw[0] == '[' {
 			elems := splitBatch(m.raw)
@@ -151,6 +166,11 @@ func (s *session) clientLoop() error {
 		if m.tooLarge {
 			s.p.logger.Warn("a message from the client is over the bound and was not forwarded",
 				"method", m.method, "bytes", m.size, "max_message_bytes", s.p.max)
+			if m.idBytes > 0 {
+				// Not even its id was held: it cannot be answered.
+				s.p.logger.Warn("the message's id is longer than the bound, so it cannot be answered",
+					"method", m.method, "id_bytes", m.idBytes, "max_message_bytes", s.p.max)
+			}
 			switch {
 			case m.isRequest():
 				msg := fmt.Sprintf("toolcap: the request was %d bytes, over the proxy's bound of %d bytes (--max-message); it was not forwarded", m.size, s.p.max)
@@ -193,6 +213,7 @@ func (s *session) noteRequest(m *message) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
+	s.armTimeout(m.id, s.seq)
 	switch m.method {
 	case "tools/call":
 		var req struct {
@@ -294,6 +315,14 @@ func (s *session) serverLoop() error {
 		var stray *strayLine
 		if errors.As(err, &stray) {
 			s.p.logger.Warn(stray.describe(" from the server"))
+			if m := stray.msg; m != nil && !m.hasMethod && m.id != nil && (m.hasResult || m.hasError) {
+				// A response whose id came before the error: the request
+				// it answers gets an error in its place.
+				why := fmt.Sprintf("the server's response was not valid JSON (%v)", stray.err)
+				if err := s.answerInPlace(m, why); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		if err != nil {
@@ -328,6 +357,9 @@ func (s *session) fromServer(m *message) error {
 	}
 	if m.extraIDs != nil && !m.hasMethod {
 		return s.dropDuplicateIDs(m)
+	}
+	if m.tooDeep {
+		return s.refuseDeepFromServer(m)
 	}
 	switch {
 	case m.isResponse():
@@ -420,6 +452,77 @@ func (s *session) dropDuplicateIDs(m *message) error {
 	return nil
 }
 
+// deepWhy names the nesting bound, in the errors that answer a message
+// over it.
+var deepWhy = fmt.Sprintf("nested deeper than %d levels, the proxy's bound (that of Go's encoding/json)", wire.MaxDepth)
+
+// refuseDeepFromClient answers a message of the client's nested deeper
+// than the scanner follows, which is not forwarded: a request gets an
+// invalid-request error for its id, a response to the server's request is
+// replaced by an error to the server, anything else is dropped.
+func (s *session) refuseDeepFromClient(m *message) error {
+	s.p.logger.Warn("a message from the client is nested deeper than the bound and was not forwarded",
+		"method", m.method, "bytes", m.size, "max_depth", wire.MaxDepth)
+	switch {
+	case m.batch:
+		// Its elements are not known: JSON-RPC's answer to a batch that
+		// cannot be read is one error whose id is null.
+		return s.cw.write(errorResponse([]byte("null"), codeInvalidRequest, "toolcap: the batch is "+deepWhy+"; it was not forwarded"))
+	case m.isRequest():
+		return s.cw.write(errorResponse(m.id, codeInvalidRequest, "toolcap: the request is "+deepWhy+"; it was not forwarded"))
+	case m.isResponse():
+		return s.sw.write(errorResponse(m.id, codeInternal, "toolcap: the client's response was "+deepWhy+"; it was dropped"))
+	}
+	return nil
+}
+
+// refuseDeepFromServer answers a message of the server's nested deeper
+// than the scanner follows, which is not forwarded: the request of the
+// client's that a response answers gets an error in its place (a
+// tools/call result too: it was not read, so it cannot be capped), a
+// request of the server's gets an invalid-request error, anything else is
+// dropped.
+func (s *session) refuseDeepFromServer(m *message) error {
+	switch {
+	case m.isResponse():
+		return s.answerInPlace(m, "the server's response was "+deepWhy)
+	case m.isRequest():
+		s.p.logger.Warn("a request from the server is nested deeper than the bound; it is answered with an error",
+			"method", m.method, "bytes", m.size, "max_depth", wire.MaxDepth)
+		return s.sw.write(errorResponse(m.id, codeInvalidRequest, "toolcap: the request is "+deepWhy+"; it was not forwarded"))
+	}
+	s.p.logger.Warn("a message from the server is nested deeper than the bound and was dropped",
+		"method", m.method, "bytes", m.size, "max_depth", wire.MaxDepth)
+	return nil
+}
+
+// answerInPlace answers the pending request a response from the server
+// names, which cannot be forwarded for why, with an error: the request still
+// gets exactly one answer. A response to no pending request is dropped.
+func (s *session) answerInPlace(m *message, why string) error {
+	id := string(m.id)
+	s.mu.Lock()
+	call := s.calls[id]
+	delete(s.calls, id)
+	delete(s.lists, id)
+	_, other := s.others[id]
+	delete(s.others, id)
+	s.mu.Unlock()
+	if (call == nil || call.cancelled) && !other {
+		// Nothing waits for it: the client cancelled the call (and is owed
+		// no answer), or never sent the id.
+		s.p.logger.Warn("dropped a response from the server to no pending request (an unknown id, or one already answered or cancelled): "+why,
+			"id", truncID(m.id), "bytes", m.size)
+		return nil
+	}
+	args := []any{"id", truncID(m.id), "bytes", m.size}
+	if call != nil {
+		args = append(args, "tool", call.tool, "call_id", call.callID)
+	}
+	s.p.logger.Warn(why+"; the client gets an error instead", args...)
+	return s.cw.write(errorResponse(m.id, codeInternal, "toolcap: "+why+"; it was dropped"))
+}
+
 // truncID is an id as logged: at most its first 64 bytes.
 func truncID(id []byte) string {
 	const most = 64
@@ -457,8 +560,11 @@ func (s *session) failPending(why error) {
 }
 
 // codeInvalidRequest is JSON-RPC's code for a message that is not a valid
-// request, such as an empty batch.
+// request, such as an empty batch or one nested past the proxy's bound.
 const codeInvalidRequest = -32600
+
+// codeParseError is JSON-RPC's code for a message that is not valid JSON.
+const codeParseError = -32700
 
 // splitBatch returns the messages of a JSON-RPC batch: none for an empty
 // batch, or for one that is not valid JSON.

@@ -16,10 +16,30 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	"github.com/toolcap/toolcap/cut"
 )
 
-// MaxDepth bounds the nesting of arrays and objects the scanner follows.
-const MaxDepth = 512
+// MaxDepth bounds the nesting of arrays and objects the scanner follows:
+// 10,000, the bound of Go's encoding/json, which the proxy and the MCP Go
+// SDK decode messages with, and above what the other peers' decoders reach
+// (Python's json stops near 1,000 levels, its recursion limit; serde_json
+// at 128). A peer may still send deeper JSON (JavaScript's JSON.parse has no
+// bound): the scanner then reports a [DepthError], and [Scanner.Resume]
+// reads on past it, in constant memory, to the members that follow.
+const MaxDepth = 10000
+
+// A DepthError reports a value nested deeper than [MaxDepth] levels, and
+// where (the offset of the array or object that went past it). The
+// scanner stops before that value: [Scanner.SkipOut] and [Scanner.Resume]
+// read past it.
+type DepthError struct {
+	Offset int64
+}
+
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("nesting deeper than %d levels at byte %d of the message", MaxDepth, e.Offset)
+}
 
 // A SyntaxError reports input that is not JSON, and where (the offset from
 // the start of the message).
@@ -44,6 +64,12 @@ type Scanner struct {
 
 	scratch []byte // decoded escapes, see String
 
+	// depth is how many arrays and objects are open at the position: the
+	// level Object and Array check against MaxDepth, and the one
+	// SkipOut returns to.
+	depth int
+	stack []byte // the closing bytes of the containers skip has open
+
 	capture  []byte // copy of the value being captured, see Capture
 	capMax   int
 	capping  bool
@@ -57,6 +83,7 @@ func NewScanner(br *bufio.Reader) *Scanner { return &Scanner{br: br} }
 // Reset starts a new message: the offset goes back to 0 and teeing stops.
 func (s *Scanner) Reset() {
 	s.off = 0
+	s.depth = 0
 	s.teeing, s.teeOver = false, false
 	s.tee = s.tee[:0]
 }
@@ -283,8 +310,11 @@ func (s *Scanner) EndMessage() error {
 // Object reads an object, calling field for each member with the member's
 // key; field must consume the member's value (with one of the Scanner's
 // value methods). Keys longer than 4096 bytes are an error.
+//
+// An object that would open past [MaxDepth] levels is a [*DepthError],
+// returned before anything of it is consumed.
 func (s *Scanner) Object(field func(key string) error) error {
-	if err := s.expect('{'); err != nil {
+	if err := s.open('{'); err != nil {
 		return err
 	}
 	c, err := s.peekValue()
@@ -293,10 +323,35 @@ func (s *Scanner) Object(field func(key string) error) error {
 	}
 	if c == '}' {
 		s.consume(1)
+		s.depth--
 		return nil
 	}
+	return s.members(field, false)
+}
+
+// members reads an object's members from the first key on (or, with
+// comma, from the ',' that comes before the next one) to its closing
+// brace, calling field for each.
+func (s *Scanner) members(field func(key string) error, comma bool) error {
 	var key []byte
 	for {
+		if comma {
+			c, err := s.peekValue()
+			if err != nil {
+				return err
+			}
+			s.consume(1)
+			switch c {
+			case ',':
+			case '}':
+				s.depth--
+				return nil
+			default:
+				return s.syntax("want ',' or '}' in an object, got %q", c)
+			}
+		}
+		comma = true
+		var err error
 		key = key[:0]
 		key, err = s.appendString(key, 4096)
 		if err != nil {
@@ -308,25 +363,95 @@ func (s *Scanner) Object(field func(key string) error) error {
 		if err := field(string(key)); err != nil {
 			return err
 		}
-		c, err := s.peekValue()
+	}
+}
+
+// open consumes the '{' or '[' that opens a container, one level deeper,
+// or returns a DepthError past MaxDepth.
+func (s *Scanner) open(c byte) error {
+	got, err := s.peekValue()
+	switch {
+	case err != nil:
+		return err
+	case got != c:
+		return s.syntax("want %q, got %q", c, got)
+	case s.depth >= MaxDepth:
+		return &DepthError{Offset: s.off}
+	}
+	s.consume(1)
+	s.depth++
+	return nil
+}
+
+// Depth returns how many arrays and objects are open at the position: 1
+// inside a message's top-level object.
+func (s *Scanner) Depth() int { return s.depth }
+
+// SkipOut consumes what is left of the containers open past level, so
+// that the scanner is back at level, just after the value that was open
+// there. It reads past a [DepthError] in constant memory, whatever the
+// depth: it matches brackets by count alone (strings are read as strings,
+// so brackets inside them do not count), so it checks no more than that
+// the value ends on this line. It is for a message that is refused all the
+// same, and read on only for the members that follow (its id).
+func (s *Scanner) SkipOut(level int) error {
+	for s.depth > level {
+		b, err := s.window()
 		if err != nil {
+			return s.unexpectedEOF(err)
+		}
+		i, str := 0, false
+	scan:
+		for ; i < len(b) && s.depth > level; i++ {
+			switch b[i] {
+			case '{', '[':
+				s.depth++
+			case '}', ']':
+				s.depth--
+			case '"':
+				str = true
+				break scan
+			case '\n':
+				s.consume(i)
+				return s.syntax("the line ends inside the message")
+			}
+		}
+		s.consume(i)
+		if str {
+			if _, err := s.String(nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Resume goes on with the object open at level after one of its members
+// failed with a [DepthError]: it skips what is left of that member
+// ([Scanner.SkipOut]), then reads the object's remaining members as
+// [Scanner.Object] does, to its closing brace. A member that fails with a
+// DepthError again is skipped the same way. It lets a reader find the
+// members that follow a value too deep to read, such as a message's id.
+func (s *Scanner) Resume(level int, field func(key string) error) error {
+	for {
+		if err := s.SkipOut(level); err != nil {
 			return err
 		}
-		s.consume(1)
-		switch c {
-		case ',':
-		case '}':
-			return nil
-		default:
-			return s.syntax("want ',' or '}' in an object, got %q", c)
+		err := s.members(field, true)
+		var de *DepthError
+		if !errors.As(err, &de) {
+			return err
 		}
 	}
 }
 
 // Array reads an array, calling elem for each element, which elem must
 // consume.
+//
+// An array that would open past [MaxDepth] levels is a [*DepthError],
+// returned before anything of it is consumed.
 func (s *Scanner) Array(elem func(i int) error) error {
-	if err := s.expect('['); err != nil {
+	if err := s.open('['); err != nil {
 		return err
 	}
 	c, err := s.peekValue()
@@ -335,6 +460,7 @@ func (s *Scanner) Array(elem func(i int) error) error {
 	}
 	if c == ']' {
 		s.consume(1)
+		s.depth--
 		return nil
 	}
 	for i := 0; ; i++ {
@@ -349,6 +475,7 @@ func (s *Scanner) Array(elem func(i int) error) error {
 		switch c {
 		case ',':
 		case ']':
+			s.depth--
 			return nil
 		default:
 			return s.syntax("want ',' or ']' in an array, got %q", c)
@@ -361,15 +488,33 @@ func (s *Scanner) Array(elem func(i int) error) error {
 func (s *Scanner) Kind() (byte, error) { return s.peekValue() }
 
 // String reads a string value and writes its decoded bytes to w in pieces
-// (w may be nil), and returns how many bytes it decoded to. Invalid UTF-8 is
-// passed on as it is; an escaped lone surrogate decodes to U+FFFD, as
-// encoding/json decodes it.
+// (w may be nil), and returns how many bytes it decoded to. It decodes as
+// encoding/json does, and so as a client reads the text: an escaped lone
+// surrogate decodes to U+FFFD, and so does each byte that is not valid UTF-8
+// ([cut.Replacer], a sequence split across the reader's buffers held until
+// it is complete), so that a text is measured and cut as the client will
+// decode it (issue 22).
 //
 // Runs of plain bytes are handed to w from the reader's buffer; escapes are
 // decoded into a small scratch buffer, so that a text with an escape every
 // few bytes (a log: a \n per line) costs a pass over it, not a call per
 // escape.
 func (s *Scanner) String(w func([]byte)) (int64, error) {
+	var rep cut.Replacer
+	var n int64
+	emit := func(b []byte) {
+		n += int64(len(b))
+		if w != nil {
+			w(b)
+		}
+	}
+	_, err := s.decodeString(func(b []byte) { rep.Write(b, emit) })
+	rep.Flush(emit)
+	return n, err
+}
+
+// decodeString is String with invalid UTF-8 passed on as it is.
+func (s *Scanner) decodeString(w func([]byte)) (int64, error) {
 	if err := s.expect('"'); err != nil {
 		return 0, err
 	}
@@ -729,35 +874,109 @@ func numberByte(c byte) bool {
 	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
 }
 
-// Skip consumes one value of any kind.
-func (s *Scanner) Skip() error { return s.skip(0) }
+// Skip consumes one value of any kind. A value nested past [MaxDepth]
+// levels is a [*DepthError], returned where it went past: what is left of
+// it is still to be read ([Scanner.SkipOut]).
+func (s *Scanner) Skip() error { return s.skip() }
 
-func (s *Scanner) skip(depth int) error {
-	if depth > MaxDepth {
-		return s.syntax("nesting deeper than %d", MaxDepth)
+// skip reads a value with a loop rather than a recursion, keeping one byte
+// per open container (its closing byte), so that a value 10,000 levels
+// deep costs 10 KB, not a goroutine stack of megabytes.
+func (s *Scanner) skip() error {
+	s.stack = s.stack[:0] // kept in the Scanner, so that its room is reused
+value:
+	for {
+		c, err := s.peekValue()
+		if err != nil {
+			return err
+		}
+		switch {
+		case c == '{' || c == '[':
+			if s.depth >= MaxDepth {
+				return &DepthError{Offset: s.off}
+			}
+			s.consume(1)
+			s.depth++
+			end := byte(']')
+			if c == '{' {
+				end = '}'
+			}
+			next, err := s.peekValue()
+			if err != nil {
+				return err
+			}
+			if next == end {
+				s.consume(1)
+				s.depth--
+				break // an empty container: a whole value
+			}
+			s.stack = append(s.stack, end)
+			if end == '}' {
+				if err := s.skipKey(); err != nil {
+					return err
+				}
+			}
+			continue value
+		case c == '"':
+			if _, err := s.String(nil); err != nil {
+				return err
+			}
+		case c == 't':
+			err = s.literal("true")
+		case c == 'f':
+			err = s.literal("false")
+		case c == 'n':
+			err = s.literal("null")
+		case c == '-' || (c >= '0' && c <= '9'):
+			err = s.number()
+		default:
+			return s.syntax("unexpected %q", c)
+		}
+		if err != nil {
+			return err
+		}
+		// A value is done: close the containers it ends, up to the next
+		// value or the end of the one skip started with.
+		for len(s.stack) > 0 {
+			c, err := s.peekValue()
+			if err != nil {
+				return err
+			}
+			end := s.stack[len(s.stack)-1]
+			s.consume(1)
+			switch c {
+			case ',':
+				if end == '}' {
+					if err := s.skipKey(); err != nil {
+						return err
+					}
+				}
+				continue value
+			case end:
+				s.stack = s.stack[:len(s.stack)-1]
+				s.depth--
+			default:
+				if end == '}' {
+					return s.syntax("want ',' or '}' in an object, got %q", c)
+				}
+				return s.syntax("want ',' or ']' in an array, got %q", c)
+			}
+		}
+		return nil
 	}
-	c, err := s.peekValue()
-	if err != nil {
+}
+
+// skipKey reads a member's key and its colon.
+func (s *Scanner) skipKey() error {
+	if c, err := s.peekValue(); err != nil {
+		return err
+	} else if c != '"' {
+		return s.syntax("want a string key in an object, got %q", c)
+	}
+	if _, err := s.String(nil); err != nil {
 		return err
 	}
-	switch {
-	case c == '{':
-		return s.Object(func(string) error { return s.skip(depth + 1) })
-	case c == '[':
-		return s.Array(func(int) error { return s.skip(depth + 1) })
-	case c == '"':
-		_, err := s.String(nil)
-		return err
-	case c == 't':
-		return s.literal("true")
-	case c == 'f':
-		return s.literal("false")
-	case c == 'n':
-		return s.literal("null")
-	case c == '-' || (c >= '0' && c <= '9'):
-		return s.number()
-	}
-	return s.syntax("unexpected %q", c)
+	return s.expect(':')
 }
 
 // Capture consumes one value and returns its bytes as they were, or ok ==
@@ -771,7 +990,7 @@ func (s *Scanner) Capture(max int) (raw []byte, ok bool, err error) {
 		return nil, false, errors.New("wire: nested Capture")
 	}
 	s.capping, s.capOver, s.capMax, s.capture = true, false, max, nil
-	err = s.skip(0)
+	err = s.skip()
 	raw, ok = s.capture, !s.capOver
 	s.capping, s.capture = false, nil
 	if !ok {

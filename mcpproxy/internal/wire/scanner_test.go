@@ -55,6 +55,9 @@ func FuzzScanner(f *testing.F) {
 	for _, s := range []string{`{"a":[1,2,{"b":"c\n"}],"d":null}`, `"\ud83d\ude00"`, `[true,false,-1.5e3]`, `"x\u00"`} {
 		f.Add(s)
 	}
+	// At the nesting bound and one past it, which encoding/json shares.
+	f.Add(strings.Repeat("[", wire.MaxDepth) + strings.Repeat("]", wire.MaxDepth))
+	f.Add(strings.Repeat("[", wire.MaxDepth+1) + strings.Repeat("]", wire.MaxDepth+1))
 	f.Fuzz(func(t *testing.T, in string) {
 		if strings.ContainsRune(in, '\n') {
 			return // a newline ends a message
@@ -85,4 +88,34 @@ func FuzzScanner(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestStringInvalidUTF8 checks that String decodes invalid UTF-8 as
+// encoding/json does, each invalid byte a U+FFFD, also when a sequence is
+// split across the reader's buffers, and counts the decoded bytes (issue
+// 22: the proxy measures a text as the client will decode it).
+func TestStringInvalidUTF8(t *testing.T) {
+	for _, in := range []string{
+		"\"" + strings.Repeat("\xff", 1000) + "\"",
+		"\"ok \xe2\x82 \xf0\x9f\x98\x80 \xed\xa0\x80 end\xf0\x9f\"",
+		"\"" + strings.Repeat("é\xff🦊\\n", 300) + "\"",
+	} {
+		var want string
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatalf("encoding/json refuses %.40q: %v", in, err)
+		}
+		for _, size := range []int{16, 17, 19, 4096} {
+			var got bytes.Buffer
+			n, err := scanner(in, size).String(func(b []byte) { got.Write(b) })
+			if err != nil {
+				t.Fatalf("String(%.40q): %v", in, err)
+			}
+			if diff := cmp.Diff(want, got.String()); diff != "" || n != int64(len(want)) {
+				t.Errorf("String(%.40q) size %d: n %d, want %d (-want +got):\n%s", in, size, n, len(want), diff)
+			}
+			if !utf8.Valid(got.Bytes()) {
+				t.Errorf("String(%.40q) size %d: invalid UTF-8 out", in, size)
+			}
+		}
+	}
 }

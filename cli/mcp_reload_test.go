@@ -1,0 +1,219 @@
+package cli
+
+// The --manifest watcher of "toolcap mcp" (issue 21): it reads a manifest
+// with startup's bound and only when it is a regular file, so that a FIFO,
+// a device or a symlink to /dev/zero is an error logged once while the old
+// limits stay, and a later valid edit, or SIGHUP, applies.
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/mcpproxy"
+)
+
+func manifestText(limit string) string {
+	return "[worker.tool_output.per_tool]\nRead = " + limit + "\n"
+}
+
+func TestMCPReloadOnlyRegularFiles(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs mkfifo and /dev/zero")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.toml")
+	writeManifest := func(limit string) {
+		t.Helper()
+		// Replaced, not written in place: the path may be a FIFO or a
+		// symlink by then.
+		tmp := filepath.Join(dir, "next.toml")
+		if err := os.WriteFile(tmp, []byte(manifestText(limit)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replace := func(make func(string) error) {
+		t.Helper()
+		tmp := filepath.Join(dir, "next.toml")
+		_ = os.Remove(tmp)
+		if err := make(tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fifo := func(p string) error { return syscall.Mkfifo(p, 0o600) }
+	zero := func(p string) error { return os.Symlink("/dev/zero", p) }
+
+	writeManifest("5000")
+	layers := layerFlags{manifests: stringsFlag{path}}
+	res, err := layers.resolve(context.Background(), nil, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := mcpproxy.New(mcpproxy.Options{Manifest: res.Manifest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuffer
+	logger := newLogger(&logs, hclog.Info)
+	var applied []int
+	appliedc := make(chan int, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		watchManifests(ctx, &layers, nil, logger, proxy, func(m *manifest.WorkerManifest) {
+			appliedc <- m.Limits().For("Read")
+		})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	// The watcher is running, its SIGHUP handler in place, once it has
+	// applied an edit; one made before its first read is no change to it.
+	var base int
+	for i := 1; base == 0; i++ {
+		if i > 20 {
+			t.Fatalf("no edit applied; logs:\n%s", logs.String())
+		}
+		writeManifest(strconv.Itoa(5000 + i))
+		select {
+		case base = <-appliedc:
+		case <-time.After(time.Second):
+		}
+	}
+	if got := proxy.Limit("Read"); got != base {
+		t.Fatalf("Limit(Read) = %d, want %d", got, base)
+	}
+
+	// eventually waits for cond, polling.
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 10s; logs:\n%s", what, logs.String())
+			}
+		}
+	}
+	notLoaded := func() int { return strings.Count(logs.String(), "the limits were not reloaded") }
+
+	for _, tt := range []struct {
+		name string
+		make func(string) error
+		want string
+	}{
+		{"a FIFO", fifo, "not a regular file (it is a named pipe (FIFO))"},
+		{"a symlink to /dev/zero", zero, "not a regular file (it is a device)"},
+	} {
+		before := notLoaded()
+		replace(tt.make)
+		eventually(tt.name+": the error logged", func() bool { return notLoaded() > before })
+		// Several polls later the error is still logged once, and the
+		// watcher still runs: the old limits stay.
+		time.Sleep(4 * reloadPoll)
+		if got := notLoaded() - before; got != 1 {
+			t.Errorf("%s: logged %d times, want once; logs:\n%s", tt.name, got, logs.String())
+		}
+		if !strings.Contains(logs.String(), tt.want) {
+			t.Errorf("%s: the logs lack %q:\n%s", tt.name, tt.want, logs.String())
+		}
+		if got := proxy.Limit("Read"); got != base {
+			t.Errorf("%s: Limit(Read) = %d, want the old %d", tt.name, got, base)
+		}
+	}
+
+	// A valid file again applies.
+	writeManifest("6000")
+	applied = append(applied, waitApplied(t, appliedc, &logs))
+	if got := proxy.Limit("Read"); got != 6000 {
+		t.Errorf("after a valid edit: Limit(Read) = %d, want 6000", got)
+	}
+
+	// SIGHUP with a FIFO in place neither blocks nor applies; with the
+	// file back, it applies.
+	replace(fifo)
+	eventually("the FIFO's error logged", func() bool { return strings.Count(logs.String(), "named pipe") >= 2 })
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually("SIGHUP read the FIFO", func() bool { return strings.Contains(logs.String(), "why=SIGHUP") })
+	writeManifest("7000")
+	applied = append(applied, waitApplied(t, appliedc, &logs))
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	applied = append(applied, waitApplied(t, appliedc, &logs))
+	if got := proxy.Limit("Read"); got != 7000 {
+		t.Errorf("after SIGHUP: Limit(Read) = %d, want 7000", got)
+	}
+	if diff := cmp.Diff([]int{6000, 7000, 7000}, applied); diff != "" {
+		t.Errorf("limits applied (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(logs.String(), `limits reloaded: why=SIGHUP`) {
+		t.Errorf("no reload by SIGHUP logged:\n%s", logs.String())
+	}
+}
+
+// TestMCPReloadBound: a manifest over manifest.MaxManifestBytes is refused
+// as at startup, having read one byte past the bound only.
+func TestMCPReloadBound(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name string
+		size int
+		want string
+	}{
+		{"at the bound", manifest.MaxManifestBytes, ""},
+		{"one over", manifest.MaxManifestBytes + 1, "larger than the limit of 1048576 bytes"},
+		{"far over", 8 * manifest.MaxManifestBytes, "larger than the limit of 1048576 bytes"},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_")+".toml")
+		text := manifestText("5000")
+		text += "#" + strings.Repeat("x", tt.size-len(text)-2) + "\n"
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		data, err := readManifest(path)
+		if err != nil {
+			t.Fatalf("%s: readManifest: %v", tt.name, err)
+		}
+		if len(data) > manifest.MaxManifestBytes+1 {
+			t.Errorf("%s: read %d bytes, want at most %d", tt.name, len(data), manifest.MaxManifestBytes+1)
+		}
+		_, err = resolveRead([]manifestRead{{path: path, data: data}}, nil, hclog.NewNullLogger())
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) || (got != "" && !strings.Contains(got, path)) {
+			t.Errorf("%s: resolve error %q, want one naming the file and containing %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func waitApplied(t *testing.T, c <-chan int, logs *lockedBuffer) int {
+	t.Helper()
+	select {
+	case n := <-c:
+		return n
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no reload applied within 10s; logs:\n%s", logs.String())
+		return 0
+	}
+}

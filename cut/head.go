@@ -18,10 +18,12 @@ import (
 // character. Building the result costs O(limit) and one allocation,
 // whatever the length of content.
 //
-// Content that is not valid UTF-8 is measured and cut as the client decodes
-// it, as [Cut] cuts it: each invalid byte replaced by U+FFFD first, dropped
-// counting bytes of the replaced text. Such content within the limit may
-// then come back replaced with dropped == 0.
+// Content that is not valid UTF-8 where Head reads it (all of it within the
+// limit, its first limit+4 bytes otherwise) is measured and cut as the
+// client decodes it, as [Cut] cuts it: each invalid byte replaced by U+FFFD
+// first, dropped counting bytes of the replaced text. Such content within
+// the limit may then come back replaced with dropped == 0. Bytes past that
+// window are never read, and count as they are.
 //
 // When limit is too small to hold even the marker, the content is cut to at
 // most limit bytes (nothing when limit <= 0) with no marker, so the output
@@ -36,7 +38,7 @@ func Head(content string, limit int) (capped string, dropped int) {
 
 // headChecked is Head for content that may be invalid UTF-8.
 func headChecked(content string, limit int) (string, int) {
-	if !utf8.ValidString(content) {
+	if !windowsValid(content, limit, Spec{}) {
 		out, st := cutInvalid(content, limit, Spec{})
 		return out, st.Dropped
 	}

@@ -472,9 +472,7 @@ var refclientScenarios = []string{"initialize", "tools_call", "elicitation-sep10
 // knownClientGaps are the client scenarios that refclient passes directly
 // and not through `toolcap mcp --url`, with why; they are treated as
 // knownConformanceGaps are.
-var knownClientGaps = map[string]string{
-	"sse-retry": "toolcap's HTTP client ignores the SSE retry field and reconnects at once (issue 21)",
-}
+var knownClientGaps = map[string]string{}
 
 // runClient runs client scenario name with command as the client and
 // returns what it came to. A client that exits with an error fails the

@@ -44,19 +44,36 @@ const (
 // result; initialize when its result has been read, since the protocol
 // version it chooses goes in the header of every later request.
 //
+// A stream of events that ends before the response to its request (the
+// server may close it at any time, SEP-1699) is resumed with a GET and
+// Last-Event-ID after the delay its retry field set, or a short backoff
+// when it set none; a request whose stream cannot be resumed is answered
+// with a JSON-RPC error, so that it does not wait forever.
+//
+// A request the server refuses with 401 or 403 is answered with a
+// JSON-RPC error naming the status and WWW-Authenticate; with
+// [ForwardAuth], the refusal is also recorded, whole, for the server the
+// proxy serves HTTP with (see [UpstreamAuth]).
+//
 // The connection does not dial anything until the first message: a server
 // that cannot be reached makes the initialize request fail with a JSON-RPC
 // error the client sees.
-func DialHTTP(ctx context.Context, url string, header http.Header, logger hclog.Logger) (Conn, error) {
+func DialHTTP(ctx context.Context, url string, header http.Header, logger hclog.Logger, opts ...HTTPClientOption) (Conn, error) {
 	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
 		return nil, fmt.Errorf("mcpproxy: %q is not an http:// or https:// URL", url)
 	}
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
+	var cfg httpClientConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
 	pr, pw := io.Pipe()
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	return &httpClientConn{
+	c := &httpClientConn{
 		url:    url,
 		header: header.Clone(),
 		client: &http.Client{},
@@ -65,14 +82,49 @@ func DialHTTP(ctx context.Context, url string, header http.Header, logger hclog.
 		pw:     pw,
 		ctx:    cctx,
 		cancel: cancel,
-	}, nil
+	}
+	if cfg.forwardAuth {
+		c.auth = upstreamAuthFrom(ctx)
+	}
+	return c, nil
 }
+
+// An HTTPClientOption configures [DialHTTP].
+type HTTPClientOption func(*httpClientConfig)
+
+type httpClientConfig struct {
+	forwardAuth bool
+}
+
+// ForwardAuth makes the connection authorize as the proxy's client does
+// rather than as the proxy: when the dial's context carries an
+// [UpstreamAuth] ([WithUpstreamAuth]), the Authorization it was last given
+// replaces the dial's own with every request, and the server's refusals
+// (401, 403) are recorded in it for the proxy's server to relay. Without
+// one (a client over stdio), it changes nothing.
+func ForwardAuth() HTTPClientOption {
+	return func(c *httpClientConfig) { c.forwardAuth = true }
+}
+
+// Bounds of reconnecting a stream of events.
+const (
+	// maxRetryDelay caps the delay a server's retry field asks for, so
+	// that a server cannot park a request for hours.
+	maxRetryDelay = 30 * time.Second
+	// resumeFailures is how many resumptions in a row may bring no new
+	// event before a request's stream is given up.
+	resumeFailures = 5
+	// getOpenWait bounds how long the messages after
+	// notifications/initialized wait for the GET stream to open.
+	getOpenWait = 5 * time.Second
+)
 
 type httpClientConn struct {
 	url    string
 	header http.Header
 	client *http.Client
 	logger hclog.Logger
+	auth   *UpstreamAuth // nil unless dialled with ForwardAuth and one
 
 	pr  *io.PipeReader // what the relay reads: the server's messages
 	pw  *io.PipeWriter
@@ -131,8 +183,21 @@ func (c *httpClientConn) WriteMessage(msg []byte) error {
 		return io.ErrClosedPipe
 	}
 	if env.isNotification() && env.method == "notifications/initialized" {
-		// The server has the notification: the session is ready.
-		c.startGET()
+		// The server has the notification: the session is ready. What
+		// follows waits for the GET stream to be open (or refused): a
+		// server sends some messages only on that stream, and drops them
+		// when it is not open yet, as the TypeScript SDK's does with a
+		// request made while serving a tools/call.
+		opened := c.startGET()
+		t := time.NewTimer(getOpenWait)
+		defer t.Stop()
+		select {
+		case <-opened:
+		case <-t.C:
+			c.logger.Debug("the MCP server's GET stream did not open in time; going on without it", "url", c.url, "waited", getOpenWait.String())
+		case <-c.ctx.Done():
+			return io.ErrClosedPipe
+		}
 	}
 	return nil
 }
@@ -148,6 +213,11 @@ func (c *httpClientConn) newRequest(ctx context.Context, method string, body []b
 	}
 	for k, v := range c.header {
 		req.Header[k] = v
+	}
+	if c.auth != nil {
+		if v := c.auth.currentAuthorization(); v != "" {
+			req.Header.Set("Authorization", v)
+		}
 	}
 	c.mu.Lock()
 	if c.sessionID != "" {
@@ -206,6 +276,17 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 		}
 		return
 	}
+	if refusable(resp.StatusCode) {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBody))
+		refusal := &UpstreamHTTPError{URL: c.url, Status: resp.StatusCode, Header: resp.Header.Clone(), Body: body}
+		if c.auth != nil && env.isRequest() {
+			// Recorded before the request is answered: the server finds
+			// it when the answer reaches the request's stream.
+			c.auth.refuse(string(env.id), refusal)
+		}
+		c.fail(env, refusal.Error())
+		return
+	}
 	if resp.StatusCode/100 != 2 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		c.fail(env, fmt.Sprintf("%s answered %s: %s", c.url, resp.Status, strings.TrimSpace(string(body))))
@@ -220,12 +301,29 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 			// the stream may stay open.
 			result = onWay
 		}
-		last, err := c.readEvents(resp.Body, result)
-		onWay()
-		if err != nil && c.ctx.Err() == nil && last != "" {
-			// The stream broke before its end: resume it where it was.
-			c.resume(last)
+		want := 0 // the responses the stream owes
+		if env.isRequest() || env.batch {
+			want = 1
 		}
+		var cur eventCursor
+		err := c.readEvents(resp.Body, &cur, result, 0)
+		onWay()
+		if c.ctx.Err() != nil || cur.responses >= want {
+			return
+		}
+		// The stream ended, or broke, before its response: resume it where
+		// it was, as the server asked.
+		if cur.seenID && c.resume(&cur, want) {
+			return
+		}
+		why := "its stream of events ended before the response"
+		if err != nil && !errors.Is(err, io.EOF) {
+			why = fmt.Sprintf("its stream of events broke before the response: %v", err)
+		}
+		if !cur.seenID {
+			why += ", with no event id to resume it from"
+		}
+		c.fail(env, fmt.Sprintf("%s: %s", c.url, why))
 	default:
 		if initialize {
 			body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -246,7 +344,7 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 // fail answers a request the server could not be asked, so that the
 // client's request still gets its one answer.
 func (c *httpClientConn) fail(env *message, why string) {
-	c.logger.Warn("a message could not be sent to the MCP server", "error", why)
+	c.logger.Warn("a message could not be sent to the MCP server", "method", env.method, "id", string(env.id), "error", why)
 	if !env.isRequest() {
 		return
 	}
@@ -299,39 +397,60 @@ func (c *httpClientConn) deliver(r io.Reader) bool {
 	return wrote
 }
 
+// eventCursor is where a stream of events is, for resuming it: the last
+// event id seen and the reconnection delay the server set, which hold
+// across the stream's reconnections, and the responses it has carried.
+type eventCursor struct {
+	last      string
+	seenID    bool          // an id field was seen: the stream can be resumed
+	retry     time.Duration // the server's retry field; zero when it set none
+	responses int
+}
+
 // readEvents relays the messages of a stream of server-sent events as they
-// arrive, and returns the id of the last event. A non-nil result means the
-// stream answers initialize: each message is held whole to look for the
-// protocol version, and result is called once the initialize result has
-// been relayed.
-func (c *httpClientConn) readEvents(body io.Reader, result func()) (last string, err error) {
+// arrive, noting in cur the ids, the retry field and the responses. A
+// non-nil result means the stream answers initialize: each message is held
+// whole to look for the protocol version, and result is called once the
+// initialize result has been relayed. With stopAfter > 0, it returns once
+// the stream has carried that many responses, though the stream may go on.
+// An event with no data (a priming event, which carries only an id and a
+// retry field) relays nothing.
+func (c *httpClientConn) readEvents(body io.Reader, cur *eventCursor, result func(), stopAfter int) error {
 	initialize := result != nil
 	br := bufio.NewReaderSize(body, 64<<10)
 	var (
-		event   string
-		inData  bool // a message is being written to the relay
-		locked  bool
-		pending []byte // data of an initialize result, held to read the version
+		event    string
+		inData   bool // a message is being written to the relay
+		locked   bool
+		response bool   // the message being written is a response
+		pending  []byte // data of an initialize result, held to read the version
+		held     bool   // pending holds a data line, perhaps empty
 	)
 	endEvent := func() {
 		if inData {
 			_, _ = c.pw.Write([]byte("\n"))
+			if response {
+				cur.responses++
+			}
 		}
 		if locked {
 			c.wmu.Unlock()
 			locked = false
 		}
-		if pending != nil {
+		if held && len(bytes.TrimSpace(pending)) > 0 {
 			found := c.sniffVersion(pending)
+			if env, err := envelopeOfMessage(pending); err != nil || env.isResponse() {
+				cur.responses++
+			}
 			c.wmu.Lock()
 			_, _ = c.pw.Write(append(bytes.ReplaceAll(pending, []byte("\n"), []byte(" ")), '\n'))
 			c.wmu.Unlock()
-			pending = nil
 			if found {
 				result()
 			}
 		}
-		inData, event = false, ""
+		pending, held = nil, false
+		inData, response, event = false, false, ""
 	}
 	defer endEvent()
 	for {
@@ -339,7 +458,7 @@ func (c *httpClientConn) readEvents(body io.Reader, result func()) (last string,
 		full := err == nil
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			if len(line) == 0 {
-				return last, err
+				return err
 			}
 		}
 		field, value, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(":"))
@@ -347,24 +466,41 @@ func (c *httpClientConn) readEvents(body io.Reader, result func()) (last string,
 		switch {
 		case len(line) == 0 || (full && len(bytes.TrimRight(line, "\r\n")) == 0):
 			endEvent()
+			if stopAfter > 0 && cur.responses >= stopAfter {
+				return nil
+			}
 			continue
 		case string(field) == "event":
 			event = string(value)
 		case string(field) == "id":
-			last = string(value)
+			if bytes.IndexByte(value, 0) < 0 { // as EventSource does
+				cur.last, cur.seenID = string(value), true
+			}
+		case string(field) == "retry":
+			if d, ok := retryDelay(value); ok {
+				cur.retry = d
+			}
 		case string(field) == "data" && (event == "" || event == "message"):
 			if initialize {
-				pending = append(pending, value...)
+				if held {
+					pending = append(pending, ' ') // a second data line
+				}
+				pending, held = append(pending, value...), true
 			} else {
-				if !locked {
+				if !inData && full && len(bytes.TrimSpace(value)) == 0 {
+					// Nothing yet: an event with empty data (a priming
+					// event) is not a message.
+					continue
+				}
+				if !inData {
 					c.wmu.Lock()
-					locked = true
-				} else if inData {
+					locked, inData = true, true
+					response = isResponseHead(value, full)
+				} else {
 					_, _ = c.pw.Write([]byte(" ")) // a second data line
 				}
-				inData = true
 				if _, werr := c.pw.Write(value); werr != nil {
-					return last, werr
+					return werr
 				}
 			}
 			// The rest of a line longer than the buffer.
@@ -372,13 +508,13 @@ func (c *httpClientConn) readEvents(body io.Reader, result func()) (last string,
 				line, err = br.ReadSlice('\n')
 				full = err == nil
 				if err != nil && !errors.Is(err, bufio.ErrBufferFull) && len(line) == 0 {
-					return last, err
+					return err
 				}
 				chunk := bytes.TrimRight(line, "\r\n")
 				if initialize {
 					pending = append(pending, chunk...)
 				} else if _, werr := c.pw.Write(chunk); werr != nil {
-					return last, werr
+					return werr
 				}
 			}
 			continue
@@ -388,83 +524,170 @@ func (c *httpClientConn) readEvents(body io.Reader, result func()) (last string,
 			_, err = br.ReadSlice('\n')
 			full = err == nil
 			if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-				return last, err
+				return err
 			}
 		}
 	}
 }
 
-// getStream opens a GET stream (resuming after last, when set) and relays
-// its events until it ends. It returns the id of the last event, and
-// open == false when the server offers no such stream.
-func (c *httpClientConn) getStream(last string) (newLast string, open bool, err error) {
+// retryDelay reads an SSE retry field: a delay in milliseconds, all ASCII
+// digits (anything else is ignored, as EventSource does), capped at
+// maxRetryDelay.
+func retryDelay(v []byte) (time.Duration, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	var ms int64
+	for _, b := range v {
+		if b < '0' || b > '9' {
+			return 0, false
+		}
+		if ms < int64(maxRetryDelay/time.Millisecond) { // no overflow on a long field
+			ms = ms*10 + int64(b-'0')
+		}
+	}
+	return min(time.Duration(ms)*time.Millisecond, maxRetryDelay), true
+}
+
+// isResponseHead reports whether the message whose first data line is
+// head is a response. A line longer than the buffer (full false) is taken
+// for a response, as notifications and requests are small; so is one that
+// is not a whole message (JSON over several data lines), so that a stream
+// is never resumed for a response it may have carried.
+func isResponseHead(head []byte, full bool) bool {
+	if !full {
+		return true
+	}
+	env, err := envelopeOfMessage(head)
+	return err != nil || env.isResponse()
+}
+
+// getStream opens a GET stream (resuming after cur's last event, when it
+// has one) and relays its events until it ends, or until it has carried
+// stopAfter responses when stopAfter > 0. It reports open == false when
+// the server offers no such stream, or no longer the one resumed. It calls
+// answered, when not nil, once the server has answered the GET (or could
+// not be reached).
+func (c *httpClientConn) getStream(cur *eventCursor, stopAfter int, answered func()) (open bool, err error) {
+	if answered != nil {
+		defer answered()
+	}
 	req, err := c.newRequest(c.ctx, http.MethodGet, nil)
 	if err != nil {
-		return last, false, err
+		return false, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	if last != "" {
-		req.Header.Set(lastEventIDHdr, last)
+	if cur.seenID {
+		req.Header.Set(lastEventIDHdr, cur.last)
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return last, true, err
+		return true, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 { // 405: the server offers no such stream
-		return last, false, nil
+		return false, nil
 	}
-	l, err := c.readEvents(resp.Body, nil)
-	if l != "" {
-		last = l
+	if answered != nil {
+		answered()
 	}
+	err = c.readEvents(resp.Body, cur, nil, stopAfter)
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
-	return last, true, err
+	return true, err
 }
 
-// resume reopens a broken stream with a GET and Last-Event-ID.
-func (c *httpClientConn) resume(last string) {
-	for attempt := 0; attempt < 3 && c.ctx.Err() == nil; attempt++ {
-		l, open, err := c.getStream(last)
-		if !open || err == nil {
-			return
-		}
-		last = l
-		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+// reconnectDelay is how long to wait before reopening a stream: what the
+// server's retry field asked for, or else fallback.
+func reconnectDelay(cur *eventCursor, fallback time.Duration) time.Duration {
+	if cur.retry > 0 {
+		return cur.retry
+	}
+	return fallback
+}
+
+// sleep waits d, or until the connection closes; it reports whether the
+// connection is still open.
+func (c *httpClientConn) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.ctx.Done():
+		return false
 	}
 }
 
+// resume reopens a request's stream that ended before its want responses,
+// with a GET and Last-Event-ID, after the delay the server asked for, as
+// often as the server keeps sending events; it reports whether the
+// responses came.
+func (c *httpClientConn) resume(cur *eventCursor, want int) bool {
+	for failures := 0; failures < resumeFailures; {
+		if !c.sleep(reconnectDelay(cur, time.Duration(failures+1)*200*time.Millisecond)) {
+			return true // closing: nobody waits for the answer
+		}
+		before := cur.last
+		open, err := c.getStream(cur, want, nil)
+		if cur.responses >= want {
+			return true
+		}
+		if !open {
+			c.logger.Warn("the MCP server did not resume a stream that ended before its response", "url", c.url, "last_event_id", cur.last)
+			return false
+		}
+		if cur.last == before {
+			failures++
+		} else {
+			failures = 0 // the server is sending: it may close streams to be polled
+		}
+		if err != nil {
+			c.logger.Debug("resuming a stream of events failed", "url", c.url, "error", err)
+		}
+	}
+	return false
+}
+
 // startGET opens the stream of what the server sends on its own, once, and
-// reopens it when it ends, until the connection closes.
-func (c *httpClientConn) startGET() {
+// reopens it when it ends, until the connection closes. The channel it
+// returns is closed once the server has answered the first GET (or could
+// not be reached).
+func (c *httpClientConn) startGET() <-chan struct{} {
+	opened := make(chan struct{})
+	answered := sync.OnceFunc(func() { close(opened) })
 	c.mu.Lock()
 	if c.getStarted || c.closed {
 		c.mu.Unlock()
-		return
+		answered()
+		return opened
 	}
 	c.getStarted = true
 	c.wg.Add(1) // under mu, after the closed check: Close waits for it
 	c.mu.Unlock()
 	go func() {
 		defer c.wg.Done()
-		last := ""
+		defer answered()
+		var cur eventCursor
 		for failures := 0; failures < 5 && c.ctx.Err() == nil; {
-			l, open, err := c.getStream(last)
+			open, err := c.getStream(&cur, 0, answered)
 			if !open {
 				return
 			}
-			last = l
+			wait := reconnectDelay(&cur, 100*time.Millisecond)
 			if err != nil {
 				failures++
-				time.Sleep(time.Duration(failures) * 200 * time.Millisecond)
-				continue
+				wait = reconnectDelay(&cur, time.Duration(failures)*200*time.Millisecond)
+			} else {
+				failures = 0
 			}
-			failures = 0
-			time.Sleep(100 * time.Millisecond)
+			if !c.sleep(wait) {
+				return
+			}
 		}
 	}()
+	return opened
 }
 
 // Close ends the session (a DELETE, when the server gave one) and stops the

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -201,5 +202,158 @@ func testDialHTTPOrder(t *testing.T, initSSE bool) {
 	}
 	if diff := cmp.Diff(want, o.arrivals); diff != "" {
 		t.Errorf("the order the server received the messages in (-want +got):\n%s", diff)
+	}
+}
+
+// retryServer closes a request's stream of events after its priming event
+// (an id and a retry field, no data), as a server that has the client
+// poll does (SEP-1699), and answers on the GET that resumes it.
+type retryServer struct {
+	retry string // the retry field; "" for none
+	id    string // the priming event's id; "" for none
+
+	mu         sync.Mutex
+	closedAt   time.Time // when the request's stream was ended
+	resumedAt  time.Time
+	lastEvent  string // the resuming GET's Last-Event-ID
+	pendingID  json.RawMessage
+	resumeGETs int
+}
+
+func (s *retryServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		s.mu.Lock()
+		id, last := s.pendingID, r.Header.Get("Last-Event-ID")
+		if last == "" {
+			s.mu.Unlock()
+			w.WriteHeader(http.StatusMethodNotAllowed) // no stream of its own
+			return
+		}
+		s.resumedAt, s.lastEvent = time.Now(), last
+		s.resumeGETs++
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "id: after\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"resumed\":true}}\n\n", id)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // a stream left open: the client stops reading it
+		return
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	body, _ := io.ReadAll(r.Body)
+	_ = json.Unmarshal(body, &m)
+	if m.Method != "test/poll" {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	if s.id != "" {
+		fmt.Fprintf(w, "id: %s\n", s.id)
+	}
+	if s.retry != "" {
+		fmt.Fprintf(w, "retry: %s\n", s.retry)
+	}
+	io.WriteString(w, "data: \n\n")
+	w.(http.Flusher).Flush()
+	s.mu.Lock()
+	s.pendingID, s.closedAt = m.ID, time.Now()
+	s.mu.Unlock()
+}
+
+func TestDialHTTPSSERetry(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		retry, id  string
+		minDelay   time.Duration
+		wantResult bool
+	}{
+		{"the retry field is waited, and Last-Event-ID sent", "400", "prime-1", 400 * time.Millisecond, true},
+		{"no retry field: a short backoff", "", "prime-1", 0, true},
+		{"no id: the request is answered with an error", "50", "", 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := &retryServer{retry: tt.retry, id: tt.id}
+			hs := httptest.NewServer(srv)
+			defer hs.Close()
+			c, err := mcpproxy.DialHTTP(context.Background(), hs.URL, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			r := bufio.NewReader(c)
+			_ = exchange(t, c, r, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+			start := time.Now()
+			a := exchange(t, c, r, `{"jsonrpc":"2.0","id":2,"method":"test/poll"}`)
+			if string(a.ID) != "2" || (a.Error == nil) != tt.wantResult {
+				t.Fatalf("test/poll answered id %s, error %+v, result %s; want a result: %v", a.ID, a.Error, a.Result, tt.wantResult)
+			}
+			if !tt.wantResult {
+				if !strings.Contains(a.Error.Message, "no event id") {
+					t.Errorf("the error %q does not say why the stream could not be resumed", a.Error.Message)
+				}
+				return
+			}
+			srv.mu.Lock()
+			delay, last, gets := srv.resumedAt.Sub(srv.closedAt), srv.lastEvent, srv.resumeGETs
+			srv.mu.Unlock()
+			if diff := cmp.Diff([]any{tt.id, 1}, []any{last, gets}); diff != "" {
+				t.Errorf("Last-Event-ID and resuming GETs (-want +got):\n%s", diff)
+			}
+			// Bounded: the server asked for the delay, not for much more.
+			if delay < tt.minDelay || delay > tt.minDelay+2*time.Second {
+				t.Errorf("resumed %v after the stream ended, want in [%v, %v]", delay, tt.minDelay, tt.minDelay+2*time.Second)
+			}
+			if took := time.Since(start); took > tt.minDelay+5*time.Second {
+				t.Errorf("the answer took %v", took)
+			}
+		})
+	}
+}
+
+func TestDialHTTPCloseDuringRetry(t *testing.T) {
+	// A retry field of a day: Close does not wait for it, and the request
+	// gets no late answer from a closed connection.
+	srv := &retryServer{retry: "86400000", id: "p"}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	c, err := mcpproxy.DialHTTP(context.Background(), hs.URL, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	_ = exchange(t, c, r, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+	if err := c.WriteMessage([]byte(`{"jsonrpc":"2.0","id":2,"method":"test/poll"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		srv.mu.Lock()
+		closed := !srv.closedAt.IsZero()
+		srv.mu.Unlock()
+		if closed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not end the request's stream")
+		}
+	}
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- c.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Close = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close waited for the server's retry delay")
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Close took %v", took)
+	}
+	if _, err := r.ReadString('\n'); !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("reading after Close = %v, want the end of the connection", err)
 	}
 }

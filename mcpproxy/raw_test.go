@@ -66,6 +66,12 @@ func (s *rawSession) write(w io.Writer, frame string) {
 func (s *rawSession) toServer(frame string) { s.write(s.client, frame) }
 func (s *rawSession) toClient(frame string) { s.write(s.server, frame) }
 
+// frameWait is how long readLine waits for a frame before it calls the
+// relay stuck: long enough for the largest results of these tests under the
+// race detector on a loaded 2-core machine (a 15 MB structuredContent takes
+// over 10 s there).
+const frameWait = 60 * time.Second
+
 func readLine(t testing.TB, r *bufio.Reader) string {
 	t.Helper()
 	type line struct {
@@ -83,8 +89,8 @@ func readLine(t testing.TB, r *bufio.Reader) string {
 			t.Fatalf("reading a frame: %v", l.err)
 		}
 		return strings.TrimSuffix(l.s, "\n")
-	case <-time.After(10 * time.Second):
-		t.Fatal("no frame within 10s")
+	case <-time.After(frameWait):
+		t.Fatalf("no frame within %v", frameWait)
 		return ""
 	}
 }

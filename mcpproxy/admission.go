@@ -123,8 +123,11 @@ func postHeaders(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // bodyBudget bounds the bytes of request bodies held at once, across every
-// request: a body takes its bytes as it is read and gives them back once
-// the relay has taken it.
+// request: a body takes room as its bytes arrive (its buffer, which grows
+// by doubling, is never more than twice what has arrived, or firstRead)
+// and gives it back once the relay has taken it. A Content-Length is not
+// taken on trust: connections that announce large bodies and send nothing
+// hold no more than firstRead each.
 type bodyBudget struct {
 	mu    sync.Mutex
 	used  int64
@@ -151,14 +154,19 @@ func (b *bodyBudget) give(n int64) {
 // errBudget reports a body the budget cannot hold at the moment.
 var errBudget = errors.New("the proxy holds its maximum of request bytes")
 
-// firstRead is what a body whose length is not announced takes at first.
-const firstRead = 32 << 10
+// firstRead is the buffer a body is read into first: what a connection
+// that has sent no byte of its body yet holds of the budget.
+const firstRead = 4 << 10
 
 // readBody reads r's body, at most max bytes, within timeout, taking its
 // bytes from the budget as it grows. It returns the body and how many
 // bytes it holds of the budget, which the caller gives back; on an error
-// it holds none.
+// it holds none. A Content-Length over the bound is refused before a byte
+// is read.
 func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int64, error) {
+	if r.ContentLength > int64(h.maxBody) {
+		return nil, 0, &http.MaxBytesError{Limit: int64(h.maxBody)}
+	}
 	rc := http.NewResponseController(w)
 	// A deadline for this body only, not the server's ReadTimeout: that
 	// one would also end the events streams, which outlive their request.
@@ -166,21 +174,21 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	body := http.MaxBytesReader(w, r.Body, int64(h.maxBody))
 
-	size := int64(firstRead)
+	// The most the buffer needs: one byte past the body (to see that it
+	// ends there), whose length is announced or at most the bound
+	// (MaxBytesReader refuses what is longer). Growing towards it rather
+	// than to twice the buffer makes the last allocation the right size.
+	final := int64(h.maxBody) + 1
 	if r.ContentLength >= 0 {
-		// The body says its length: one allocation of the right size, or
-		// of the bound (MaxBytesReader refuses what is longer).
-		size = min(r.ContentLength, int64(h.maxBody)) + 1
+		final = r.ContentLength + 1
 	}
-	size = min(size, int64(h.maxBody)+1)
-	if !h.budget.take(size) {
-		return nil, 0, errBudget
-	}
-	held := size
-	buf := make([]byte, 0, size)
+	var (
+		buf  []byte
+		held int64
+	)
 	for {
 		if len(buf) == cap(buf) {
-			grow := min(int64(cap(buf)), int64(h.maxBody)+1-int64(cap(buf)))
+			grow := min(max(int64(cap(buf)), firstRead), final-int64(cap(buf)))
 			if grow <= 0 {
 				grow = 1 // MaxBytesReader ends the read at the bound
 			}

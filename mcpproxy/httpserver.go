@@ -21,17 +21,23 @@ type HTTPOptions struct {
 	Token string
 	// Dial connects to the server for a new session: one server process per
 	// session when the server is a command ([Command]), one session of the
-	// upstream endpoint when it is one ([DialHTTP]).
+	// upstream endpoint when it is one ([DialHTTP]). Its ctx is not the
+	// request's (a session outlives the POST that started it): it ends
+	// when [HTTPHandler.Close] is called, which a dial in progress should
+	// heed.
 	Dial func(ctx context.Context) (Conn, error)
 	// MaxMessageBytes bounds a request's body: one larger is answered 413
-	// and not read further. Zero means the proxy's
+	// and not read further (not read at all when its Content-Length says
+	// so). Zero means the proxy's
 	// [Options.MaxMessageBytes].
 	MaxMessageBytes int
 	// MaxBodyBytes bounds the bytes of request bodies held at once across
 	// every request of every session, so that many large POSTs at once
-	// cannot take the proxy's memory: a request that would go over it is
-	// answered 503 with Retry-After. Zero means four times the bound of one
-	// body.
+	// cannot take the proxy's memory: a body takes its room as its bytes
+	// arrive (not as its Content-Length announces them, so that idle
+	// connections hold next to none), and a request whose body would go
+	// over it is answered 503 with Retry-After. Zero means four times the
+	// bound of one body.
 	MaxBodyBytes int64
 	// BodyTimeout bounds the time a client takes to send a request's body,
 	// so that a client sending a byte now and then cannot hold a
@@ -327,7 +333,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "toolcap: missing "+sessionHeader+" (only an initialize request starts a session)", http.StatusBadRequest)
 			return
 		}
-		s, err = h.start(r.Context())
+		s, err = h.start()
 		h.unreserve()
 		reserved = false
 		if err != nil {
@@ -380,9 +386,16 @@ var errClosed = errors.New("the proxy is shutting down")
 // start begins a new session: a server of its own, relayed through the
 // proxy until either side ends. The session is returned active (see
 // httpSession.enter).
-func (h *HTTPHandler) start(ctx context.Context) (*httpSession, error) {
-	server, err := h.dial(context.WithoutCancel(ctx))
+func (h *HTTPHandler) start() (*httpSession, error) {
+	// The dial outlives the request that started it (a Conn may keep its
+	// context: a client that leaves must not stop the server it started),
+	// but not the handler: Close cancels a dial in progress, which
+	// http.Server.Shutdown would otherwise wait out.
+	server, err := h.dial(h.base)
 	if err != nil {
+		if h.base.Err() != nil {
+			return nil, errClosed
+		}
 		return nil, err
 	}
 	s := newHTTPSession(h)
@@ -434,6 +447,14 @@ func requestsOf(body []byte) ([]postRequest, bool, error) {
 		}
 		return []postRequest{{id: string(env.id), token: progressTokenOf(body)}}, env.method == "initialize", nil
 	}
+	// The nesting is measured the way the relay measures it, over the
+	// whole batch: encoding/json below measures each element on its own,
+	// so an element at its bound is one level past the relay's, which
+	// then answers the batch with one error whose id is null, and the
+	// POST would wait for its elements' ids forever.
+	if env, err := envelopeOfMessage(body); err == nil && env.tooDeep {
+		return nil, false, errors.New("the batch is " + deepWhy + "; it was not forwarded")
+	}
 	// A batch is walked one element at a time, each decoded into the same
 	// buffer: what is held beside the body is the requests' ids, however
 	// many elements it has.
@@ -463,7 +484,9 @@ func requestsOf(body []byte) ([]postRequest, bool, error) {
 		if elem[0] != '{' || json.Unmarshal(elem, &env) != nil {
 			return nil, false, errors.New("not a JSON-RPC message: a batch element that is not an object")
 		}
-		if env.ID != nil && env.Method != nil {
+		// An id of null is no id, as the relay reads it: the element is a
+		// notification, which gets no response to wait for.
+		if env.ID != nil && string(env.ID) != "null" && env.Method != nil {
 			reqs = append(reqs, postRequest{id: string(env.ID), token: progressTokenOf(elem)})
 			initialize = initialize || *env.Method == "initialize"
 		}

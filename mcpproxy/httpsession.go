@@ -75,14 +75,19 @@ func (s *httpSession) leave() {
 	}
 }
 
-// expire ends the session when it is still idle.
+// expire ends the session when it is still idle. It marks the session
+// closed under the same lock as it checks that it is idle, so that a
+// request entering at that moment either keeps the session (expire sees it
+// active) or is refused by enter as for an ended session: never admitted
+// into a session about to close under it.
 func (s *httpSession) expire() {
 	s.mu.Lock()
-	busy := s.active > 0 || s.closed
-	s.mu.Unlock()
-	if busy {
+	if s.active > 0 || s.closed {
+		s.mu.Unlock()
 		return
 	}
+	s.closed = true // close, below, ends what it holds
+	s.mu.Unlock()
 	s.h.p.logger.Info("ended an idle session and stopped its server", "session", s.id, "idle", s.h.idle.String())
 	s.close()
 }
@@ -124,7 +129,7 @@ func (s *httpSession) WriteMessage(msg []byte) error {
 // route sends msg, whose envelope is env (nil when unknown), on its way;
 // it requires s.mu. A response goes to the POST stream of its request. A
 // progress notification goes to the stream of the request that gave its
-// token. Another message may relate to a pending request without saying so
+// token; one whose POST stream is gone is dropped. Another message may relate to a pending request without saying so
 // (a log line, or a request of the server's, made while serving it): when
 // one POST stream is waiting, it goes there, before that request's
 // response, as it came; otherwise on the GET stream. When no GET stream is
@@ -144,6 +149,13 @@ func (s *httpSession) route(msg []byte, env *message) {
 			}
 			return
 		}
+		// Its request's client has left (its POST stream is gone), or it
+		// answers no request of this session's: no other stream may carry
+		// it (a client would take it for an answer to its own request of
+		// that id), and the GET stream carries no responses.
+		s.h.p.logger.Debug("dropped a response whose request's POST stream is gone",
+			"session", s.id, "id", truncID(env.id))
+		return
 	}
 	if env != nil && env.method == "notifications/progress" && len(s.progress) > 0 {
 		if st := s.progress[notifiedToken(msg)]; st != nil {

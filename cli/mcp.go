@@ -18,7 +18,7 @@ import (
 
 const mcpHelp = `Usage: toolcap mcp [flags] -- SERVER_COMMAND [ARGS...]
        toolcap mcp [flags] --url URL [--header 'Name: value']...
-       toolcap mcp [flags] --listen ADDR [--token TOKEN] [--max-sessions N] [--session-idle D] (-- SERVER_COMMAND... | --url URL)
+       toolcap mcp [flags] --listen ADDR [--token TOKEN | --forward-auth] [--max-sessions N] [--session-idle D] (-- SERVER_COMMAND... | --url URL)
 
 Relays MCP between a client and a server, forwarding every message as it
 came and in the order it came, except that each tools/call result is capped
@@ -99,6 +99,8 @@ type mcpFlags struct {
 	// The bounds of --listen's sessions.
 	maxSessions int
 	sessionIdle time.Duration
+	// forwardAuth passes each client's Authorization on to --url.
+	forwardAuth bool
 	// listenOnly are the flags given that only --listen uses.
 	listenOnly []string
 	command    []string
@@ -114,6 +116,7 @@ func (f *mcpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.token, "token", "", "with --listen or --metrics: the bearer `TOKEN` every request must carry (required off loopback)")
 	fs.IntVar(&f.maxSessions, "max-sessions", mcpproxy.DefaultMaxSessions, "with --listen: the most sessions open at once (each has a server process of its own); an initialize beyond is refused 503")
 	fs.DurationVar(&f.sessionIdle, "session-idle", mcpproxy.DefaultSessionIdle, "with --listen: end a session, and stop its server, after this `DURATION` without a request or an open stream")
+	fs.BoolVar(&f.forwardAuth, "forward-auth", false, "with --listen and --url: pass each client's Authorization header on to the upstream, and relay its 401 or 403 (with WWW-Authenticate) unchanged, so clients do OAuth with the upstream through the proxy")
 	fs.DurationVar(&f.callTimeout, "call-timeout", 0, "answer a request the server has not answered within `DURATION` with a JSON-RPC error, and cancel it (0: wait as long as it takes)")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics of the results at http://`ADDR`/metrics (host:port or a port; the host defaults to 127.0.0.1)")
 }
@@ -131,6 +134,10 @@ func (f *mcpFlags) check() error {
 		return errors.New("--token needs --listen or --metrics")
 	case len(f.listenOnly) > 0 && f.listen == "":
 		return fmt.Errorf("--%s needs --listen", f.listenOnly[0])
+	case f.forwardAuth && f.url == "":
+		return errors.New("--forward-auth needs --url: a server command has no Authorization to take")
+	case f.forwardAuth && f.token != "" && f.metrics == "":
+		return errors.New("--forward-auth and --token both want the clients' Authorization header: with --forward-auth the upstream checks it, and --token guards only --metrics")
 	case f.maxMsg <= 0:
 		return fmt.Errorf("--max-message %d: must be positive", f.maxMsg)
 	case f.maxSessions <= 0:
@@ -161,8 +168,8 @@ func (f *mcpFlags) check() error {
 			return err
 		}
 		f.listen = addr
-		if !loopbackHost(addr) && f.token == "" {
-			return fmt.Errorf("--listen %s is not a loopback address: it needs --token", addr)
+		if !loopbackHost(addr) && f.token == "" && !f.forwardAuth {
+			return fmt.Errorf("--listen %s is not a loopback address: it needs --token (or --forward-auth, for an upstream that authenticates every request)", addr)
 		}
 	}
 	return nil
@@ -203,7 +210,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	}
 	f.command = fs.Args()
 	fs.Visit(func(fl *flag.Flag) {
-		if fl.Name == "max-sessions" || fl.Name == "session-idle" {
+		if fl.Name == "max-sessions" || fl.Name == "session-idle" || fl.Name == "forward-auth" {
 			f.listenOnly = append(f.listenOnly, fl.Name)
 		}
 	})
@@ -280,7 +287,11 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 
 	dial := func(ctx context.Context) (mcpproxy.Conn, error) {
 		if f.url != "" {
-			return mcpproxy.DialHTTP(ctx, f.url, httpHeaders(f.headers), logger)
+			var opts []mcpproxy.HTTPClientOption
+			if f.forwardAuth {
+				opts = append(opts, mcpproxy.ForwardAuth())
+			}
+			return mcpproxy.DialHTTP(ctx, f.url, httpHeaders(f.headers), logger, opts...)
 		}
 		cmd := exec.Command(f.command[0], f.command[1:]...)
 		cmd.Env = env
@@ -293,8 +304,13 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	}
 
 	if f.listen != "" {
+		token := f.token
+		if f.forwardAuth {
+			token = "" // the clients' Authorization is the upstream's; --token guards /metrics
+		}
 		return serveHTTP(ctx, proxy, f.listen, mcpproxy.HTTPOptions{
-			Token:           f.token,
+			Token:           token,
+			ForwardAuth:     f.forwardAuth,
 			Dial:            dial,
 			MaxMessageBytes: f.maxMsg,
 			MaxSessions:     f.maxSessions,

@@ -62,6 +62,14 @@ type HTTPOptions struct {
 	// accepted; another is answered 400. Nil means
 	// [DefaultProtocolVersions].
 	ProtocolVersions []string
+	// ForwardAuth passes each client's Authorization header on to the
+	// upstream of its session, and relays an upstream's 401 or 403 (its
+	// status, WWW-Authenticate and body) to the client unchanged, so that a
+	// client completes OAuth with the upstream through the proxy. It takes
+	// effect with a Dial made by [DialHTTP] with [ForwardAuth]: the
+	// session's [UpstreamAuth] is in the dial's context. The header then
+	// belongs to the upstream, so Token must be empty.
+	ForwardAuth bool
 }
 
 // The defaults of [HTTPOptions].
@@ -104,6 +112,7 @@ func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		idle:        opts.SessionIdle,
 		streamMax:   opts.StreamBuffer,
 		versions:    opts.ProtocolVersions,
+		forwardAuth: opts.ForwardAuth,
 		sessions:    map[string]*httpSession{},
 	}
 	if opts.Token != "" {
@@ -151,6 +160,7 @@ type HTTPHandler struct {
 	idle        time.Duration
 	streamMax   int
 	versions    []string
+	forwardAuth bool
 
 	budget bodyBudget
 	// base is the context of every session's relay: Close cancels it,
@@ -248,6 +258,10 @@ func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) *httpSessi
 		refuse(w, r, "toolcap: unknown or ended session", http.StatusNotFound)
 		return nil
 	}
+	if s.auth != nil {
+		// A refreshed or stepped-up token applies from this request on.
+		s.auth.SetAuthorization(r.Header.Get("Authorization"))
+	}
 	return s
 }
 
@@ -333,7 +347,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "toolcap: missing "+sessionHeader+" (only an initialize request starts a session)", http.StatusBadRequest)
 			return
 		}
-		s, err = h.start()
+		s, err = h.start(r.Header.Get("Authorization"))
 		h.unreserve()
 		reserved = false
 		if err != nil {
@@ -376,7 +390,27 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "toolcap: the session ended", http.StatusNotFound)
 		return
 	}
-	st.serve(w, r)
+	// With ForwardAuth, an upstream's refusal of these requests is the
+	// answer itself (its status and headers), not an error in a 200.
+	if s.auth == nil {
+		st.serve(w, r)
+		return
+	}
+	g := s.auth.guard(w, postIDs(reqs))
+	st.serve(g, r)
+	if g.relayed() && initialize {
+		// A session the upstream refused to start holds no slot.
+		s.close()
+	}
+}
+
+// postIDs returns the ids of a POST's requests.
+func postIDs(reqs []postRequest) []string {
+	ids := make([]string, len(reqs))
+	for i, q := range reqs {
+		ids[i] = q.id
+	}
+	return ids
 }
 
 // errClosed reports a session that could not start because the handler
@@ -386,12 +420,19 @@ var errClosed = errors.New("the proxy is shutting down")
 // start begins a new session: a server of its own, relayed through the
 // proxy until either side ends. The session is returned active (see
 // httpSession.enter).
-func (h *HTTPHandler) start() (*httpSession, error) {
+func (h *HTTPHandler) start(authorization string) (*httpSession, error) {
 	// The dial outlives the request that started it (a Conn may keep its
 	// context: a client that leaves must not stop the server it started),
 	// but not the handler: Close cancels a dial in progress, which
 	// http.Server.Shutdown would otherwise wait out.
-	server, err := h.dial(h.base)
+	ctx := h.base
+	var auth *UpstreamAuth
+	if h.forwardAuth {
+		auth = &UpstreamAuth{}
+		auth.SetAuthorization(authorization)
+		ctx = WithUpstreamAuth(ctx, auth)
+	}
+	server, err := h.dial(ctx)
 	if err != nil {
 		if h.base.Err() != nil {
 			return nil, errClosed
@@ -399,6 +440,7 @@ func (h *HTTPHandler) start() (*httpSession, error) {
 		return nil, err
 	}
 	s := newHTTPSession(h)
+	s.auth = auth
 	s.active = 1
 	h.mu.Lock()
 	if h.closed {

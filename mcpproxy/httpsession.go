@@ -14,6 +14,7 @@ import (
 type httpSession struct {
 	id   string
 	h    *HTTPHandler
+	auth *UpstreamAuth  // the session's link to its upstream with ForwardAuth; nil without
 	in   *io.PipeWriter // the client's messages, to the relay
 	inR  *io.PipeReader
 	inMu sync.Mutex

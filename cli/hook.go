@@ -206,7 +206,11 @@ func openHookStore(ctx context.Context, layers *layerFlags, env []string, logger
 	return rest.OpenPlainDir(filepath.Join(dir, "claude-code"), restConfig(c, logger))
 }
 
-// hookMemoryLimit is the heap size at which the hook collects garbage: the
-// hook allocates about 3.4 times its payload, so no payload it reads (at
-// most claudecode.MaxPayload, 256 MiB) gets it there.
+// hookMemoryLimit is the heap size at which the hook collects garbage. For
+// a payload of valid UTF-8 the hook allocates about 3.4 times it, so no
+// such payload it reads (at most claudecode.MaxPayload, 256 MiB) gets it
+// there. Invalid UTF-8 costs more: each invalid byte decodes to the 3
+// bytes of U+FFFD, so a long payload of it can pass the limit. The limit
+// is soft: past it the collector runs, as it would with its default
+// setting, which costs time, not the hook's failure.
 const hookMemoryLimit = 1 << 30

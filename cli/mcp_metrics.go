@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"crypto/subtle"
 	"fmt"
 	"net"
 	"net/http"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/resultstats"
+	"github.com/toolcap/toolcap/mcpproxy"
 )
 
 // unlistedTool is the tool label of every result of a tool the server did
@@ -97,25 +96,16 @@ func serveMetrics(ctx context.Context, m *mcpMetrics, addr, token string, logger
 }
 
 // requireBearer answers 401 to a request whose Authorization header does
-// not carry token as a bearer token. The scheme is matched without regard
-// to case (RFC 7235); the token exactly, in constant time.
+// not carry token as a bearer token, checked as the HTTP server checks its
+// own ([mcpproxy.BearerOK]: the scheme in any case, the token hashed and
+// compared in constant time).
 func requireBearer(token string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !bearerMatches(r.Header.Get("Authorization"), token) {
+		if !mcpproxy.BearerOK(r.Header.Get("Authorization"), token) {
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			http.Error(w, "toolcap: a bearer token is required", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// bearerMatches reports whether the Authorization header value auth is
-// "Bearer token", the scheme in any case.
-func bearerMatches(auth, token string) bool {
-	scheme, cred, ok := strings.Cut(auth, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimLeft(cred, " ")), []byte(token)) == 1
 }

@@ -6,10 +6,17 @@ import (
 	"unsafe"
 )
 
-// Stats are the figures of one cut, in bytes of the input as a client
-// decodes it: each byte of the input that is not valid UTF-8 counts as the
-// 3 bytes of the U+FFFD that replaces it (see Replaced). For valid input
-// that is simply bytes of the input.
+// Stats are the figures of one cut, in bytes of the input as the cut read
+// it. For valid UTF-8 (nearly every text) that is simply bytes of the
+// input. A head or head_tail cut (without KeepLines) over the limit reads
+// only the windows it can show, the first limit+4 bytes and for head_tail
+// the last ones: when they are valid UTF-8, the bytes past them count as
+// they are, invalid or not, and are never read. Content with an invalid
+// byte in a window, and content a cut reads whole (json, KeepLines, or
+// within limit+4), is read whole: each byte of it that is not valid UTF-8
+// counts as the 3 bytes of the U+FFFD that replaces it (see Replaced), as
+// the client decodes it. Content short enough to fit even at 3 bytes a
+// byte is returned unread, its figures its length.
 type Stats struct {
 	// Original is the length of the input (once invalid bytes are
 	// replaced).
@@ -48,11 +55,13 @@ type Stats struct {
 	// for a cut whose marker counts bytes.
 	OriginalTokens, KeptTokens, DroppedTokens int
 
-	// Replaced is the number of bytes of the input that were not valid
-	// UTF-8: each was replaced by U+FFFD before the cut, as a client's
-	// decoder replaces it, so that the output is valid UTF-8 and within the
-	// limit as the client reads it. The other figures count the replaced
-	// text.
+	// Replaced is the number of bytes of the input that the cut read and
+	// found not valid UTF-8: each was replaced by U+FFFD before the cut, as
+	// a client's decoder replaces it, so that the output is valid UTF-8 and
+	// within the limit as the client reads it. The other figures then count
+	// the replaced text. Invalid bytes past the windows of a head or
+	// head_tail cut whose windows are valid are not read, so not counted
+	// here (see Stats).
 	Replaced int
 }
 
@@ -64,9 +73,12 @@ func (s Stats) Changed() bool { return s.Dropped > 0 || s.Compacted || s.Replace
 // strategy of spec, and returns the output and its figures.
 //
 // The limit holds in what the client decodes: bytes that are not valid
-// UTF-8 are replaced by U+FFFD (3 bytes each) before the text is measured,
-// and the figures count the replaced text (see [Stats]). An output that
-// differs from the input is valid UTF-8.
+// UTF-8 in what the cut reads are replaced by U+FFFD (3 bytes each) before
+// the text is measured. A head or head_tail cut reads only the windows it
+// can show when they are valid, and counts the bytes past them as they
+// are; otherwise the content is read whole and the figures count the
+// replaced text (see [Stats]). An output that differs from the input is
+// valid UTF-8.
 //
 // Content within the limit is returned unchanged, whatever the strategy:
 // at the cost of one comparison and no allocation when even 3 bytes for

@@ -14,13 +14,28 @@
 // # Invalid UTF-8
 //
 // The limit holds in what the client decodes. A byte that is not valid
-// UTF-8 reaches the model as U+FFFD, 3 bytes, so every cut (and [Writer],
-// and the token cuts) replaces each such byte by U+FFFD before it measures
-// ([ReplaceInvalid], [Replacer]): the output is valid UTF-8 within the
-// limit, and every figure, the marker's N included, counts bytes of the
-// replaced text ([Stats].Replaced says how many bytes were replaced). Only
-// content short enough to fit even at 3 bytes a byte is passed on unread.
-// Valid UTF-8 costs one pass to check and no allocation.
+// UTF-8 reaches the model as U+FFFD, 3 bytes, so every cut replaces each
+// such byte it reads by U+FFFD before it measures ([ReplaceInvalid],
+// [Replacer]): the output is valid UTF-8 within the limit. What a cut reads
+// is the rule of its figures:
+//
+//   - Content short enough to fit even at 3 bytes a byte is passed on
+//     unread.
+//   - A head or head_tail cut (without KeepLines) over the limit reads only
+//     the windows it can show: the first limit+4 bytes, and for head_tail
+//     the last limit+4 too, so that it costs O(limit) however long the
+//     input. When they are valid UTF-8, the bytes past them count as they
+//     are, invalid or not, and [Stats].Replaced counts only replaced bytes
+//     the cut read (none).
+//   - Content with an invalid byte in a window, and content a cut reads
+//     whole anyway (json, KeepLines, or no longer than limit+4), is read
+//     whole: every figure, the marker's N included, counts the decoded text
+//     and Stats.Replaced says how many bytes were replaced.
+//
+// A [Writer], [Recut] and the token cuts ([CutTokens]) read every byte, so
+// they count every invalid byte decoded, even where Cut would count it as
+// it is. Valid UTF-8 costs one
+// pass over what is read and no allocation.
 //
 // # Strategies
 //
@@ -62,9 +77,10 @@
 // # Streams
 //
 // [Writer] cuts content that arrives in pieces, with memory bounded by the
-// limit (for KeepJSON, by [JSONMaxInput]), and gives exactly what Cut gives
-// for the whole: toolcap cap uses it to cut a pipe of any length, and the
-// proxy to cut a result it reads in pieces.
+// limit (for KeepJSON, by [JSONMaxInput]), and for valid UTF-8 gives
+// exactly what Cut gives for the whole (for invalid UTF-8 it counts every
+// invalid byte decoded, see above): toolcap cap uses it to cut a pipe of
+// any length, and the proxy to cut a result it reads in pieces.
 //
 // # Figures
 //

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // A Level is one container on the path from a JSON document's root to the
@@ -192,11 +194,15 @@ func literalEnd(s string, i int) int {
 
 // frame is one open container of a structural cut.
 type frame struct {
-	array   bool
-	count   int    // elements or members complete
-	total   int    // elements or members started
-	seg     string // its key (a raw string token) or index in its parent
-	blocked bool   // its current element is a later array element
+	array bool
+	count int // elements or members complete
+	total int // elements or members started
+	// key is its key in its parent object, a raw string token (a slice of
+	// the input, so that a frame costs no allocation), or "" in an array,
+	// where index is its position.
+	key     string
+	index   int
+	blocked bool // its current element is a later array element
 }
 
 // result is what structural returns.
@@ -239,8 +245,12 @@ func structural(s string, budget int) result {
 	cutAt := func(length, depth int, inner bool) {
 		cut, cutLen = true, length
 		levels, open = make([]Level, depth), depth
+		// Each level's pointer is a prefix of the innermost one's: that is
+		// built once and the levels share it, so that the cost is linear
+		// in the depth, not quadratic (a document may nest 10,000 deep).
+		full, ends := pointers(stack[:depth])
 		for i := range depth {
-			levels[i] = Level{Pointer: pointer(stack[:i+1]), Array: stack[i].array, Kept: stack[i].count + 1}
+			levels[i] = Level{Pointer: full[:ends[i]], Array: stack[i].array, Kept: stack[i].count + 1}
 		}
 		if depth > 0 && !inner {
 			levels[depth-1].Kept = stack[depth-1].count
@@ -294,7 +304,7 @@ func structural(s string, budget int) result {
 			continue
 		}
 		pre = pre[:0]
-		seg := ""
+		key, index := "", 0
 		if n := len(stack); n > 0 {
 			f := &stack[n-1]
 			if f.total > 0 {
@@ -305,14 +315,14 @@ func structural(s string, budget int) result {
 				e := stringEnd(s, i)
 				pre = append(pre, s[i:e]...)
 				pre = append(pre, ':')
-				seg = s[i:e]
+				key = s[i:e]
 				for i = e; s[i] != ':'; i++ {
 				}
 				for i++; s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'; i++ {
 				}
 				c = s[i]
 			} else {
-				seg = strconv.Itoa(f.total)
+				index = f.total
 				if f.count > 0 {
 					f.blocked = true
 					blocked++
@@ -333,7 +343,7 @@ func structural(s string, budget int) result {
 					cutAtSafe()
 				}
 			}
-			stack = append(stack, frame{array: c == '[', seg: seg})
+			stack = append(stack, frame{array: c == '[', key: key, index: index})
 			if !cut && blocked == 0 {
 				safeLen, safeDepth = len(out), len(stack)
 			}
@@ -396,21 +406,117 @@ func structural(s string, budget int) result {
 	return r
 }
 
-// pointer returns the JSON Pointer of the innermost of frames.
-func pointer(frames []frame) string {
-	var b strings.Builder
-	for _, f := range frames[1:] {
-		b.WriteByte('/')
-		seg := f.seg
-		if strings.HasPrefix(seg, `"`) {
-			var key string
-			if json.Unmarshal([]byte(seg), &key) == nil {
-				seg = key
+// pointers returns the JSON Pointer of the innermost of frames, and for
+// each frame the length of its own pointer, a prefix of that one.
+func pointers(frames []frame) (string, []int) {
+	ends := make([]int, len(frames))
+	if len(frames) == 0 {
+		return "", ends
+	}
+	var b []byte
+	for i, f := range frames[1:] {
+		b = append(b, '/')
+		if f.key == "" {
+			b = strconv.AppendInt(b, int64(f.index), 10)
+		} else {
+			b = appendKey(b, f.key)
+		}
+		ends[i+1] = len(b)
+	}
+	return bytesString(b), ends
+}
+
+// appendKey appends to b the pointer token of key, a raw string token of
+// valid JSON: its text decoded as encoding/json decodes it (a lone
+// surrogate escape becomes U+FFFD), then escaped as [PointerToken] says.
+// It decodes in place, with no allocation, so that a path of thousands of
+// escaped keys costs no more than their length.
+func appendKey(b []byte, key string) []byte {
+	text := key[1 : len(key)-1]
+	for {
+		i := strings.IndexByte(text, '\\')
+		if i < 0 {
+			return appendPointerToken(b, text)
+		}
+		b = appendPointerToken(b, text[:i])
+		r, size := rune(text[i+1]), 2
+		switch text[i+1] {
+		case 'b':
+			r = '\b'
+		case 'f':
+			r = '\f'
+		case 'n':
+			r = '\n'
+		case 'r':
+			r = '\r'
+		case 't':
+			r = '\t'
+		case 'u':
+			r, size = hexRune(text[i+2:i+6]), 6
+			if utf16.IsSurrogate(r) {
+				r2 := utf8.RuneError
+				if len(text) >= i+12 && text[i+6] == '\\' && text[i+7] == 'u' {
+					r2 = utf16.DecodeRune(r, hexRune(text[i+8:i+12]))
+				}
+				if r2 != utf8.RuneError {
+					size = 12
+				}
+				r = r2
 			}
 		}
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(seg))
+		switch r {
+		case '~':
+			b = append(b, "~0"...)
+		case '/':
+			b = append(b, "~1"...)
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+		text = text[i+size:]
 	}
-	return b.String()
+}
+
+// hexRune returns the code unit the 4 hex digits h (of a valid \uXXXX
+// escape) encode.
+func hexRune(h string) rune {
+	var v rune
+	for i := range len(h) {
+		c := h[i] | 0x20 // lower case; digits are unchanged
+		if c <= '9' {
+			v = v<<4 | rune(c-'0')
+		} else {
+			v = v<<4 | rune(c-'a'+10)
+		}
+	}
+	return v
+}
+
+// PointerToken escapes key for a JSON Pointer (RFC 6901): "~" becomes "~0"
+// and "/" becomes "~1". It returns key itself when there is nothing to
+// escape. Every package that names a JSON container by pointer uses it, so
+// that the pointers of a [Level] and of its users match.
+func PointerToken(key string) string {
+	if !strings.ContainsAny(key, "~/") {
+		return key
+	}
+	return bytesString(appendPointerToken(make([]byte, 0, len(key)+8), key))
+}
+
+// appendPointerToken appends key to b escaped as [PointerToken] escapes it.
+func appendPointerToken(b []byte, key string) []byte {
+	for {
+		i := strings.IndexAny(key, "~/")
+		if i < 0 {
+			return append(b, key...)
+		}
+		b = append(b, key[:i]...)
+		if key[i] == '~' {
+			b = append(b, "~0"...)
+		} else {
+			b = append(b, "~1"...)
+		}
+		key = key[i+1:]
+	}
 }
 
 // cutString returns the string token whose raw (escaped) text is text, cut

@@ -45,9 +45,12 @@ func SplitMarker(text string) (head string, dropped int, ok bool) {
 // from an offset moved back by what this cut gives up before the marker,
 // so that the read never skips a byte the model has not seen.
 //
-// Text that is not valid UTF-8 is recut as the client decodes it, as [Cut]
-// cuts it: each invalid byte replaced by U+FFFD first (here in a copy of
-// the whole text), the figures counting the replaced text.
+// Text that is not valid UTF-8 is recut as the client decodes it: each
+// invalid byte replaced by U+FFFD first (here in a copy of the whole
+// text), every figure counting the replaced text. Unlike [Cut], which reads
+// only the windows of a head or head_tail cut and counts the bytes past
+// valid windows as they are, Recut reads the whole text, so an invalid byte
+// past them counts as decoded (as a [Writer] counts it).
 func Recut(text string, limit int, spec Spec) (string, Stats) {
 	if len(text) <= limit/3 {
 		return text, Stats{Original: len(text), Kept: len(text)}

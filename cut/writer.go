@@ -10,8 +10,9 @@ import (
 // Writer cuts content that arrives in pieces, such as a tool's output read
 // from a pipe or a result of hundreds of megabytes, holding memory bounded by
 // the limit whatever the length of the input. Write the content to it, then
-// call Result once: the output and figures are byte for byte what [Cut]
-// returns for the concatenation of everything written.
+// call Result once: for valid UTF-8 the output and figures are byte for
+// byte what [Cut] returns for the concatenation of everything written
+// (for invalid UTF-8, see below).
 //
 // What it holds:
 //
@@ -30,11 +31,14 @@ import (
 // Bytes that are not valid UTF-8 are replaced by U+FFFD as they are written
 // (see [Replacer]; a sequence split across two writes is held until the
 // next), so a Writer cuts, and its figures count, the text as a client
-// decodes it, as Cut does. Precisely, the Writer gives what Cut gives for
-// the replaced text: that is Cut's output for the content itself, but for
-// content short enough to fit at 3 bytes a byte, which Cut passes on
-// unread and a Writer, which cannot know that before the end, replaces.
-// Both fit the limit as the client decodes them.
+// decodes it. Precisely, the Writer gives what Cut gives for the replaced
+// text, since it reads every byte. That differs from Cut's output for the
+// content itself in two cases, where Cut reads less: content short enough
+// to fit at 3 bytes a byte, which Cut passes on unread; and a head or
+// head_tail cut whose windows are valid but whose bytes past them are not,
+// which Cut counts as they are (a smaller N and Original, Replaced 0)
+// while the Writer counts them decoded. Both fit the limit as the client
+// decodes them.
 //
 // A Writer is not safe for concurrent use. Its Write never fails before
 // Result; after Result it returns an error.

@@ -1,8 +1,6 @@
 package mcpproxy
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -41,7 +39,7 @@ func (h *HTTPHandler) admit(w http.ResponseWriter, r *http.Request) bool {
 		refuse(w, r, "toolcap: origin not allowed", http.StatusForbidden)
 		return false
 	}
-	if h.token != nil && !h.bearerOK(r.Header.Get("Authorization")) {
+	if h.token != "" && !BearerOK(r.Header.Get("Authorization"), h.token) {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		refuse(w, r, "toolcap: a bearer token is required", http.StatusUnauthorized)
 		return false
@@ -51,19 +49,6 @@ func (h *HTTPHandler) admit(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
-}
-
-// bearerOK reports whether an Authorization header carries the token. The
-// scheme is case-insensitive (RFC 7235, section 2.1) and may be followed by
-// more than one space. Both sides are hashed first, so that the comparison
-// takes the same time whatever the length of what was sent.
-func (h *HTTPHandler) bearerOK(header string) bool {
-	scheme, cred, ok := strings.Cut(strings.TrimSpace(header), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	sum := sha256.Sum256([]byte(strings.TrimLeft(cred, " ")))
-	return subtle.ConstantTimeCompare(sum[:], h.token) == 1
 }
 
 // isLoopback reports whether addr, a host with or without a port, names

@@ -792,7 +792,7 @@ func (r *reducer) object(depth int) error {
 		}
 		n++
 		r.write(kb.Bytes())
-		r.path = append(r.path, pointerToken(key))
+		r.path = append(r.path, cut.PointerToken(key))
 		defer func() { r.path = r.path[:len(r.path)-1] }()
 		if !root {
 			return r.value(depth + 1)
@@ -864,12 +864,4 @@ func (r *reducer) pointer() string {
 		b.WriteString(t)
 	}
 	return b.String()
-}
-
-// pointerToken escapes a key for a JSON Pointer (RFC 6901).
-func pointerToken(key string) string {
-	if !strings.ContainsAny(key, "~/") {
-		return key
-	}
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
 }

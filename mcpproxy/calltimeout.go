@@ -7,18 +7,49 @@ import (
 
 // armTimeout starts the timer of [Options.CallTimeout] for the request of
 // the client's just noted with id and seq; it requires s.mu. Without a
-// timeout it does nothing.
+// timeout it does nothing. The timer is kept until the request is
+// answered, cancelled or failed (see disarm): a timer left running would
+// hold the session and the id for the whole timeout after the answer.
 func (s *session) armTimeout(id []byte, seq int64) {
+	key := string(id)
+	// A request that reuses the id of one still pending replaces its
+	// record, so its timer goes with it.
+	s.disarm(key)
 	d := s.p.opts.CallTimeout
 	if d <= 0 {
 		return
 	}
-	time.AfterFunc(d, func() { s.expire(id, seq, d) })
+	s.timers[key] = time.AfterFunc(d, func() { s.expire(id, seq, d) })
+}
+
+// disarm stops the call timeout of the request id, which is answered,
+// cancelled or forgotten; it requires s.mu.
+func (s *session) disarm(id string) {
+	if t := s.timers[id]; t != nil {
+		t.Stop()
+		delete(s.timers, id)
+	}
+}
+
+// disarmAll stops every call timeout of the session, which has ended or
+// answered everything pending; it requires s.mu.
+func (s *session) disarmAll() {
+	for _, t := range s.timers {
+		t.Stop()
+	}
+	clear(s.timers)
+}
+
+// stopTimers is disarmAll for a session that ended, taking s.mu.
+func (s *session) stopTimers() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.disarmAll()
 }
 
 // expire answers the request id, noted as seq, with a JSON-RPC error when
 // the server has not answered it yet, and tells the server it is
-// cancelled. Whichever takes the request out of the pending tables first,
+// cancelled (unless it is initialize, which MCP says is never cancelled). Whichever takes the request out of the pending tables first,
 // the server's answer or this, answers it: a response of the server's that
 // comes later, or whose result was still being read, is dropped as one to
 // no pending request, so the client gets exactly one answer.
@@ -29,10 +60,12 @@ func (s *session) expire(id []byte, seq int64, d time.Duration) {
 	if c := s.calls[key]; c != nil && c.seq == seq && !c.cancelled {
 		method = "tools/call"
 		delete(s.calls, key)
+		delete(s.timers, key) // this timer, which has fired
 	} else if o, ok := s.others[key]; ok && o.seq == seq {
 		method = o.method
 		delete(s.others, key)
 		delete(s.lists, key)
+		delete(s.timers, key)
 	}
 	s.mu.Unlock()
 	if method == "" {
@@ -43,6 +76,11 @@ func (s *session) expire(id []byte, seq int64, d time.Duration) {
 	msg := fmt.Sprintf("toolcap: the MCP server did not answer %s within %s (--call-timeout); the request was cancelled", method, d)
 	// A failed write is the session ending, which answers nothing more.
 	_ = s.cw.write(errorResponse(id, codeInternal, msg))
+	if method == "initialize" {
+		// MCP forbids cancelling initialize: the server is left to answer
+		// it, and that late answer is dropped like any other.
+		return
+	}
 	cancel := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"toolcap: no answer within %s"}}`, id, d)
 	_ = s.sw.write(cancel)
 }

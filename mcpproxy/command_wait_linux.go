@@ -4,13 +4,29 @@ package mcpproxy
 
 import (
 	"os"
+	"runtime"
 	"syscall"
 	"unsafe"
 )
 
-// sysPidfdOpen is pidfd_open's system call number, the same on every Linux
-// architecture (it is newer than their split tables).
-const sysPidfdOpen = 434
+// sysPidfdOpen is pidfd_open's system call number: 434 in the table that
+// Linux 5.1 made common to its architectures for newer calls, which MIPS
+// offsets by its ABI's base (4000 for o32, Go's mips and mipsle; 5000 for
+// n64, Go's mips64 and mips64le), as golang.org/x/sys/unix lists it; every
+// other Linux port of Go uses 434 itself. On a kernel without the call it
+// fails with ENOSYS, and awaitExit leaves the waiting to Wait.
+var sysPidfdOpen = pidfdOpenNumber(runtime.GOARCH)
+
+// pidfdOpenNumber returns pidfd_open's system call number on arch.
+func pidfdOpenNumber(arch string) uintptr {
+	switch arch {
+	case "mips", "mipsle":
+		return 4000 + 434
+	case "mips64", "mips64le":
+		return 5000 + 434
+	}
+	return 434
+}
 
 // pPidfd is waitid's idtype for a pidfd (Linux 5.4).
 const pPidfd = 3

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -115,10 +114,7 @@ func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		forwardAuth: opts.ForwardAuth,
 		sessions:    map[string]*httpSession{},
 	}
-	if opts.Token != "" {
-		sum := sha256.Sum256([]byte(opts.Token))
-		h.token = sum[:]
-	}
+	h.token = opts.Token
 	if h.maxBody <= 0 {
 		h.maxBody = p.max
 	}
@@ -153,7 +149,7 @@ func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 type HTTPHandler struct {
 	p           *Proxy
 	dial        func(ctx context.Context) (Conn, error)
-	token       []byte // the token's SHA-256, nil when none is required
+	token       string // the bearer token every request needs; "" for none
 	maxBody     int
 	bodyTimeout time.Duration
 	maxSessions int

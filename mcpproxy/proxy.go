@@ -315,6 +315,9 @@ func (p *Proxy) Serve(ctx context.Context, client, server Conn) error {
 // chose or saw, can name it.
 func (p *Proxy) serve(ctx context.Context, client, server Conn, label string) error {
 	s := newSession(p, client, server, label+":"+rest.NewRef())
+	// However the session ends, the call timeouts of requests still
+	// pending go with it.
+	defer s.stopTimers()
 	clientDone := make(chan error, 1)
 	serverDone := make(chan error, 1)
 	go func() { clientDone <- s.clientLoop() }()

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
@@ -32,6 +33,9 @@ type session struct {
 	calls  map[string]*pendingCall // tools/call, by id
 	lists  map[string]bool         // tools/list, by id: whether it continues a listing
 	others map[string]pending      // every other request, by id
+	// timers are the call timeouts of the requests above, by id (see
+	// armTimeout).
+	timers map[string]*time.Timer
 	// The listing in progress, from tools/list pages.
 	listing []string
 	schemas map[string]json.RawMessage
@@ -58,6 +62,7 @@ func newSession(p *Proxy, client, server Conn, scope string) *session {
 		calls:  map[string]*pendingCall{},
 		lists:  map[string]bool{},
 		others: map[string]pending{},
+		timers: map[string]*time.Timer{},
 	}
 }
 
@@ -274,6 +279,7 @@ func (s *session) noteCancel(raw []byte) {
 	id := string(n.Params.RequestID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.disarm(id)
 	delete(s.others, id)
 	delete(s.lists, id)
 	if c := s.calls[id]; c != nil {
@@ -371,6 +377,7 @@ func (s *session) fromServer(m *message) error {
 		delete(s.lists, id)
 		_, other := s.others[id]
 		delete(s.others, id)
+		s.disarm(id)
 		s.mu.Unlock()
 		if call != nil {
 			return s.answerCall(call, m)
@@ -435,6 +442,7 @@ func (s *session) dropDuplicateIDs(m *message) error {
 		delete(s.calls, id)
 		delete(s.lists, id)
 		delete(s.others, id)
+		s.disarm(id)
 	}
 	s.mu.Unlock()
 	shown := make([]string, len(ids))
@@ -507,6 +515,7 @@ func (s *session) answerInPlace(m *message, why string) error {
 	delete(s.lists, id)
 	_, other := s.others[id]
 	delete(s.others, id)
+	s.disarm(id)
 	s.mu.Unlock()
 	if (call == nil || call.cancelled) && !other {
 		// Nothing waits for it: the client cancelled the call (and is owed
@@ -546,6 +555,7 @@ func (s *session) failPending(why error) {
 	clear(s.calls)
 	clear(s.others)
 	clear(s.lists)
+	s.disarmAll()
 	s.mu.Unlock()
 	slices.SortFunc(left, func(a, b pending) int { return int(a.seq - b.seq) })
 	what := "the MCP server exited before answering"

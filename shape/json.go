@@ -267,8 +267,16 @@ func cutObject(raw []byte, limit int) ([]byte, jsonCut, bool) {
 			c.compacted = c.compacted || st.Compacted
 			var key string
 			_ = json.Unmarshal(m.key, &key)
+			// Each level's pointer is a prefix of the innermost one's
+			// (they are one path): prefix that one once and slice it, so
+			// that a path 10,000 deep costs its length, not its square.
+			prefix := "/" + cut.PointerToken(key)
+			full := ""
+			if n := len(st.Levels); n > 0 {
+				full = prefix + st.Levels[n-1].Pointer
+			}
 			for _, l := range st.Levels {
-				l.Pointer = "/" + pointerToken(key) + l.Pointer
+				l.Pointer = full[:len(prefix)+len(l.Pointer)]
 				c.levels = append(c.levels, l)
 			}
 		}
@@ -302,15 +310,17 @@ func objectMembers(raw []byte) ([]member, bool) {
 	return out, true
 }
 
-// pointerToken escapes a key for a JSON Pointer (RFC 6901).
-func pointerToken(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
-
-// keptNote says which containers lost elements.
+// keptNote says which containers lost elements. A note longer than the
+// limit could never be shown (see [Fit]), and listing every level of a
+// path thousands deep would cost the square of its depth: past the limit
+// it is the short note.
 func keptNote(levels []cut.Level, limit int) string {
 	var parts []string
+	size := 0
 	for _, l := range levels {
+		if size > limit {
+			return shortKeptNote
+		}
 		if l.Kept >= l.Total {
 			continue
 		}
@@ -323,6 +333,7 @@ func keptNote(levels []cut.Level, limit int) string {
 			where = "the root"
 		}
 		parts = append(parts, fmt.Sprintf("%d of %d %s of %s", l.Kept, l.Total, what, where))
+		size += len(parts[len(parts)-1]) + 2
 	}
 	if len(parts) == 0 {
 		return ""

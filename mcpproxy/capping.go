@@ -7,9 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/toolcap/toolcap/adapters/mcpsdk"
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/middleware"
@@ -41,11 +38,7 @@ func (s *session) answerCall(call *pendingCall, m *message) error {
 		}
 		return s.cw.write(errorResponse(m.id, codeInternal, "toolcap: the server's answer to tools/call had neither a result nor an error"))
 	}
-	out, err := s.capResult(call, m)
-	if err != nil {
-		s.p.logger.Warn("could not cap a tool result; the client gets an error instead", "tool", call.tool, "error", err)
-		return s.cw.write(errorResponse(m.id, codeInternal, "toolcap: "+err.Error()))
-	}
+	out := s.capResult(call, m)
 	if out == nil {
 		return s.cw.write(m.raw)
 	}
@@ -54,7 +47,11 @@ func (s *session) answerCall(call *pendingCall, m *message) error {
 
 // shaped is a tools/call result as the client gets it.
 type shaped struct {
-	content []mcp.Content
+	// content is the blocks to send, as package shape returned them for
+	// in, the blocks read from kept (the reader's, by index).
+	content []shape.Block
+	in      []shape.Block
+	kept    []keptBlock
 	isError bool
 	// structured is the structuredContent to send: the server's when it
 	// fitted, its cut form otherwise; nil for the server's null.
@@ -65,7 +62,7 @@ type shaped struct {
 
 // capResult runs a result through the chain and shapes it for the client.
 // It returns nil when the result goes to the client as the server sent it.
-func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
+func (s *session) capResult(call *pendingCall, m *message) []byte {
 	res := m.result
 	gen := call.gen
 	pol := call.policy
@@ -95,21 +92,22 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 	ctx := middleware.WithAnswer(rest.WithScope(context.Background(), s.scope), prep)
 	r := gen.handler(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args})
 	if m.raw != nil && fitsAsSent(res, prep, r, pol) {
-		return nil, nil
+		return nil
 	}
 
-	// What the server sent, as far as it was kept, for the shaping.
-	var orig []mcp.Content
+	// What the server sent, as far as it was kept, for the shaping: read
+	// from its JSON, never decoded into a block type.
+	sh := shaped{isError: r.IsError()}
 	over := res.over
-	for _, b := range res.blocks {
-		c, err := decodeBlock(b)
+	for _, raw := range res.blocks {
+		b, k, err := readBlock(raw)
 		if err != nil {
-			over = append(over, shape.Dropped{Kind: shape.BlockOther, Size: len(b)})
+			over = append(over, shape.Dropped{Kind: shape.BlockOther, Size: len(raw)})
 			continue
 		}
-		orig = append(orig, c)
+		sh.in = append(sh.in, b)
+		sh.kept = append(sh.kept, k)
 	}
-	sh := shaped{isError: r.IsError()}
 
 	// structuredContent is cut on its own, as JSON; the note of its cut
 	// ends the content.
@@ -142,15 +140,14 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 		}
 	}
 
-	in := mcpsdk.Blocks(orig)
-	out, cf := shape.Fit(in, shape.Joined{Text: r.Content, Cut: chainCut(r), Texts: res.texts}, pol, tail, over)
-	sh.content = mcpsdk.FromBlocks(orig, in, out)
+	out, cf := shape.Fit(sh.in, shape.Joined{Text: r.Content, Cut: chainCut(r), Texts: res.texts}, pol, tail, over)
+	sh.content = out
 	if t, ok := r.Truncation(); ok && t.Strategy == string(cut.KeepJSON) {
 		sh.content = splitJSONMarker(sh.content)
 	}
 	if !cf.Changed() && !structCut && !sh.structuredDropped && !precut && !res.structuredReduced &&
 		sh.isError == res.isError && m.raw != nil {
-		return nil, nil
+		return nil
 	}
 	if cf.BlocksDropped > 0 || cf.BlocksCut > 0 {
 		shape.Log(s.p.logger, call.tool, call.callID, cf.Figures)
@@ -166,9 +163,6 @@ func (s *session) capResult(call *pendingCall, m *message) ([]byte, error) {
 			fig.Tokens = &tokenMeta{Limit: tr.LimitTokens, Original: tr.OriginalTokens, Kept: tr.KeptTokens, Dropped: tr.DroppedTokens}
 			break
 		}
-	}
-	if len(sh.content) == 0 {
-		sh.content = []mcp.Content{}
 	}
 	return encodeResult(m.id, res, sh, fig)
 }
@@ -251,31 +245,30 @@ func (s *session) precut(call *pendingCall, res *callResult) (string, chain.Trun
 
 // splitJSONMarker puts the marker that follows a JSON document cut by the
 // json strategy in a text block of its own, so that the document's block is
-// valid JSON alone. content is not modified.
-func splitJSONMarker(content []mcp.Content) []mcp.Content {
-	for i, c := range content {
-		t, ok := c.(*mcp.TextContent)
-		if !ok {
+// valid JSON alone. blocks is not modified.
+func splitJSONMarker(blocks []shape.Block) []shape.Block {
+	for i, b := range blocks {
+		if b.Kind != shape.BlockText {
 			continue
 		}
 		// The last marker, at the end: the plain one or the one naming
 		// the read of the rest.
-		ms := cut.FindMarkers(t.Text)
-		if len(ms) == 0 || ms[len(ms)-1].End != len(t.Text) {
+		ms := cut.FindMarkers(b.Text)
+		if len(ms) == 0 || ms[len(ms)-1].End != len(b.Text) {
 			continue
 		}
-		head := t.Text[:ms[len(ms)-1].Start]
+		head := b.Text[:ms[len(ms)-1].Start]
 		if !json.Valid([]byte(head)) {
 			continue
 		}
-		doc := *t
+		doc := b
 		doc.Text = head
-		marker := &mcp.TextContent{Text: strings.TrimPrefix(t.Text[len(head):], "\n")}
-		content = slices.Insert(slices.Clone(content), i+1, mcp.Content(marker))
-		content[i] = &doc
-		return content
+		marker := shape.Block{Kind: shape.BlockText, Text: strings.TrimPrefix(b.Text[len(head):], "\n"), From: -1}
+		blocks = slices.Insert(slices.Clone(blocks), i+1, marker)
+		blocks[i] = doc
+		return blocks
 	}
-	return content
+	return blocks
 }
 
 // fitsAsSent reports, without decoding the blocks, that the server's result

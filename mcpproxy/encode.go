@@ -11,8 +11,9 @@ import (
 
 // encodeResult writes the response carrying the shaped result: the
 // server's members in the server's order, content, structuredContent and
-// isError as shaped, _meta with the figures added.
-func encodeResult(id []byte, res *callResult, sh shaped, fig truncationMeta) ([]byte, error) {
+// isError as shaped, _meta with the figures added. A block is written as
+// writeBlock says: the bytes it came as, unless shape changed its text.
+func encodeResult(id []byte, res *callResult, sh shaped, fig truncationMeta) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
 	b.Write(id)
@@ -26,16 +27,27 @@ func encodeResult(id []byte, res *callResult, sh shaped, fig truncationMeta) ([]
 		writeKey(&b, key)
 		b.Write(v)
 	}
-	content, err := json.Marshal(sh.content)
-	if err != nil {
-		return nil, err
+	content := func() {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		writeKey(&b, "content")
+		b.WriteByte('[')
+		for i, f := range sh.content {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeBlock(&b, sh.kept, sh.in, f)
+		}
+		b.WriteByte(']')
 	}
 	var sawContent, sawError, sawMeta bool
 	for _, mem := range res.members {
 		switch mem.key {
 		case "content":
 			sawContent = true
-			put(mem.key, content)
+			content()
 		case "structuredContent":
 			switch {
 			case sh.structuredDropped:
@@ -61,7 +73,7 @@ func encodeResult(id []byte, res *callResult, sh shaped, fig truncationMeta) ([]
 		}
 	}
 	if !sawContent {
-		put("content", content)
+		content()
 	}
 	if !sawError && sh.isError {
 		put("isError", []byte("true"))
@@ -70,7 +82,7 @@ func encodeResult(id []byte, res *callResult, sh shaped, fig truncationMeta) ([]
 		put("_meta", withMeta(nil, fig))
 	}
 	b.WriteString("}}")
-	return b.Bytes(), nil
+	return b.Bytes()
 }
 
 // codeInternal is JSON-RPC's "internal error", the code of the errors the
@@ -96,8 +108,12 @@ func writeKey(b *bytes.Buffer, key string) {
 }
 
 // writeString writes s as a JSON string, as encoding/json would.
-func writeString(b *bytes.Buffer, s []byte) {
-	enc, _ := json.Marshal(string(s))
+func writeString(b *bytes.Buffer, s []byte) { writeText(b, string(s)) }
+
+// writeText writes s as a JSON string, as encoding/json would, and so as
+// the MCP SDKs write a block's text.
+func writeText(b *bytes.Buffer, s string) {
+	enc, _ := json.Marshal(s)
 	b.Write(enc)
 }
 

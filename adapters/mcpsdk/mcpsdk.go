@@ -253,8 +253,8 @@ func block(c mcp.Content) shape.Block {
 // [shape.Fit]) for in, the [Blocks] of content, back into content: a block
 // kept as it was is the tool's own (annotations, _meta and all), a cut one
 // a copy with its new text, a note shape added a new text block. content
-// is not modified. toolcap mcp translates through Blocks and FromBlocks
-// too.
+// is not modified. toolcap mcp reads and writes the blocks' JSON itself, by
+// the same measures, without decoding them into the SDK's types.
 func FromBlocks(content []mcp.Content, in, fitted []shape.Block) []mcp.Content {
 	out := make([]mcp.Content, 0, len(fitted))
 	for _, f := range fitted {

@@ -435,9 +435,7 @@ func (h *HTTPHandler) start(authorization string) (*httpSession, error) {
 		}
 		return nil, err
 	}
-	s := newHTTPSession(h)
-	s.auth = auth
-	s.active = 1
+	s := newHTTPSession(h, auth)
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()

@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"bytes"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -35,11 +36,16 @@ type httpSession struct {
 	dropWarned bool
 }
 
-func newHTTPSession(h *HTTPHandler) *httpSession {
+// newHTTPSession returns a session with one request active in it (the
+// initialize that starts it: see enter) and auth, its link to the
+// upstream with ForwardAuth.
+func newHTTPSession(h *HTTPHandler, auth *UpstreamAuth) *httpSession {
 	inR, inW := io.Pipe()
 	s := &httpSession{
 		id:       newSessionID(),
 		h:        h,
+		auth:     auth,
+		active:   1,
 		in:       inW,
 		inR:      inR,
 		pending:  map[string]*eventStream{},
@@ -47,9 +53,9 @@ func newHTTPSession(h *HTTPHandler) *httpSession {
 		done:     make(chan struct{}),
 	}
 	// A timer, not a goroutine waiting: an idle session holds no thread
-	// and no stack of its own here.
-	s.idle = time.AfterFunc(h.idle, s.expire)
-	s.idle.Stop()
+	// and no stack of its own here. It is started by the last request to
+	// leave; until then it is set so far off that it cannot fire.
+	s.idle = time.AfterFunc(math.MaxInt64, s.expire)
 	return s
 }
 

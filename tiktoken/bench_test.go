@@ -9,9 +9,11 @@ import (
 )
 
 // BenchmarkCutTokens cuts a build log to 4,096 o200k_base tokens with the
-// head strategy, bytes never cutting: 100 KB, within cut.TokenWindow(4096)
-// and so counted whole, and 10 MiB, over it and counted only where the
-// cut falls.
+// head strategy, bytes never cutting: 100 KB and 125 KiB (just under
+// cut.TokenWindow(4096) = 128 KiB), counted whole, and 10 MiB and 100 MiB,
+// over it and counted only where the cut falls. The window's size class is
+// the 100 MiB case: a cut just under the window should cost within 2x of
+// it (issue 23 item 5).
 func BenchmarkCutTokens(b *testing.B) {
 	const maxBytes, maxTokens = 1 << 30, 4096
 	tok := mustNew(b, tiktoken.O200kBase)
@@ -21,7 +23,9 @@ func BenchmarkCutTokens(b *testing.B) {
 		content string
 	}{
 		{"input=100KB", log},
+		{"input=125KiB", repeatTo(log, 125<<10)[:125<<10]},
 		{"input=10MiB", repeatTo(log, 10<<20)[:10<<20]},
+		{"input=100MiB", repeatTo(log, 100<<20)[:100<<20]},
 	} {
 		b.Run(in.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -3,13 +3,13 @@ module github.com/toolcap/toolcap/tiktoken
 go 1.26.0
 
 require (
+	github.com/dlclark/regexp2/v2 v2.5.1
 	github.com/google/go-cmp v0.7.0
 	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/toolcap/toolcap v0.0.0
 )
 
 require (
-	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
 	github.com/hashicorp/go-hclog v1.6.3 // indirect

@@ -19,13 +19,27 @@ const (
 	Cl100kBase = "cl100k_base"
 )
 
-// codecs holds one codec of each encoding, built on first use: building
-// one fills its vocabulary map (about 20 ms and 6 MB of heap for
-// o200k_base), once for the process, and every tokenizer of that encoding
-// shares it.
-var codecs = map[string]func() (tokenizer.Codec, error){
-	O200kBase:  sync.OnceValues(func() (tokenizer.Codec, error) { return tokenizer.Get(tokenizer.O200kBase) }),
-	Cl100kBase: sync.OnceValues(func() (tokenizer.Codec, error) { return tokenizer.Get(tokenizer.Cl100kBase) }),
+// encodings holds one encoding of each name, built on first use: building
+// one fills the codec's vocabulary map and this package's rank table
+// (tens of milliseconds and megabytes of heap for o200k_base), once for the process,
+// and every tokenizer of that name shares it.
+var encodings = map[string]func() (*encoding, error){
+	O200kBase:  sync.OnceValues(func() (*encoding, error) { return build(O200kBase, tokenizer.O200kBase, 199998, splitO200k) }),
+	Cl100kBase: sync.OnceValues(func() (*encoding, error) { return build(Cl100kBase, tokenizer.Cl100kBase, 100256, splitCl100k) }),
+}
+
+// build makes the encoding name from the codec of enc, whose ranks are 0
+// to size-1, splitting text with split.
+func build(name string, enc tokenizer.Encoding, size int, split func(string, int) int) (*encoding, error) {
+	c, err := tokenizer.Get(enc)
+	if err != nil {
+		return nil, err
+	}
+	r, err := newRanks(c, size)
+	if err != nil {
+		return nil, err
+	}
+	return &encoding{name: name, codec: c, ranks: r, split: split}, nil
 }
 
 // New returns a tokenizer of the encoding name, "o200k_base" or
@@ -37,24 +51,30 @@ var codecs = map[string]func() (tokenizer.Codec, error){
 // builds its vocabulary, which takes tens of milliseconds; later ones share
 // it and cost nothing.
 func New(name string) (tokens.Tokenizer, error) {
-	get, ok := codecs[name]
+	get, ok := encodings[name]
 	if !ok {
 		return nil, fmt.Errorf("tiktoken: unknown encoding %q (want %q or %q)", name, O200kBase, Cl100kBase)
 	}
-	c, err := get()
+	e, err := get()
 	if err != nil {
 		return nil, fmt.Errorf("tiktoken: %s: %w", name, err)
 	}
-	return &encoding{name: name, codec: c}, nil
+	return e, nil
 }
 
-// encoding is a [tokens.Tokenizer] counting with a tiktoken codec. The
-// codec's Count only reads its vocabulary and its compiled regexp (which
+// encoding is a [tokens.Tokenizer] counting with a tiktoken codec's
+// vocabulary. Valid UTF-8 is split and merged here ([splitO200k],
+// [ranks.count]), allocating nothing; other text is counted by the codec
+// itself, which reads only its vocabulary and its compiled regexp (which
 // keeps its matching state in a pool), and nothing here sets its error
-// mode, so one codec serves any number of goroutines.
+// mode, so one encoding serves any number of goroutines.
 type encoding struct {
 	name  string
 	codec tokenizer.Codec
+	ranks *ranks
+	// split returns the end of the piece of the encoding's split pattern
+	// at s[i], or i when the pattern skips the rune there.
+	split func(s string, i int) int
 }
 
 // Name returns the encoding's name.
@@ -63,20 +83,41 @@ func (e *encoding) Name() string { return e.name }
 // Count returns the number of tokens of text's encoding, with no special
 // tokens, and at most len(text).
 //
-// The codec counts without building the token ids. It can fail only on a
-// regexp error (the backtracking limit of its split pattern); Count then
-// returns len(text), the bound every cut.Counter keeps, so that a cut keeps
-// less rather than more. Counting invalid UTF-8 as U+FFFD could in
-// principle exceed a token a byte; Count never does.
+// Valid UTF-8 is split into the pieces the codec's split pattern makes
+// and each piece byte-pair encoded, in time linear in the text (but for
+// the merges within a piece) and with no allocation; a test checks the
+// count against the codec's own on every rune and on fuzzed text.
 //
-// A run of whitespace that spans lines costs the codec time quadratic in
-// its length, so text holding one longer than [maxRun] bytes is counted in
-// segments cut inside such runs, each after a line break that other
-// whitespace follows: the codec's split pattern ends a piece there, so the
-// sum is the count of the whole (a test checks it against counting whole).
+// Other text is counted by the codec, which decodes each invalid byte as
+// U+FFFD. It can fail only on a regexp error (the backtracking limit of
+// its split pattern); Count then returns len(text), the bound every
+// cut.Counter keeps, so that a cut keeps less rather than more. Counting
+// invalid UTF-8 as U+FFFD could in principle exceed a token a byte; Count
+// never does. A run of whitespace that spans lines costs the codec time
+// quadratic in its length, so such text holding one longer than [maxRun]
+// bytes is counted in segments cut inside such runs, each after a line
+// break that other whitespace follows: the codec's split pattern ends a
+// piece there, so the sum is the count of the whole (a test checks it
+// against counting whole).
 func (e *encoding) Count(text string) int {
 	if text == "" {
 		return 0
+	}
+	if utf8.ValidString(text) {
+		n := 0
+		for i := 0; i < len(text); {
+			j := e.split(text, i)
+			if j == i {
+				// No alternative matches here (DEL): the codec's matcher
+				// moves on a rune, and the rune is in no piece.
+				_, size := utf8.DecodeRuneInString(text[i:])
+				i += size
+				continue
+			}
+			n += e.ranks.count(text[i:j])
+			i = j
+		}
+		return min(n, len(text))
 	}
 	n := 0
 	for rest := text; rest != ""; {

@@ -94,7 +94,7 @@ func (s Stats) Changed() bool { return s.Dropped > 0 || s.Compacted || s.Replace
 // unknown strategy as Head, an out-of-range TailShare as the default.
 // Validate specs where they are configured, as package manifest does.
 func Cut(content string, limit int, spec Spec) (string, Stats) {
-	if len(content) <= limit/3 {
+	if unread(len(content), limit) {
 		return content, Stats{Original: len(content), Kept: len(content)}
 	}
 	return cutChecked(content, limit, spec)

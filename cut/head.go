@@ -30,7 +30,7 @@ import (
 // never exceeds limit. Head is idempotent: its output is within limit, so
 // cutting it again returns it unchanged.
 func Head(content string, limit int) (capped string, dropped int) {
-	if len(content) <= limit/3 {
+	if unread(len(content), limit) {
 		return content, 0
 	}
 	return headChecked(content, limit)
@@ -84,7 +84,7 @@ func HeadBytes(buf []byte, total, limit int) (capped []byte, dropped int) {
 		// The held bytes may end inside a character the rest completes.
 		valid = held[:incompleteTail(held)]
 	}
-	if len(held) > limit/3 && !utf8.Valid(valid) {
+	if !unread(len(held), limit) && !utf8.Valid(valid) {
 		return headBytesInvalid(held, total, limit)
 	}
 	return headBytes(buf, total, limit)

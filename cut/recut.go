@@ -52,7 +52,7 @@ func SplitMarker(text string) (head string, dropped int, ok bool) {
 // valid windows as they are, Recut reads the whole text, so an invalid byte
 // past them counts as decoded (as a [Writer] counts it).
 func Recut(text string, limit int, spec Spec) (string, Stats) {
-	if len(text) <= limit/3 {
+	if unread(len(text), limit) {
 		return text, Stats{Original: len(text), Kept: len(text)}
 	}
 	fixed, replaced := ReplaceInvalid(text)

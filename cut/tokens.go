@@ -98,7 +98,7 @@ func CutTokens(content string, maxBytes, maxTokens int, c Counter, spec Spec) (s
 	if maxTokens <= 0 || c == nil {
 		return Cut(content, maxBytes, spec)
 	}
-	if fitsDecoded(content, min(maxBytes, maxTokens)) {
+	if DecodesAsIs(content, min(maxBytes, maxTokens)) {
 		return cutTokensValid(content, maxBytes, maxTokens, c, spec)
 	}
 	if len(content) > TokenWindow(maxTokens) {
@@ -147,7 +147,7 @@ func RecutTokens(text string, maxBytes, maxTokens int, c Counter, spec Spec) (st
 	if maxTokens <= 0 || c == nil {
 		return Recut(text, maxBytes, spec)
 	}
-	if fitsDecoded(text, min(maxBytes, maxTokens)) {
+	if DecodesAsIs(text, min(maxBytes, maxTokens)) {
 		return recutTokensValid(text, maxBytes, maxTokens, c, spec)
 	}
 	fixed, replaced := ReplaceInvalid(text)

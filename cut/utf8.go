@@ -42,11 +42,27 @@ func ReplaceInvalid(s string) (string, int) {
 	return bytesString(b), r.replaced
 }
 
-// fitsDecoded reports whether s, of at most limit bytes, is within limit
-// once decoded: valid UTF-8, or short enough that even 3 bytes for each of
-// its bytes fit (then s is not read at all).
-func fitsDecoded(s string, limit int) bool {
-	return len(s) <= limit/3 || utf8.ValidString(s)
+// unread reports whether n bytes fit limit even if each is invalid UTF-8
+// and decodes to a 3-byte U+FFFD: a text that short is passed on as it is,
+// never read. It is the one home of that threshold.
+func unread(n, limit int) bool { return n <= limit/3 }
+
+// DecodesAsIs reports whether s reaches a client as it is, within a limit
+// of limit bytes as far as its encoding goes: it is valid UTF-8, or short
+// enough that even a U+FFFD for each of its bytes fits (then s is not read
+// at all). It says nothing of len(s) against the limit.
+func DecodesAsIs(s string, limit int) bool {
+	return unread(len(s), limit) || utf8.ValidString(s)
+}
+
+// Decoded returns s as a client decodes it under a limit of limit bytes,
+// and the number of bytes replaced: s unread when even a U+FFFD for each
+// of its bytes fits, [ReplaceInvalid] of s otherwise.
+func Decoded(s string, limit int) (string, int) {
+	if unread(len(s), limit) {
+		return s, 0
+	}
+	return ReplaceInvalid(s)
 }
 
 // Replacer makes a stream of bytes valid UTF-8 the way [ReplaceInvalid]

@@ -1,8 +1,6 @@
 package shape
 
 import (
-	"unicode/utf8"
-
 	"github.com/toolcap/toolcap/cut"
 )
 
@@ -65,18 +63,11 @@ func (p Policy) Fits(n int) bool {
 // end that holds a text uses it rather than Fits to pass the text on as it
 // is.
 func (p Policy) FitsText(s string) bool {
-	return p.Fits(len(s)) && (len(s) <= p.Fit()/3 || utf8.ValidString(s))
+	return p.Fits(len(s)) && cut.DecodesAsIs(s, p.Fit())
 }
 
-// decoded returns s as the client decodes it, each byte that is not valid
-// UTF-8 replaced by U+FFFD ([cut.ReplaceInvalid]), and the number of bytes
-// replaced; s unread when even 3 bytes for each of its bytes fit p.
-func (p Policy) decoded(s string) (string, int) {
-	if len(s) <= p.Fit()/3 {
-		return s, 0
-	}
-	return cut.ReplaceInvalid(s)
-}
+// decoded returns s as the client decodes it under p ([cut.Decoded]).
+func (p Policy) decoded(s string) (string, int) { return cut.Decoded(s, p.Fit()) }
 
 // Fit returns the longest text known to fit p without a look at it: the
 // byte limit, or the token limit when that is smaller (a [cut.Counter]

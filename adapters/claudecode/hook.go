@@ -171,6 +171,19 @@ func bannerLen(path string, numLines, totalLines int) int {
 	return fixed + len(path) + len(strconv.Itoa(numLines)) + len(strconv.Itoa(totalLines))
 }
 
+// pagedNote is what the marker line of a Read that Claude Code paged for
+// tokens says after the marker, when the hook's cut shows fewer lines than
+// Claude Code read (lines next to last cut). Claude Code tells the model,
+// in a note of its own, that the page shows lines 1 to last and that the
+// next Read starts at last+1; it builds that note from the Read's original
+// output after the hooks ran (a message of its harness, beside the tool
+// result), so no hook can change it: this says which of its lines did not
+// arrive and where to read on, so that following it skips nothing.
+func pagedNote(next, last int) string {
+	return " [toolcap: Claude Code's note on this Read counts lines " + strconv.Itoa(next) + "-" + strconv.Itoa(last) +
+		" as shown; they were cut: read on from offset " + strconv.Itoa(next) + ", not " + strconv.Itoa(last+1) + "]"
+}
+
 // capRead fits a Read of a text file: on a line boundary, the line numbers
 // counted, the marker naming the Read of the next line. A Read of a file of
 // the hook's store that stops before the file's end names the next page
@@ -200,15 +213,16 @@ func (h *Hook) capRead(d *decoder, in Input, resp json.RawMessage, p shape.Polic
 	start, totalLines := max(file.int("startLine"), 1), file.int("totalLines")
 	lines := strings.Split(content, "\n")
 	budget := p.MaxBytes
-	if string(file.raw("truncatedByTokenCap")) == "true" {
-		budget -= bannerLen(path, len(lines), totalLines)
+	last := start + len(lines) - 1
+	paged := string(file.raw("truncatedByTokenCap")) == "true"
+	if paged {
+		budget -= bannerLen(path, len(lines), totalLines) + len(pagedNote(last, last))
 	}
 	rendered := len(content)
 	for i := range lines {
 		rendered += numbered(start + i)
 	}
 	inStore := h != nil && h.Store != nil && h.Store.IsEntryPath(path)
-	last := start + len(lines) - 1
 	more := inStore && totalLines > last
 	// render is what the model reads of the first k lines and, when
 	// marker is not "", the marker on a numbered line of its own.
@@ -283,6 +297,9 @@ func (h *Hook) capRead(d *decoder, in Input, resp json.RawMessage, p shape.Polic
 	}
 	args := readArgs(path, next, limit)
 	marked := kept + cut.RestMarker(dropped, cut.UnitBytes, cut.Rest{Tool: ReadTool, Args: args})
+	if paged && next <= last {
+		marked += pagedNote(next, last)
+	}
 	if err := file.set("content", marked); err != nil {
 		return nil, chain.Truncation{}, false, true
 	}

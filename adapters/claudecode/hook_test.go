@@ -147,6 +147,56 @@ func TestHookReadLines(t *testing.T) {
 	}
 }
 
+// A Read that Claude Code paged for tokens (truncatedByTokenCap) comes with
+// Claude Code's own note, which no hook can change, that the page shows
+// lines 1 to numLines and that the next Read starts after them: when the
+// hook's cut shows fewer, its marker line says which lines the note counts
+// wrongly and where to read on, and the whole, banner included, is within
+// the limit.
+func TestHookReadPagedByClaudeCode(t *testing.T) {
+	file := numberedLines(1500)
+	const path, read = "/p/big.txt", 867
+	resp := map[string]any{"type": "text", "file": map[string]any{
+		"filePath": path, "content": strings.Join(strings.Split(file, "\n")[:read], "\n"),
+		"numLines": read, "startLine": 1, "totalLines": 1500, "truncatedByTokenCap": true}}
+	for _, limit := range []int{16384, 4096} {
+		t.Run(strconv.Itoa(limit), func(t *testing.T) {
+			in := claudecode.Input{HookEventName: "PostToolUse", ToolName: "Read",
+				ToolInput: toJSON(t, map[string]any{"file_path": path}), ToolResponse: toJSON(t, resp)}
+			out, _, changed, err := (&claudecode.Hook{}).Cap(in, shape.Bytes(limit))
+			if err != nil || !changed {
+				t.Fatalf("Cap() = changed %v, error %v; want a cut", changed, err)
+			}
+			var got struct {
+				File struct {
+					Content             string
+					NumLines            int
+					TruncatedByTokenCap bool
+				}
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			k := got.File.NumLines
+			next, ok := nextRead(t, got.File.Content)
+			if !ok || next.Offset != k+1 || !got.File.TruncatedByTokenCap {
+				t.Fatalf("numLines %d, the marker's Read %+v (found %v), truncatedByTokenCap %v: want the Read of line %d, the flag kept",
+					k, next, ok, got.File.TruncatedByTokenCap, k+1)
+			}
+			note := fmt.Sprintf(" [toolcap: Claude Code's note on this Read counts lines %d-%d as shown; they were cut: read on from offset %d, not %d]", k+1, read, k+1, read+1)
+			if !strings.HasSuffix(got.File.Content, note) {
+				t.Errorf("the content ends %q, want the note %q", got.File.Content[max(0, len(got.File.Content)-200):], note)
+			}
+			// Claude Code's banner, rebuilt from numLines where it
+			// re-renders the result, counts against the limit too.
+			banner := fmt.Sprintf("[Truncated: PARTIAL view — %s: showing %d of %d lines. Call Read with offset/limit to page through. Do NOT answer from this page alone if the answer may be further in the file.]", path, k, 1500)
+			if n := len(rendered(got.File.Content, 1)) + 2 + len(banner); n > limit {
+				t.Errorf("the model reads %d bytes with the numbers and the banner, over %d", n, limit)
+			}
+		})
+	}
+}
+
 // With a store, a cut output is kept whole as a plain file, and following
 // the markers' Reads page after page (each page cut again by the hook, as
 // Claude Code runs it after its Read) gives back the output line for line,

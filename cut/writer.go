@@ -108,12 +108,17 @@ func (w *Writer) put(p []byte) {
 	w.n += len(p)
 	if !w.jsonOff {
 		if w.n <= JSONMaxInput(w.limit) {
-			w.json = append(w.json, p...)
+			// While the whole input is held, the head window is its
+			// prefix (see prefix): one copy of the input, not two.
+			w.json = appendDoubling(w.json, p, JSONMaxInput(w.limit))
 		} else {
+			// The head window is taken from what was held, then kept on
+			// its own below.
+			w.head = append(make([]byte, 0, w.win), w.json[:min(len(w.json), w.win)]...)
 			w.json, w.jsonOff = nil, true
 		}
 	}
-	if room := w.win - len(w.head); room > 0 {
+	if room := w.win - len(w.head); room > 0 && w.jsonOff {
 		take := min(room, len(p))
 		if w.head == nil {
 			// One allocation of its final size when the input is large
@@ -146,6 +151,20 @@ func appendBounded(b, p []byte, most int) []byte {
 	return append(b, p...)
 }
 
+// appendDoubling appends p to b, doubling b's capacity as it grows, to at
+// most most bytes (len(b)+len(p) must be within it). append grows a large
+// slice by a quarter at a time: holding a document of 8 MiB then allocates
+// and copies about five times its size, where doubling allocates twice it,
+// and the capacity not yet written to is never touched.
+func appendDoubling(b, p []byte, most int) []byte {
+	if len(b)+len(p) > cap(b) {
+		nb := make([]byte, len(b), min(most, max(2*cap(b), len(b)+len(p), 4096)))
+		copy(nb, b)
+		b = nb
+	}
+	return append(b, p...)
+}
+
 // writeRing keeps the last win bytes of the content, p being its latest.
 func (w *Writer) writeRing(p []byte) {
 	if len(p) >= w.win {
@@ -163,7 +182,7 @@ func (w *Writer) writeRing(p []byte) {
 		w.ring = make([]byte, w.win)
 		before := w.n - len(p)
 		need := w.win - len(p)
-		copy(w.ring, w.head[before-need:before])
+		copy(w.ring, w.prefix()[before-need:before])
 		copy(w.ring[need:], p)
 		w.pos = 0
 		return
@@ -240,13 +259,23 @@ func (w *Writer) result() (string, Stats) {
 	return v.cut(w.limit, w.spec, buf)
 }
 
+// prefix returns the head window: the first min(n, win) bytes written.
+func (w *Writer) prefix() []byte {
+	if w.jsonOff {
+		return w.head
+	}
+	return w.json[:min(len(w.json), w.win)]
+}
+
 // whole returns everything written, which the Writer holds whole: n is
-// within the limit.
+// within the limit. It shares the Writer's storage, which nothing writes
+// to once the input has ended (a cut that reuses the head window's
+// storage is made only of input over the limit).
 func (w *Writer) whole() string {
 	if w.json != nil {
-		return string(w.json)
+		return bytesString(w.json)
 	}
-	return string(w.head)
+	return bytesString(w.head)
 }
 
 // view returns the head_tail view of everything written.
@@ -276,7 +305,8 @@ func (w *Writer) view() view {
 // concatenation of everything written at that limit, and ends the Writer
 // for Write. Unlike Result, it may be called again, at other limits: the
 // cuts of the token limit ([Writer.ResultTokens]) are made this way. Each
-// call allocates its output. A limit above the Writer's is cut at the
+// call allocates its output, but for everything written when it fits,
+// which is returned as the Writer holds it. A limit above the Writer's is cut at the
 // Writer's.
 func (w *Writer) ResultAt(limit int) (string, Stats) {
 	w.finish()
@@ -346,7 +376,7 @@ func (w *Writer) ResultTokensAt(limit, maxTokens int, c Counter) (string, Stats)
 // byte a cut at the Writer's limit shows before its marker. The string
 // shares the Writer's storage and is valid until the next Write.
 func (w *Writer) Prefix() string {
-	return bytesString(w.head)
+	return bytesString(w.prefix())
 }
 
 // stringBytes returns the bytes of s without a copy, for reading only.

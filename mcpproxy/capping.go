@@ -118,7 +118,16 @@ func (s *session) capResult(call *pendingCall, m *message) []byte {
 		valid := s.validator(call.tool)
 		ok := res.structured != nil // nil: no form of it can fit, dropped
 		if ok && !bytes.Equal(res.structured, []byte("null")) {
-			sc, ok = shape.JSONReduced(res.structured, pol, valid, res.structuredPrecut, res.structuredElided)
+			cutAt := func(q shape.Policy) (shape.Structured, bool) {
+				return shape.JSONReduced(res.structured, q, valid, res.structuredPrecut, res.structuredElided)
+			}
+			if ref, prefix, kept := keptText(call, res, r); kept {
+				// A client may show the model structuredContent instead of
+				// the text: its cut names the read of the text kept.
+				sc, ok = gen.keeper.JSONKept(res.structured, pol, ref, prefix, valid, cutAt)
+			} else {
+				sc, ok = cutAt(pol)
+			}
 		}
 		switch {
 		case !ok:
@@ -176,6 +185,23 @@ func chainCut(r chain.Result) chain.Truncation {
 	}
 	t, _ := r.Truncation()
 	return t
+}
+
+// keptText returns the ref under which the rest of a result's text was
+// kept, when the chain's cut of it kept the rest, and what the proxy holds
+// of that text's start: the text as read (whole, or its first bytes when
+// it was cut while read) when the ref is the one the reader's or the byte
+// cap's cut made of it; nothing when the ceiling kept a text a middleware
+// made, which the proxy does not hold (a read then starts at 0).
+func keptText(call *pendingCall, res *callResult, r chain.Result) (ref, prefix string, ok bool) {
+	t := chainCut(r)
+	if t.Ref == "" || call.gen.keeper == nil {
+		return "", "", false
+	}
+	if first, ok := r.Truncation(); ok && first.Ref == t.Ref {
+		prefix = string(res.text.head)
+	}
+	return t.Ref, prefix, true
 }
 
 // validator returns the check of tool's output schema for shape.JSON, or

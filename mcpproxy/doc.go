@@ -38,10 +38,15 @@
 // serialization within the limit, every member of an object kept and a note
 // saying what was kept; it is dropped (a success then becomes an error with
 // a note, when the tool has an outputSchema) only when no form valid for the
-// schema fits. A JSON-RPC error answering a tools/call is brought within
-// the limit too. A capped result carries its figures in
-// _meta["toolcap/truncation"]; a result within its limit is forwarded byte
-// for byte.
+// schema fits. When the text's rest is kept ([Options.Rest]), the marker of
+// structuredContent's last cut string names the read of that kept text, as
+// written in JSON ([rest.Keeper.JSONKept]): from where the string's head
+// ends in the text when the text begins with it, as with a server that
+// answers {"content": text}, and from 0 otherwise; a client that shows its
+// model structuredContent rather than the text can read on too. A JSON-RPC
+// error answering a tools/call is brought within the limit too. A capped
+// result carries its figures in _meta["toolcap/truncation"]; a result
+// within its limit is forwarded byte for byte.
 //
 // A result is never held whole: the reader cuts its text as it reads it
 // (keeping what the strategy needs, the first limit+4 bytes for head),
@@ -61,4 +66,5 @@
 // the transports.
 //
 // [middleware.Pinned]: https://pkg.go.dev/github.com/toolcap/toolcap/middleware#Pinned
+// [rest.Keeper.JSONKept]: https://pkg.go.dev/github.com/toolcap/toolcap/rest#Keeper.JSONKept
 package mcpproxy

@@ -77,3 +77,40 @@ func ExampleKeeper_Read_pattern() {
 	// 19878:--- FAIL: TestCase1000
 	// <nil>
 }
+
+// A structured value that mirrors a text the keeper cut and kept, as
+// {"content": text}: the marker at the end of its cut string names the read
+// of the kept text from where that string's head ends, written in JSON.
+func ExampleKeeper_JSONKept() {
+	k, _ := rest.NewKeeper(rest.NewMemory(rest.Config{}))
+	ctx := rest.WithScope(context.Background(), "session-1")
+	var b strings.Builder
+	for i := 1; i <= 100; i++ {
+		fmt.Fprintf(&b, "line %03d\n", i)
+	}
+	text := b.String()
+	p := shape.Policy{MaxBytes: 250, KeepRest: true}
+	_, t, _ := k.Text(ctx, text, p)
+
+	raw, _ := json.Marshal(map[string]string{"content": text})
+	cutAt := func(q shape.Policy) (shape.Structured, bool) { return shape.JSON(raw, q, nil) }
+	sc, _ := k.JSONKept(raw, p, t.Ref, text, nil, cutAt)
+	fmt.Println(len(sc.Raw), sc.Figures.Resume, strings.ReplaceAll(string(sc.Raw), t.Ref, "REF"))
+
+	var v struct{ Content string }
+	_ = json.Unmarshal(sc.Raw, &v)
+	fmt.Println(strings.ReplaceAll(v.Content, t.Ref, "REF"))
+	// Output:
+	// 249 89 {"content":"line 001\nline 002\nline 003\nline 004\nline 005\nline 006\nline 007\nline 008\nline 009\nline 010\n[truncated: 902 bytes dropped, refine your query or read the rest: toolcap_read {\"ref\":\"REF\",\"offset\":89}]"}
+	// line 001
+	// line 002
+	// line 003
+	// line 004
+	// line 005
+	// line 006
+	// line 007
+	// line 008
+	// line 009
+	// line 010
+	// [truncated: 902 bytes dropped, refine your query or read the rest: toolcap_read {"ref":"REF","offset":89}]
+}

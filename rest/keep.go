@@ -227,24 +227,42 @@ func (k *Keeper) commit(e Entry, kept string, kt chain.Truncation, plain func() 
 // resume gives for the cut, to the cut's marker. It reports false when the
 // marker cannot be found or fit.
 func (k *Keeper) mark(ref string, n int, p shape.Policy, cutAt func(shape.Policy) (string, chain.Truncation, bool), resumeAt func(out string, f cut.Found, t chain.Truncation) int) (string, chain.Truncation, bool) {
-	q, ok := k.reserve(p, n)
-	if !ok {
-		return "", chain.Truncation{}, false
+	type marked struct {
+		out string
+		t   chain.Truncation
 	}
-	marked, t, ok := k.markAt(ref, p, q, cutAt, resumeAt)
+	m, ok := markWithin(k, p, n, asIs, func(q shape.Policy) (marked, int, bool) {
+		out, t, ok := k.markAt(ref, p, q, cutAt, resumeAt)
+		return marked{out, t}, len(out), ok
+	})
+	return m.out, m.t, ok
+}
+
+// markWithin is the one rule of the room a read takes: it keeps room in
+// p, for an output of n bytes, for the read as written (see
+// [Keeper.reserve]), and calls at with that policy; at cuts, adds the
+// read, checks the result against p and returns it with its length. The
+// room kept was for the widest offset the marker could hold: what it did
+// not take, the cut may show, so at is called once more with that much
+// more. (Past 1 MiB a few bytes are not worth a second output of that
+// size.) It reports false when p has not the room or at failed.
+func markWithin[T any](k *Keeper, p shape.Policy, n int, written func(string) string, at func(q shape.Policy) (T, int, bool)) (T, bool) {
+	var none T
+	q, ok := k.reserve(p, n, written)
 	if !ok {
-		return "", chain.Truncation{}, false
+		return none, false
 	}
-	// The room kept was for the widest offset the marker could hold: what
-	// it did not take, the cut may show. (Past 1 MiB a few bytes are not
-	// worth a second output of that size.)
-	if slack := p.MaxBytes - len(marked); slack > 0 && p.MaxBytes <= 1<<20 {
+	m, size, ok := at(q)
+	if !ok {
+		return none, false
+	}
+	if slack := p.MaxBytes - size; slack > 0 && p.MaxBytes <= 1<<20 {
 		q.MaxBytes += slack
-		if again, t2, ok := k.markAt(ref, p, q, cutAt, resumeAt); ok {
-			return again, t2, true
+		if again, _, ok := at(q); ok {
+			return again, true
 		}
 	}
-	return marked, t, true
+	return m, true
 }
 
 // markAt is mark's cut at q, the policy p with room kept for the read.
@@ -307,11 +325,16 @@ func readArgs(ref string, offset int) string {
 }
 
 // reserve returns p with room kept for the read a marker names, for an
-// output of n bytes, and false when p has not that much room.
-func (k *Keeper) reserve(p shape.Policy, n int) (shape.Policy, bool) {
+// output of n bytes, the read as written gives it out (asIs in a text,
+// [inJSONString] inside a string of a JSON document), and false when p has
+// not that much room.
+func (k *Keeper) reserve(p shape.Policy, n int, written func(string) string) (shape.Policy, bool) {
 	// The offset is where the shown head ends: within the limit.
 	r := cut.Rest{Tool: k.tool, Args: readArgs(zeroRef, min(n, p.MaxBytes))}
-	extra := cut.RestMarkerLen(0, cut.UnitBytes, r) - cut.MarkerLen(0)
+	marker := cut.RestMarker(0, cut.UnitBytes, r)
+	plain := cut.MarkerLen(0)
+	// What the read adds: all but the plain marker's closing bracket.
+	extra := len(written(marker[plain-1 : len(marker)-1]))
 	q := p
 	q.MaxBytes -= extra
 	if q.MaxBytes < cut.MarkerLen(n)+1 {
@@ -319,13 +342,16 @@ func (k *Keeper) reserve(p shape.Policy, n int) (shape.Policy, bool) {
 	}
 	if p.HoldsTokens() {
 		// The suffix's tokens, and a few for where it meets the marker.
-		q.MaxTokens -= p.Counter.Count(cut.RestMarker(0, cut.UnitBytes, r)[len(cut.Marker(0)):]) + 2
+		q.MaxTokens -= p.Counter.Count(written(marker[plain:])) + 2
 		if q.MaxTokens < 16 {
 			return p, false
 		}
 	}
 	return q, true
 }
+
+// asIs is how a read is written in a text: as it is.
+func asIs(s string) string { return s }
 
 // zeroRef stands for a ref where only its length matters.
 var zeroRef = string(make([]byte, RefLen))

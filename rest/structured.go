@@ -1,0 +1,171 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/shape"
+)
+
+// JSONKept fits raw, a structured value a tool returned beside its text
+// (MCP's structuredContent), to p as cutAt fits it, for a result whose text
+// was cut and kept under ref (by [Keeper.Text] or a [Stream]): the marker
+// of the cut's last cut string then names the read of that kept text, so
+// that a client that shows the model the structured value rather than the
+// text leaves nothing unreadable behind it.
+//
+// cutAt cuts the value at a policy as [shape.JSON] does (a front end passes
+// its own precut strings and elided tails, as to [shape.JSONReduced]).
+// JSONKept calls it at p; when that cut shortened a string, it calls it
+// again with p's limits less the room the read takes as written in a JSON
+// string, its quotes escaped (the room [Keeper.Text] keeps, for an output
+// of len(raw) bytes), and splices the read into the marker at the end of
+// the last string that cut shortened. Nothing is written to the store: the
+// text is kept already. The read starts where
+// that string's kept head ends in the kept text when the text begins with
+// that head, as when the structured value mirrors the text
+// ({"content": text}); otherwise at 0, the start, so that it never skips a
+// byte the model has not seen. prefix is what the caller holds of the kept
+// text's start (all of it, or its first bytes): a head longer than prefix
+// reads from 0.
+//
+// The result is within p's limits, valid JSON, and accepted by valid when
+// it is not nil (it gets the value decoded, as from shape.JSON). Its
+// figures count its own bytes and carry ref and the offset
+// (chain.Truncation.Ref, Resume); the N of the marker stays the string's
+// own count of what it dropped. When p does not keep the rest, ref is not
+// a ref, no cut string carries a marker (only elements of containers were
+// dropped: the note says so), or the read cannot fit or pass valid,
+// JSONKept returns cutAt's cut at p, with its plain markers; ok is then
+// cutAt's.
+func (k *Keeper) JSONKept(raw []byte, p shape.Policy, ref, prefix string, valid func(any) error, cutAt func(shape.Policy) (shape.Structured, bool)) (shape.Structured, bool) {
+	// The cut at p first: only it tells whether the value needs a cut at
+	// all (a value over the limit may fit once compacted) and whether a
+	// string of it is cut, which a smaller limit must not change.
+	sc, ok := cutAt(p)
+	if !ok || !sc.Cut || !p.KeepRest || !ValidRef(ref) {
+		return sc, ok
+	}
+	if _, _, cutString := lastCutString(sc.Raw); !cutString {
+		return sc, true
+	}
+	if kept, ok := k.jsonMark(len(raw), p, ref, prefix, valid, cutAt); ok {
+		return kept, true
+	}
+	return sc, true
+}
+
+// jsonMark is JSONKept's cut that names the read, false when there is
+// none.
+func (k *Keeper) jsonMark(n int, p shape.Policy, ref, prefix string, valid func(any) error, cutAt func(shape.Policy) (shape.Structured, bool)) (shape.Structured, bool) {
+	return markWithin(k, p, n, inJSONString, func(q shape.Policy) (shape.Structured, int, bool) {
+		sc, ok := cutAt(q)
+		if !ok || !sc.Cut {
+			return shape.Structured{}, 0, false
+		}
+		out, resume, ok := k.spliceRead(sc.Raw, ref, prefix)
+		if !ok || !fits(string(out), p) {
+			return shape.Structured{}, 0, false
+		}
+		if valid != nil {
+			// The longer string may break what the schema allows of it.
+			var v any
+			if json.Unmarshal(out, &v) != nil || valid(v) != nil {
+				return shape.Structured{}, 0, false
+			}
+		}
+		sc.Raw = out
+		t := &sc.Figures
+		t.Limit, t.LimitTokens = p.MaxBytes, 0
+		if p.HoldsTokens() {
+			t.LimitTokens = p.MaxTokens
+		}
+		t.KeptBytes = len(out)
+		t.DroppedBytes = t.OriginalBytes - t.KeptBytes
+		t.Ref, t.Resume = ref, resume
+		// The note names the limit it was cut to: p's, not the one less
+		// the room of the read.
+		sc.Note.Long = strings.Replace(sc.Note.Long, limitOf(q.MaxBytes), limitOf(p.MaxBytes), 1)
+		return sc, len(out), true
+	})
+}
+
+// limitOf is how a note of package shape names a byte limit.
+func limitOf(n int) string { return "limit of " + strconv.Itoa(n) + " bytes" }
+
+// spliceRead adds the read of ref to the marker that ends the last string
+// value of doc a cut shortened, and returns the new document and the
+// offset the read starts at (see [Keeper.JSONKept]), or false when no
+// string of doc ends in a plain marker.
+func (k *Keeper) spliceRead(doc []byte, ref, prefix string) ([]byte, int, bool) {
+	end, head, ok := lastCutString(doc)
+	if !ok {
+		return nil, 0, false
+	}
+	resume := 0
+	if len(head) <= len(prefix) && prefix[:len(head)] == head {
+		resume = len(head)
+	}
+	r := cut.Rest{Tool: k.tool, Args: readArgs(ref, resume)}
+	// The read as cut.WithRest adds it to a marker: all but the marker's
+	// closing bracket, which ends the string.
+	marker := cut.RestMarker(0, cut.UnitBytes, r)
+	read := inJSONString(marker[cut.MarkerLen(0)-1 : len(marker)-1])
+	at := end - len(`]"`)
+	out := make([]byte, 0, len(doc)+len(read))
+	out = append(out, doc[:at]...)
+	out = append(out, read...)
+	out = append(out, doc[at:]...)
+	return out, resume, true
+}
+
+// lastCutString finds the last string value of doc, a valid JSON
+// document, that ends in a plain marker in bytes (the marker a cut of
+// package cut puts at the end of a string it shortens): it returns the
+// offset just past its closing quote and what the string kept before the
+// marker, decoded.
+func lastCutString(doc []byte) (int, string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	end, head, found := 0, "", false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return end, head, found
+		}
+		s, ok := tok.(string)
+		if !ok || !strings.HasSuffix(s, "]") {
+			continue
+		}
+		at := int(dec.InputOffset())
+		if keyFollows(doc[at:]) {
+			continue
+		}
+		ms := cut.FindMarkers(s)
+		if len(ms) == 0 {
+			continue
+		}
+		if m := ms[len(ms)-1]; m.End == len(s) && m.Rest == nil && m.Unit == cut.UnitBytes {
+			end, head, found = at, s[:m.Start], true
+		}
+	}
+}
+
+// keyFollows reports whether a string that rest follows in a JSON document is
+// an object's key: a colon follows it.
+func keyFollows(rest []byte) bool {
+	rest = bytes.TrimLeft(rest, " \t\r\n")
+	return len(rest) > 0 && rest[0] == ':'
+}
+
+// inJSONString returns a read as written inside a JSON string: its quotes
+// and backslashes escaped. A read holds no other byte JSON escapes (a tool
+// name, a ref and digits).
+func inJSONString(s string) string {
+	if !strings.ContainsAny(s, `"\`) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`)
+}

@@ -116,7 +116,7 @@ func (f *mcpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.token, "token", "", "with --listen or --metrics: the bearer `TOKEN` every request must carry (required off loopback)")
 	fs.IntVar(&f.maxSessions, "max-sessions", mcpproxy.DefaultMaxSessions, "with --listen: the most sessions open at once (each has a server process of its own); an initialize beyond is refused 503")
 	fs.DurationVar(&f.sessionIdle, "session-idle", mcpproxy.DefaultSessionIdle, "with --listen: end a session, and stop its server, after this `DURATION` without a request or an open stream")
-	fs.BoolVar(&f.forwardAuth, "forward-auth", false, "with --listen and --url: pass each client's Authorization header on to the upstream, and relay its 401 or 403 (with WWW-Authenticate) unchanged, so clients do OAuth with the upstream through the proxy")
+	fs.BoolVar(&f.forwardAuth, "forward-auth", false, "with --listen and --url: pass each client's Authorization header on to the upstream, relay its 401 or 403 (with WWW-Authenticate), and serve its protected resource metadata for the proxy's URL, so clients do OAuth with the upstream through the proxy")
 	fs.DurationVar(&f.callTimeout, "call-timeout", 0, "answer a request the server has not answered within `DURATION` with a JSON-RPC error, and cancel it (0: wait as long as it takes)")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics of the results at http://`ADDR`/metrics (host:port or a port; the host defaults to 127.0.0.1)")
 }
@@ -311,6 +311,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		return serveHTTP(ctx, proxy, f.listen, mcpproxy.HTTPOptions{
 			Token:           token,
 			ForwardAuth:     f.forwardAuth,
+			UpstreamURL:     f.url,
 			Dial:            dial,
 			MaxMessageBytes: f.maxMsg,
 			MaxSessions:     f.maxSessions,

@@ -45,6 +45,12 @@ func serveHTTP(ctx context.Context, proxy *mcpproxy.Proxy, addr string, opts mcp
 	handler := proxy.HTTPHandler(opts)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", handler)
+	if opts.ForwardAuth {
+		// Where a client that the upstream refused looks for how to
+		// authorize: the upstream's metadata, mapped to the proxy's URL.
+		mux.Handle(mcpproxy.ResourceMetadataPath+"/mcp", handler.ResourceMetadata())
+		mux.Handle(mcpproxy.ResourceMetadataPath, handler.ResourceMetadata())
+	}
 	// The handler bounds the reading of bodies itself; a read timeout here
 	// would end the long-lived event streams too. IdleTimeout closes
 	// kept-alive connections nobody uses.

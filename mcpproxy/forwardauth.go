@@ -142,13 +142,15 @@ func upstreamAuthFrom(ctx context.Context) *UpstreamAuth {
 }
 
 // relayUpstreamAuth answers w with the upstream's refusal when err is one
-// (an [UpstreamHTTPError]): its status, its WWW-Authenticate and its body
-// unchanged, so that the client can start OAuth, or step up its scopes,
-// with the upstream's authorization server. It reports whether it
-// answered. Nothing must have been written to w yet; headers set on it for
-// a stream of events (and a session id, as a refused request starts none)
-// are dropped.
-func relayUpstreamAuth(w http.ResponseWriter, err error) bool {
+// (an [UpstreamHTTPError]): its status, its WWW-Authenticate and its body,
+// so that the client can start OAuth, or step up its scopes, with the
+// upstream's authorization server. rewrite, when not nil, rewrites each
+// WWW-Authenticate value (its resource_metadata: see
+// [resourceMetadata.challengeRewriter]); nil relays them unchanged. It
+// reports whether it answered. Nothing must have been written to w yet;
+// headers set on it for a stream of events (and a session id, as a
+// refused request starts none) are dropped.
+func relayUpstreamAuth(w http.ResponseWriter, err error, rewrite func(string) string) bool {
 	var e *UpstreamHTTPError
 	if !errors.As(err, &e) || !refusable(e.Status) {
 		return false
@@ -158,7 +160,13 @@ func relayUpstreamAuth(w http.ResponseWriter, err error) bool {
 		h.Del(k)
 	}
 	if v := e.Header.Values("WWW-Authenticate"); len(v) > 0 {
-		h["Www-Authenticate"] = append([]string(nil), v...)
+		v = append([]string(nil), v...)
+		if rewrite != nil {
+			for i := range v {
+				v[i] = rewrite(v[i])
+			}
+		}
+		h["Www-Authenticate"] = v
 	}
 	if len(e.Body) > 0 {
 		if ct := e.Header.Get("Content-Type"); ct != "" {
@@ -182,9 +190,10 @@ var errRefusedUpstream = errors.New("mcpproxy: the upstream refused the request;
 // written, so it is found when that error is the stream's first event.
 // Once a byte has gone, the stream is the client's as usual.
 type refusalGuard struct {
-	w    http.ResponseWriter
-	auth *UpstreamAuth
-	ids  []string
+	w       http.ResponseWriter
+	auth    *UpstreamAuth
+	ids     []string
+	rewrite func(string) string // of WWW-Authenticate; nil for none
 
 	status    int  // the status the stream set, not yet written
 	committed bool // the status is written
@@ -192,10 +201,12 @@ type refusalGuard struct {
 }
 
 // guard returns w for the stream answering the requests with ids, held
-// back as [refusalGuard] describes. With a nil a (an upstream not dialled
-// with [ForwardAuth]) it changes nothing but the timing of the status.
-func (a *UpstreamAuth) guard(w http.ResponseWriter, ids []string) *refusalGuard {
-	return &refusalGuard{w: w, auth: a, ids: ids}
+// back as [refusalGuard] describes, a refusal's WWW-Authenticate values
+// rewritten by rewrite when it is not nil. With a nil a (an upstream not
+// dialled with [ForwardAuth]) it changes nothing but the timing of the
+// status.
+func (a *UpstreamAuth) guard(w http.ResponseWriter, ids []string, rewrite func(string) string) *refusalGuard {
+	return &refusalGuard{w: w, auth: a, ids: ids, rewrite: rewrite}
 }
 
 func (g *refusalGuard) Header() http.Header { return g.w.Header() }
@@ -214,7 +225,7 @@ func (g *refusalGuard) Write(p []byte) (int, error) {
 		g.committed = true
 		if g.auth != nil {
 			for _, id := range g.ids {
-				if e := g.auth.Refusal(id); e != nil && relayUpstreamAuth(g.w, e) {
+				if e := g.auth.Refusal(id); e != nil && relayUpstreamAuth(g.w, e, g.rewrite) {
 					g.refused = true
 					return 0, errRefusedUpstream
 				}

@@ -5,11 +5,17 @@ import "net/http"
 // Bridges for the black-box tests of the server's half of forwarding
 // authorization, which package mcpproxy's HTTP server calls unexported.
 
-// RelayUpstreamAuth is relayUpstreamAuth.
-var RelayUpstreamAuth = relayUpstreamAuth
+// RelayUpstreamAuth is relayUpstreamAuth, WWW-Authenticate unchanged.
+func RelayUpstreamAuth(w http.ResponseWriter, err error) bool {
+	return relayUpstreamAuth(w, err, nil)
+}
 
-// GuardStream is UpstreamAuth.guard, with whether the refusal was relayed.
+// GuardStream is UpstreamAuth.guard, WWW-Authenticate unchanged, with
+// whether the refusal was relayed.
 func GuardStream(a *UpstreamAuth, w http.ResponseWriter, ids []string) (http.ResponseWriter, func() bool) {
-	g := a.guard(w, ids)
+	g := a.guard(w, ids, nil)
 	return g, g.relayed
 }
+
+// RewriteAuthParam is rewriteAuthParam.
+var RewriteAuthParam = rewriteAuthParam

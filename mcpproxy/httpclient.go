@@ -335,6 +335,18 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 			}
 			return
 		}
+		if !env.isRequest() && !env.batch {
+			// A notification or a response is owed no answer (the
+			// transport says 202 and no body), yet some servers answer
+			// 200 with JSON: {"jsonrpc":"2.0","result":{}}, a response
+			// with no id, say, as the conformance suite's does. Relayed,
+			// it answers nothing and breaks a client that checks what it
+			// reads (the go-sdk's fails its stream): it is dropped, as
+			// the go-sdk's own client drops it.
+			n, _ := io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			c.logger.Debug("dropped the body of the answer to a message that is owed none", "method", env.method, "status", resp.StatusCode, "bytes", n)
+			return
+		}
 		if !c.deliver(resp.Body) && env.isRequest() {
 			c.fail(env, fmt.Sprintf("%s answered with an empty body", c.url))
 		}

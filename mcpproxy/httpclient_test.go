@@ -357,3 +357,51 @@ func TestDialHTTPCloseDuringRetry(t *testing.T) {
 		t.Errorf("reading after Close = %v, want the end of the connection", err)
 	}
 }
+
+// A server that answers a notification or a response with 200 and JSON,
+// where the transport says 202 and no body (the conformance suite's
+// client-scenario server answers {"jsonrpc":"2.0","result":{}}, a response
+// with no id): that body answers nothing and is not relayed, so the next
+// thing the client reads is the answer to its next request.
+func TestDialHTTPDropsAnswerToNotification(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed) // no GET stream
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(body, &m)
+		w.Header().Set("Content-Type", "application/json")
+		if m.ID == nil {
+			io.WriteString(w, `{"jsonrpc":"2.0","result":{}}`)
+			return
+		}
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"method":%q}}`, m.ID, m.Method)
+	}))
+	defer hs.Close()
+	c, err := mcpproxy.DialHTTP(context.Background(), hs.URL, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	if a := exchange(t, c, r, initialize); a.Error != nil {
+		t.Fatalf("initialize: %+v", a.Error)
+	}
+	for _, n := range []string{
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"s1","result":{}}`, // a response to a request of the server's
+	} {
+		if err := c.WriteMessage([]byte(n)); err != nil {
+			t.Fatalf("WriteMessage(%s) = %v", n, err)
+		}
+	}
+	a := exchange(t, c, r, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if diff := cmp.Diff(`2 {"method":"tools/list"}`, string(a.ID)+" "+string(a.Result)); diff != "" {
+		t.Errorf("the message read after the notification's answer: id and result (-want +got):\n%s", diff)
+	}
+}

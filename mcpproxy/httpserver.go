@@ -63,12 +63,21 @@ type HTTPOptions struct {
 	ProtocolVersions []string
 	// ForwardAuth passes each client's Authorization header on to the
 	// upstream of its session, and relays an upstream's 401 or 403 (its
-	// status, WWW-Authenticate and body) to the client unchanged, so that a
-	// client completes OAuth with the upstream through the proxy. It takes
+	// status, WWW-Authenticate and body) to the client, so that a client
+	// completes OAuth with the upstream through the proxy. It takes
 	// effect with a Dial made by [DialHTTP] with [ForwardAuth]: the
 	// session's [UpstreamAuth] is in the dial's context. The header then
-	// belongs to the upstream, so Token must be empty.
+	// belongs to the upstream, so Token must be empty. With UpstreamURL
+	// set, the proxy also stands for the upstream in its OAuth protected
+	// resource metadata: see [HTTPHandler.ResourceMetadata].
 	ForwardAuth bool
+	// UpstreamURL is the streamable HTTP endpoint Dial connects to, when
+	// it is one. With ForwardAuth, the upstream's protected resource
+	// metadata is fetched from it and mapped to the proxy's URL, and the
+	// resource_metadata of the upstream's WWW-Authenticate is rewritten
+	// to name the proxy's copy ([HTTPHandler.ResourceMetadata]); without
+	// it, the WWW-Authenticate is relayed unchanged.
+	UpstreamURL string
 }
 
 // The defaults of [HTTPOptions].
@@ -115,6 +124,14 @@ func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		sessions:    map[string]*httpSession{},
 	}
 	h.token = opts.Token
+	if opts.ForwardAuth && opts.UpstreamURL != "" {
+		m, err := newResourceMetadata(opts.UpstreamURL)
+		if err != nil {
+			// The dial refuses it as well: every session fails to start.
+			p.logger.Warn("no protected resource metadata for the upstream", "url", opts.UpstreamURL, "error", err)
+		}
+		h.meta = m
+	}
 	if h.maxBody <= 0 {
 		h.maxBody = p.max
 	}
@@ -157,6 +174,7 @@ type HTTPHandler struct {
 	streamMax   int
 	versions    []string
 	forwardAuth bool
+	meta        *resourceMetadata // the upstream's metadata, mapped; nil when not served
 
 	budget bodyBudget
 	// base is the context of every session's relay: Close cancels it,
@@ -392,12 +410,38 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		st.serve(w, r)
 		return
 	}
-	g := s.auth.guard(w, postIDs(reqs))
+	g := s.auth.guard(w, postIDs(reqs), h.meta.challengeRewriter(r))
 	st.serve(g, r)
 	if g.relayed() && initialize {
 		// A session the upstream refused to start holds no slot.
 		s.close()
 	}
+}
+
+// ResourceMetadata returns the handler of the proxy's OAuth protected
+// resource metadata (RFC 9728), for a proxy with [HTTPOptions.ForwardAuth]
+// and [HTTPOptions.UpstreamURL]; it answers 404 otherwise. Mount it at
+// [ResourceMetadataPath] followed by the path the HTTPHandler serves at
+// (/.well-known/oauth-protected-resource/mcp for /mcp), and at
+// [ResourceMetadataPath] alone, the two places a client looks.
+//
+// A client that connects to the proxy checks that the metadata names the
+// proxy's URL as its resource, so the upstream's cannot be relayed as it
+// is: each GET fetches the upstream's document afresh, from where the
+// upstream's last refusal said (WWW-Authenticate's resource_metadata) or
+// else from its own well-known path, and the resource is rewritten when it
+// names the upstream's endpoint (to the proxy's endpoint, as the request
+// named the proxy) or the upstream's origin (to the proxy's origin); any
+// other resource is left as it is, for the client to refuse as it would
+// directly. The rest of the document is the upstream's: the client
+// authorizes with the upstream's authorization servers, not through the
+// proxy. The resource_metadata of a refusal the proxy relays names the
+// proxy's document in turn.
+func (h *HTTPHandler) ResourceMetadata() http.Handler {
+	if h.meta == nil {
+		return http.NotFoundHandler()
+	}
+	return h.meta
 }
 
 // postIDs returns the ids of a POST's requests.

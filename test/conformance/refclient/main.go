@@ -9,8 +9,11 @@
 //
 // It implements the scenarios that need no authorization: initialize,
 // tools_call, elicitation-sep1034-client-defaults and sse-retry. Any other
-// scenario (the auth/ ones) exits 2 naming it, so the suite records a
-// failure both ways.
+// scenario exits 2 naming it, so the suite records a failure both ways.
+// The auth/ ones need HTTP between the client and toolcap (stdio carries
+// no Authorization) and a client that does OAuth: the test plays them with
+// the go-sdk's own conformance client through `toolcap mcp --listen
+// --forward-auth` (see ../vialisten).
 //
 // Usage:
 //

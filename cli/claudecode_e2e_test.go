@@ -91,11 +91,56 @@ type claudeMeasure struct {
 	// behind: the text names a file that holds the rest (Claude Code's
 	// saved output, toolcap's store, a rest marker).
 	behind bool
+	// read is the read the first marker naming one names, nil when no
+	// marker does; followed is what the model received when it made
+	// that call (Claude Code running the tool), nil when it made none.
+	read     *cut.Rest
+	followed *claudeFollow
 	// corrected is the lines [first, last] toolcap's word on Claude
 	// Code's paging note says did not arrive, and resume where it says to
 	// read on; zero without such a word.
 	corrected [2]int
 	resume    int
+}
+
+// claudeFollow is the result of the read a marker named, as the model
+// received it when it made that call.
+type claudeFollow struct {
+	bytes   int
+	isError bool
+	// text is what it read, Read's line numbers taken off and, for a JSON
+	// result, its strings joined.
+	text string
+	// head is the first result's text before its marker, read the same
+	// way.
+	head string
+}
+
+// readTool is the name under which Claude Code offers the model the read
+// tool a marker names: Read itself, or an MCP server's tool under its
+// mcp__SERVER__ name (every MCP case's server is "fs").
+func readTool(r *cut.Rest) string {
+	if r.Tool == "Read" {
+		return "Read"
+	}
+	return "mcp__fs__" + r.Tool
+}
+
+// plainText is what the model reads of a tool result: Read's line numbers
+// taken off, a JSON result's strings joined.
+func plainText(text string) string {
+	if json.Valid([]byte(text)) {
+		return strings.Join(jsonStrings(text), "\n")
+	}
+	return readNumbers.ReplaceAllString(text, "")
+}
+
+// beforeMarker is text up to its first toolcap marker.
+func beforeMarker(text string) string {
+	if ms := cut.FindMarkers(text); len(ms) > 0 {
+		return text[:ms[0].Start]
+	}
+	return text
 }
 
 var (
@@ -281,6 +326,21 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 					errorf(where, "%s: Claude Code's note says lines up to %d arrived, the model got lines up to %d (toolcap's word on it: lines %v, read on from %d)", where, last, m.lastLine, m.corrected, m.resume)
 				}
 			}
+			if f := m.followed; f != nil {
+				// Following the marker reads on: a result of the tool the
+				// marker names, within the limit, that shows what the first
+				// did not (a read from the start shows the start again).
+				switch {
+				case f.isError:
+					errorf(where, "%s: the read the marker names (%s %s) failed: %.300q", where, readTool(m.read), m.read.Args, f.text)
+				case f.bytes > claudeLimit:
+					errorf(where, "%s: the read the marker names returned %d bytes, over the limit of %d", where, f.bytes, claudeLimit)
+				case strings.TrimSpace(beforeMarker(f.text)) == "":
+					errorf(where, "%s: the read the marker names (%s %s) returned nothing to read: %.300q", where, readTool(m.read), m.read.Args, f.text)
+				case !strings.Contains(m.read.Args, `"offset":0}`) && strings.HasPrefix(f.head, strings.TrimSpace(beforeMarker(f.text))[:min(64, len(strings.TrimSpace(beforeMarker(f.text))))]):
+					errorf(where, "%s: the read the marker names (%s %s) shows the start of the first result again, not what follows it", where, readTool(m.read), m.read.Args)
+				}
+			}
 			if none.behind && !m.behind {
 				errorf(where, "%s: without toolcap the rest was retrievable; with it, nothing names it", where)
 			}
@@ -326,13 +386,25 @@ func runClaudeCase(t *testing.T, claude, bin, fsServer string, tc claudeCase, fr
 			// A side request (title, summary, quota): plain text.
 			return fakeanthropic.Reply{Text: "ok"}
 		}
+		calls := 0
 		for _, m := range req.Messages {
 			if m.Role == "assistant" {
-				// The tool was called: the conversation ends.
-				return fakeanthropic.Reply{Text: "done"}
+				calls++
 			}
 		}
-		return fakeanthropic.Reply{ToolUses: []fakeanthropic.ToolUse{{Name: tc.tool, Input: input}}}
+		if calls == 0 {
+			return fakeanthropic.Reply{ToolUses: []fakeanthropic.ToolUse{{Name: tc.tool, Input: input}}}
+		}
+		if calls == 1 {
+			// The tool was called: the model follows the first marker
+			// that names a read, once, as the marker tells it to.
+			if results, err := req.ToolResults(); err == nil && len(results) == 1 {
+				if m := measure(results[0], nil, home, cacheHome, dir); m.read != nil {
+					return fakeanthropic.Reply{ToolUses: []fakeanthropic.ToolUse{{Name: readTool(m.read), Input: json.RawMessage(m.read.Args)}}}
+				}
+			}
+		}
+		return fakeanthropic.Reply{Text: "done"}
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -384,6 +456,8 @@ func runClaudeCase(t *testing.T, claude, bin, fsServer string, tc claudeCase, fr
 		t.Logf("requests the fake API did not know: %v", u)
 	}
 
+	var first *claudeMeasure
+	var firstText string
 	for _, req := range srv.Requests() {
 		results, err := req.ToolResults()
 		if err != nil {
@@ -395,14 +469,28 @@ func runClaudeCase(t *testing.T, claude, bin, fsServer string, tc claudeCase, fr
 		if len(results) != 1 {
 			t.Fatalf("request %d carries %d tool results, want 1", req.Seq, len(results))
 		}
-		notes, err := req.TurnTexts()
-		if err != nil {
-			t.Fatal(err)
+		if first == nil {
+			notes, err := req.TurnTexts()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := measure(results[0], notes, home, cacheHome, dir)
+			first, firstText = &m, results[0].Text()
+			continue
 		}
-		return measure(results[0], notes, home, cacheHome, dir)
+		if first.read != nil && first.followed == nil {
+			text := results[0].Text()
+			first.followed = &claudeFollow{bytes: len(text), isError: results[0].IsError,
+				text: plainText(text), head: beforeMarker(plainText(firstText))}
+		}
 	}
-	t.Fatalf("no request carried a tool result; claude printed:\n%s", out)
-	return claudeMeasure{}
+	if first == nil {
+		t.Fatalf("no request carried a tool result; claude printed:\n%s", out)
+	}
+	if first.read != nil && first.followed == nil {
+		t.Errorf("the model called %s %s, the read the marker names, and no result came back; claude printed:\n%s", readTool(first.read), first.read.Args, out)
+	}
+	return *first
 }
 
 // jsonStrings returns the strings of the JSON document doc.
@@ -460,6 +548,9 @@ func measure(res fakeanthropic.ToolResult, notes []string, home, cacheHome, dir 
 		m.markers++
 		if f.Rest != nil {
 			m.restRef = true
+			if m.read == nil {
+				m.read = f.Rest
+			}
 		}
 	}
 	for _, n := range readNumbers.FindAllString(text, -1) {
@@ -513,8 +604,8 @@ func writeJSONFile(t *testing.T, path string, v any) {
 // docs/adapters/claude-code.md.
 func claudeTable(cases []claudeCase, got map[string]map[claudeFront]claudeMeasure) string {
 	var b strings.Builder
-	b.WriteString("| case | front end | bytes | JSON | markers | rest retrievable | Claude Code's note |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| case | front end | bytes | JSON | markers | rest retrievable | the marker's read, followed | Claude Code's note |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, tc := range cases {
 		fronts := make([]string, 0, len(got[tc.name]))
 		for f := range got[tc.name] {
@@ -544,7 +635,14 @@ func claudeTable(cases []claudeCase, got map[string]map[claudeFront]claudeMeasur
 			if m.isError {
 				note = "is_error; " + note
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %s |\n", tc.name, f, commas(m.bytes), jsonCell, m.markers, behind, strings.ReplaceAll(note, "|", "\\|"))
+			followed := "–"
+			if m.followed != nil {
+				followed = fmt.Sprintf("%s: %s bytes", readTool(m.read), commas(m.followed.bytes))
+				if m.followed.isError {
+					followed += ", **error**"
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %s | %s |\n", tc.name, f, commas(m.bytes), jsonCell, m.markers, behind, followed, strings.ReplaceAll(note, "|", "\\|"))
 		}
 	}
 	return b.String()

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -67,9 +68,10 @@ settings.json:
     "hooks": [{"type": "command", "command": "toolcap hook claude-code"}]}]}}
 
 Exit status: 0 when the payload was handled, and also when it was not a
-PostToolUse payload, not JSON or over 256 MiB (Claude Code saves long
-outputs to files itself, so no payload it sends needs that much): then
-one warning goes to standard error,
+PostToolUse payload, not JSON or over 4 GiB (a payload over 8 MiB is cut
+as it streams, in memory bounded by the limits; Claude Code saves long
+outputs to files itself, so no payload it sends comes near): then one
+warning goes to standard error,
 nothing to standard output, and the tool's output reaches the model as it is
 (the hook never blocks a tool). 1 on a configuration error (a bad manifest or
 TOOLCAP_ variable), which Claude Code reports without blocking the tool. 2
@@ -106,45 +108,49 @@ func runHook(ctx context.Context, _ *options, args []string, stdin io.Reader, st
 		return exitUsage
 	}
 
-	// A hook is a short process that allocates a few times its payload and
-	// exits: collecting garbage only slows it (a collection on a busy
-	// machine stalls it for tens of milliseconds, the p95 of the benchmark
-	// tripled), so the collector waits for a memory limit instead.
+	// A hook is a short process that allocates a few times a payload it
+	// holds, and little per byte of one it streams, and exits: collecting
+	// garbage only slows it (a collection on a busy machine stalls it for
+	// tens of milliseconds, the p95 of the benchmark tripled), so the
+	// collector waits for a memory limit instead, which bounds what a
+	// streamed payload of any length can leave behind.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(hookMemoryLimit))
 
-	in, err := claudecode.ReadInput(stdin)
-	if err != nil {
+	logger := newLogger(stderr, verbose.level()).Named("toolcap")
+	hook := &claudecode.Hook{Logger: logger}
+	c, err := hook.ReadCap(stdin, func(tool string) (claudecode.Setup, error) {
+		policy, err := hookPolicy(ctx, &layers, env, logger, tool)
+		if err != nil {
+			return claudecode.Setup{}, err
+		}
+		debug.SetMemoryLimit(hookMemoryLimit + 8*int64(policy.Hold()))
+		s := claudecode.Setup{Policy: policy}
+		if policy.KeepRest {
+			// keep_rest is on by default; a store that cannot be opened
+			// leaves the plain marker, never a failed hook.
+			if d, err := openHookStore(ctx, &layers, env, logger); err != nil {
+				logger.Warn("keep_rest: the store could not be opened; the output is cut without keeping the rest", "error", oneLine(err.Error()))
+			} else {
+				s.Store = d
+			}
+		}
+		return s, nil
+	})
+	var setupErr *claudecode.SetupError
+	switch {
+	case errors.As(err, &setupErr):
+		fmt.Fprintf(stderr, "toolcap: %s (tool output left as it is)\n", oneLine(setupErr.Err.Error()))
+		return exitFailed
+	case err != nil:
 		// Fail open: the tool's output goes on unchanged.
 		fmt.Fprintf(stderr, "toolcap hook claude-code: warning: %s; tool output left as it is\n", oneLine(err.Error()))
 		return exitOK
-	}
-	logger := newLogger(stderr, verbose.level()).Named("toolcap")
-	policy, err := hookPolicy(ctx, &layers, env, logger, in.ToolName)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolcap: %s (tool output left as it is)\n", oneLine(err.Error()))
-		return exitFailed
-	}
-	hook := &claudecode.Hook{Logger: logger}
-	if policy.KeepRest {
-		// keep_rest is on by default; a store that cannot be opened leaves
-		// the plain marker, never a failed hook.
-		if d, err := openHookStore(ctx, &layers, env, logger); err != nil {
-			logger.Warn("keep_rest: the store could not be opened; the output is cut without keeping the rest", "error", oneLine(err.Error()))
-		} else {
-			hook.Store = d
-		}
-	}
-	out, t, changed, err := hook.Cap(in, policy)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolcap hook claude-code: warning: tool_response of %s: %s; tool output left as it is\n", in.ToolName, oneLine(err.Error()))
+	case !c.Changed:
 		return exitOK
 	}
-	if !changed {
-		return exitOK
-	}
-	shape.Log(logger, in.ToolName, in.ToolUseID, t)
-	reply, err := claudecode.MarshalReply(out)
+	shape.Log(logger, c.Input.ToolName, c.Input.ToolUseID, c.Truncation)
+	reply, err := claudecode.MarshalReply(c.Out)
 	if err == nil {
 		_, err = stdout.Write(append(reply, '\n'))
 	}
@@ -206,11 +212,12 @@ func openHookStore(ctx context.Context, layers *layerFlags, env []string, logger
 	return rest.OpenPlainDir(filepath.Join(dir, "claude-code"), restConfig(c, logger))
 }
 
-// hookMemoryLimit is the heap size at which the hook collects garbage. For
-// a payload of valid UTF-8 the hook allocates about 3.4 times it, so no
-// such payload it reads (at most claudecode.MaxPayload, 256 MiB) gets it
-// there. Invalid UTF-8 costs more: each invalid byte decodes to the 3
-// bytes of U+FFFD, so a long payload of it can pass the limit. The limit
-// is soft: past it the collector runs, as it would with its default
-// setting, which costs time, not the hook's failure.
-const hookMemoryLimit = 1 << 30
+// hookMemoryLimit is the heap size at which the hook collects garbage,
+// and more by 8 times what the tool's policy holds of a streamed text
+// (shape.Policy.Hold). A payload the hook holds whole (at most
+// claudecode.StreamAbove, 8 MiB) costs it about 3.4 times its length for
+// valid UTF-8, under 30 MiB; a longer one is streamed in memory bounded by
+// the limits, and this bounds the garbage its reading leaves. The limit is
+// soft: past it the collector runs, as it would with its default setting,
+// which costs time, not the hook's failure.
+const hookMemoryLimit = 64 << 20

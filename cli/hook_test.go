@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -581,4 +582,65 @@ func TestHookVerbose(t *testing.T) {
 	checkContains(t, "stderr", got.stderr,
 		"limit in force: tool=Bash limit=1000 source=\"per_tool.Bash, set by env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash\"",
 		"tool result truncated: tool=Bash call_id=toolu_01 original_bytes=5000 kept_bytes=949 dropped_bytes=4051 limit=1000\n")
+}
+
+// A payload past claudecode.StreamAbove is cut as it streams, and the
+// command's reply is the library's for the payload held whole, byte for
+// byte; with the rest kept, the file the marker names holds the whole
+// text. tool_name after tool_response (read from a copy) too.
+func TestHookStreams(t *testing.T) {
+	lines := strings.Repeat("0123456789abcdef ok\n", (claudecode.StreamAbove+oneMiB)/20)
+	mcp := []any{map[string]any{"type": "text", "text": "head\n"}, map[string]any{"type": "text", "text": lines}}
+	late := func(tool string, response any) []byte {
+		b, err := json.Marshal(map[string]any{"tool_response": response})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(b[:len(b)-1], []byte(`,"hook_event_name":"PostToolUse","tool_name":"`+tool+`","session_id":"abc123","tool_use_id":"toolu_01"}`)...)
+	}
+	for _, tc := range []struct {
+		name, tool string
+		payload    []byte
+		text       string
+	}{
+		{"Bash", "Bash", payload(t, "Bash", map[string]any{"stdout": lines, "stderr": "warn\n", "interrupted": false}), lines + "\nwarn\n"},
+		{"MCP blocks", "mcp__fs__read", payload(t, "mcp__fs__read", mcp), "head\n\n" + lines},
+		{"tool_name last", "Bash", late("Bash", map[string]any{"stdout": lines, "stderr": ""}), lines},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.payload) <= claudecode.StreamAbove {
+				t.Fatalf("a payload of %d bytes is not streamed", len(tc.payload))
+			}
+			got := runWith(t, []string{keepRestOff}, bytes.NewReader(tc.payload), "hook", "claude-code")
+			in, err := claudecode.ParseInput(tc.payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _, changed, err := (&claudecode.Hook{}).Cap(in, shape.Bytes(shape.DefaultMaxBytes))
+			if err != nil || !changed {
+				t.Fatalf("Hook.Cap() = changed %v, error %v", changed, err)
+			}
+			want, err := claudecode.MarshalReply(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.code != exitOK || got.stderr != "" || strings.TrimSpace(got.stdout) != string(want) {
+				t.Errorf("exit %d, stderr %q, reply of %d bytes:\n%.300s\nwant %d bytes:\n%.300s", got.code, got.stderr, len(got.stdout), got.stdout, len(want), want)
+			}
+
+			dir := t.TempDir()
+			kept := runWith(t, []string{"TOOLCAP_WORKER__TOOL_OUTPUT__REST__DIR=" + dir}, bytes.NewReader(tc.payload), "hook", "claude-code")
+			m := regexp.MustCompile(`read the rest: Read \{\\"file_path\\":\\"([^\\]+)\\"`).FindStringSubmatch(kept.stdout)
+			if kept.code != exitOK || m == nil {
+				t.Fatalf("exit %d, stderr %q, no Read of the rest in %.300s", kept.code, kept.stderr, kept.stdout)
+			}
+			file, err := os.ReadFile(m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(file) != tc.text {
+				t.Errorf("the kept file holds %d bytes, want the %d of the output's text", len(file), len(tc.text))
+			}
+		})
+	}
 }

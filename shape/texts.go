@@ -77,7 +77,7 @@ func Share(parts []Part, p Policy) (out []string, t chain.Truncation, changed bo
 			sum += counts[i]
 		}
 		if sum > p.MaxTokens {
-			tokShares = sharesWithMarkers(counts, p.MaxTokens, func(i int) int {
+			tokShares = SharesWithMarkers(counts, p.MaxTokens, func(i int) int {
 				return p.Counter.Count(cut.TokenMarker(counts[i]))
 			})
 		}
@@ -87,7 +87,7 @@ func Share(parts []Part, p Policy) (out []string, t chain.Truncation, changed bo
 	}
 	byteShares := lens
 	if total > p.MaxBytes {
-		byteShares = sharesWithMarkers(lens, p.MaxBytes, func(i int) int { return cut.MarkerLen(lens[i]) })
+		byteShares = SharesWithMarkers(lens, p.MaxBytes, func(i int) int { return cut.MarkerLen(lens[i]) })
 	}
 	for i, pt := range parts {
 		q := Policy{MaxBytes: byteShares[i], Spec: p.Spec}
@@ -133,11 +133,17 @@ func Share(parts []Part, p Policy) (out []string, t chain.Truncation, changed bo
 	return out, t, changed
 }
 
-// sharesWithMarkers shares budget among demands (bytes or tokens):
-// [WaterFill], or, when that leaves a cut text less than room(i), what its
-// marker takes, the budget in order ([inOrder]). A share >= its demand
-// means "keep whole".
-func sharesWithMarkers(demand []int, budget int, room func(i int) int) []int {
+// SharesWithMarkers shares budget among texts of demand bytes (or tokens)
+// each, as [Texts] shares p's limit among its texts: by [WaterFill], or,
+// when that leaves a text it cuts less than room(i), what that text's
+// marker takes, the budget in order (whole while the texts fit, the rest
+// to the first that does not, moved back to the nearest text before it
+// when that rest cannot hold its marker), so that a cut carries its
+// marker whenever the budget can hold one. A share >= its demand means
+// "keep whole". It is for a front end that knows the lengths of the texts
+// it shares a limit among before it holds them (a stream), and must cut
+// them as Texts would.
+func SharesWithMarkers(demand []int, budget int, room func(i int) int) []int {
 	shares := WaterFill(demand, budget)
 	for i, s := range shares {
 		if s < demand[i] && s < room(i) {

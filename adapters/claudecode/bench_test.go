@@ -35,13 +35,18 @@ func pipe(data []byte) io.Reader { return struct{ io.Reader }{bytes.NewReader(da
 
 // BenchmarkHook times what the hook does with one payload, in process:
 // read it, cap the tool's output (keeping the rest in a store, as toolcap
-// hook claude-code does by default, or not) and encode the reply. The
-// baseline, ReadAll, reads the same bytes and does nothing with them: the
-// floor of a hook that must see its whole payload. The 100 MB payload is
-// skipped under -short.
+// hook claude-code does by default, or not) and encode the reply. Hook is
+// Hook.ReadCap, what the hook runs: a payload past StreamAbove is cut as
+// it streams. Held is ReadInput and Cap, which hold the payload whole (the
+// hook before it streamed). The baseline, ReadAll, reads the same bytes
+// and does nothing with them: the floor of a hook that must see its whole
+// payload. The 100 MB payloads are skipped under -short.
 func BenchmarkHook(b *testing.B) {
 	lines := func(n int) string { return strings.Repeat("0123456789abcde\n", n/16) }
 	const oneMiB, hundredMB = 1 << 20, 100_000_000
+	bash := func(n int) func() any {
+		return func() any { return map[string]any{"stdout": lines(n), "stderr": "", "interrupted": false} }
+	}
 	for _, tc := range []struct {
 		name string
 		tool string
@@ -49,10 +54,12 @@ func BenchmarkHook(b *testing.B) {
 		keep bool
 		big  bool
 	}{
-		{"Bash-1MiB-keep", "Bash", func() any { return map[string]any{"stdout": lines(oneMiB), "stderr": "", "interrupted": false} }, true, false},
-		{"Bash-1MiB-plain", "Bash", func() any { return map[string]any{"stdout": lines(oneMiB), "stderr": "", "interrupted": false} }, false, false},
+		{"Bash-1MiB-keep", "Bash", bash(oneMiB), true, false},
+		{"Bash-1MiB-plain", "Bash", bash(oneMiB), false, false},
 		{"mcp-1MiB-keep", "mcp__fs__read", func() any { return []any{map[string]any{"type": "text", "text": lines(oneMiB)}} }, true, false},
-		{"Bash-100MB-keep", "Bash", func() any { return map[string]any{"stdout": lines(hundredMB), "stderr": "", "interrupted": false} }, true, true},
+		{"Bash-100MB-keep", "Bash", bash(hundredMB), true, true},
+		{"Bash-100MB-plain", "Bash", bash(hundredMB), false, true},
+		{"mcp-100MB-keep", "mcp__fs__read", func() any { return []any{map[string]any{"type": "text", "text": lines(hundredMB)}} }, true, true},
 	} {
 		if tc.big && testing.Short() {
 			continue
@@ -74,17 +81,21 @@ func BenchmarkHook(b *testing.B) {
 				}
 			}
 		})
-		b.Run(tc.name+"/Hook", func(b *testing.B) {
-			in := payload(b)
-			h := &claudecode.Hook{}
+		setup := func(b *testing.B) claudecode.Setup {
+			s := claudecode.Setup{Policy: shape.Policy{MaxBytes: shape.DefaultMaxBytes, KeepRest: tc.keep}}
 			if tc.keep {
 				d, err := rest.OpenPlainDir(filepath.Join(b.TempDir(), "rest"), rest.Config{})
 				if err != nil {
 					b.Fatal(err)
 				}
-				h.Store = d
+				s.Store = d
 			}
-			p := shape.Policy{MaxBytes: shape.DefaultMaxBytes, KeepRest: tc.keep}
+			return s
+		}
+		b.Run(tc.name+"/Held", func(b *testing.B) {
+			in := payload(b)
+			s := setup(b)
+			h := &claudecode.Hook{Store: s.Store}
 			b.SetBytes(int64(len(in)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -92,11 +103,27 @@ func BenchmarkHook(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				out, _, changed, err := h.Cap(hin, p)
+				out, _, changed, err := h.Cap(hin, s.Policy)
 				if err != nil || !changed {
 					b.Fatalf("Cap: changed %v, error %v", changed, err)
 				}
 				if _, err := claudecode.MarshalReply(out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(tc.name+"/Hook", func(b *testing.B) {
+			in := payload(b)
+			s := setup(b)
+			h := &claudecode.Hook{}
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := h.ReadCap(pipe(in), func(string) (claudecode.Setup, error) { return s, nil })
+				if err != nil || !c.Changed {
+					b.Fatalf("ReadCap: changed %v, error %v", c.Changed, err)
+				}
+				if _, err := claudecode.MarshalReply(c.Out); err != nil {
 					b.Fatal(err)
 				}
 			}

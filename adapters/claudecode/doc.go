@@ -6,17 +6,23 @@
 // program (a hook of its own, a test harness, an agent that replays Claude
 // Code transcripts) calls it directly:
 //
-//	in, err := claudecode.ReadInput(os.Stdin)
+//	h := &claudecode.Hook{}
+//	c, err := h.ReadCap(os.Stdin, func(tool string) (claudecode.Setup, error) {
+//		return claudecode.Setup{Policy: policies.For(tool)}, nil
+//	})
 //	// ...
-//	out, _, changed, err := claudecode.CapToolResponse(in.ToolName, in.ToolResponse, policies.For(in.ToolName))
-//	// ...
-//	if changed {
-//		reply, _ := claudecode.MarshalReply(out)
+//	if c.Changed {
+//		reply, _ := claudecode.MarshalReply(c.Out)
 //		os.Stdout.Write(append(reply, '\n'))
 //	}
 //
 // Here policies is a manifest's ((*manifest.WorkerManifest).Policies), with
 // a counter when it sets token limits ((*manifest.Policies).WithCounter).
+// [Hook.ReadCap] reads a payload of any length (at most [MaxPayload]) in
+// memory bounded by the limits: past [StreamAbove] it cuts the output as it
+// streams, with the reply [Hook.Cap] gives for it held whole. A program
+// that holds a payload already calls [ParseInput] and [Hook.Cap], or
+// [CapToolResponse] for a tool_response alone.
 //
 // # What is cut
 //

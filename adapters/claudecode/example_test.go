@@ -59,3 +59,31 @@ func ExampleCapToolResponse() {
 	// Output:
 	// "step 00 ok\nstep 01 ok\nstep 02 ok\n[truncated: 261 bytes dropped, refine your query]\n ok\nstep 27 ok\nstep 28 ok\nstep 29 ok\n"
 }
+
+// What toolcap hook claude-code runs: ReadCap reads the payload from
+// standard input, whatever its length, asks for the tool's policy once the
+// tool is named, and caps the output as Cap does. Here the policy keeps 200
+// bytes of any tool's output.
+func ExampleHook_ReadCap() {
+	payload := `{"session_id":"abc","hook_event_name":"PostToolUse","tool_name":"mcp__ci__log","tool_use_id":"toolu_01",` +
+		`"tool_response":[{"type":"text","text":"` + strings.Repeat(`step ok\n`, 40) + `"}]}`
+
+	h := &claudecode.Hook{}
+	c, err := h.ReadCap(strings.NewReader(payload), func(tool string) (claudecode.Setup, error) {
+		return claudecode.Setup{Policy: shape.Bytes(200)}, nil
+	})
+	if err != nil || !c.Changed {
+		fmt.Println("left as it is:", err)
+		return
+	}
+	reply, err := claudecode.MarshalReply(c.Out)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(reply))
+	fmt.Printf("%s: %d of %d bytes kept\n", c.Input.ToolName, c.Truncation.KeptBytes, c.Truncation.OriginalBytes)
+	// Output:
+	// {"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":[{"text":"step ok\nstep ok\nstep ok\nstep ok\nstep ok\nstep ok\nstep ok\nstep ok\nstep ok\nstep ok\nstep ok\nstep ok\nstep ok\nstep ok\nstep ok\nstep ok\nstep ok\nstep ok\nstep o\n[truncated: 170 bytes dropped, refine your query]","type":"text"}]}}
+	// mcp__ci__log: 150 of 320 bytes kept
+}

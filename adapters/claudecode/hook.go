@@ -2,7 +2,6 @@ package claudecode
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -51,6 +50,14 @@ type Hook struct {
 	Store *rest.Dir
 	// Logger receives store failures; nil is silent.
 	Logger hclog.Logger
+
+	// streamAbove and maxPayload are StreamAbove and MaxPayload when zero,
+	// and smaller in tests.
+	streamAbove int
+	maxPayload  int64
+	// streamed, when set, is told how many long texts a streamed payload
+	// held, for tests.
+	streamed func(longs int)
 }
 
 // Cap fits the tool output of in to p. It returns the replacement and the
@@ -58,10 +65,14 @@ type Hook struct {
 // The error is CapToolResponse's for output within the limit only: over
 // it, output of the wrong shape is cut as text instead.
 func (h *Hook) Cap(in Input, p shape.Policy) (out json.RawMessage, t chain.Truncation, changed bool, err error) {
+	return h.cap(newDecoder(), in, p)
+}
+
+// cap is Cap, reading the output through d: each string of it is decoded
+// once, by the first step that needs it, and the long texts of a streamed
+// output are read from their stream (d.st).
+func (h *Hook) cap(d *decoder, in Input, p shape.Policy) (out json.RawMessage, t chain.Truncation, changed bool, err error) {
 	resp := bytes.TrimSpace(in.ToolResponse)
-	// Every step below reads the output through d: each string of it is
-	// decoded once, by the first step that needs it.
-	d := newDecoder()
 	if len(resp) == 0 || string(resp) == "null" || savedByClaudeCode(d, in.ToolName, resp) {
 		return nil, chain.Truncation{}, false, nil
 	}
@@ -70,7 +81,7 @@ func (h *Hook) Cap(in Input, p shape.Policy) (out json.RawMessage, t chain.Trunc
 			return out, t, changed, nil
 		}
 	}
-	if h != nil && h.Store != nil && p.KeepRest && !p.Fits(len(resp)) {
+	if h != nil && h.Store != nil && p.KeepRest && !p.Fits(d.size(resp)) {
 		// Kept first: an output that is cut is cut once.
 		if kept, kt, ok := h.keep(d, in, resp, p); ok {
 			return kept, kt, true, nil
@@ -78,11 +89,11 @@ func (h *Hook) Cap(in Input, p shape.Policy) (out json.RawMessage, t chain.Trunc
 	}
 	out, t, changed, err = capToolResponse(d, in.ToolName, resp, p)
 	if err != nil {
-		if p.Fits(len(resp)) {
+		if p.Fits(d.size(resp)) {
 			return nil, chain.Truncation{}, false, err
 		}
 		// Fail closed: the output is cut as the text of its JSON.
-		s, st, cutOK := shape.Text(string(resp), p)
+		s, st, cutOK := d.jsonText(resp, p)
 		if !cutOK {
 			return nil, chain.Truncation{}, false, err
 		}
@@ -342,6 +353,27 @@ type part struct {
 	key  string
 	text string
 	base int
+	// form is the text as the file holds it when that differs from text
+	// (a JSON text, in its pageable form), and at maps an offset in text
+	// to the same byte in form; both are zero for a text held as it is.
+	form string
+	at   func(int) int
+}
+
+// inFile returns the text of pt as the file holds it.
+func (pt part) inFile() string {
+	if pt.at != nil {
+		return pt.form
+	}
+	return pt.text
+}
+
+// offset returns where the byte at offset i of pt's text is in its form.
+func (pt part) offset(i int) int {
+	if pt.at != nil {
+		return pt.at(i)
+	}
+	return i
 }
 
 // keep keeps the whole text of a cut output in the store and cuts it again
@@ -353,7 +385,12 @@ func (h *Hook) keep(d *decoder, in Input, resp json.RawMessage, p shape.Policy) 
 	if !ok || len(parts) == 0 {
 		return nil, chain.Truncation{}, false
 	}
-	e, err := h.Store.Create(context.Background(), in.SessionID)
+	if int64(file.n) > h.Store.MaxEntryBytes() {
+		// The entry bound would keep less than the whole: the Read would
+		// end early. The plain cut says the truth.
+		return nil, chain.Truncation{}, false
+	}
+	e, err := d.create(h.Store, in.SessionID, file)
 	if err != nil {
 		h.fail("create", err)
 		return nil, chain.Truncation{}, false
@@ -379,6 +416,7 @@ func (h *Hook) keep(d *decoder, in Input, resp json.RawMessage, p shape.Policy) 
 		return nil, chain.Truncation{}, false
 	}
 	resume := -1
+	unknown := false // a marker's line is past what is known of a streamed file
 	mark := func(pt part, c string) string {
 		f, ok := lastPlainMarker(c)
 		if !ok {
@@ -386,23 +424,28 @@ func (h *Hook) keep(d *decoder, in Input, resp json.RawMessage, p shape.Policy) 
 		}
 		pos := pt.base
 		if f.Start <= len(pt.text) && c[:f.Start] == pt.text[:f.Start] {
-			pos += f.Start
+			pos += pt.offset(f.Start)
 		}
 		if resume < 0 {
 			resume = pos
 		}
-		line := 1 + strings.Count(file[:pos], "\n")
-		from := file[strings.LastIndexByte(file[:pos], '\n')+1:]
-		room := p.MaxBytes - cut.RestMarkerLen(len(file), cut.UnitBytes, cut.Rest{Tool: ReadTool, Args: widestArgs(path)})
+		nl, known := file.newlines(pos)
+		from, reached := file.lineFrom(pos, p.MaxBytes+1)
+		if !known || !reached {
+			unknown = true
+			return c
+		}
+		line := 1 + nl
+		room := p.MaxBytes - cut.RestMarkerLen(file.n, cut.UnitBytes, cut.Rest{Tool: ReadTool, Args: widestArgs(path)})
 		args := readArgs(path, line, pageLines(from, line, room-16))
 		return cut.WithRest(c, f, cut.Rest{Tool: ReadTool, Args: args})
 	}
 	marked, ok := markParts(in.ToolName, out, parts, mark)
-	if !ok || resume < 0 {
+	if !ok || resume < 0 || unknown || d.failed() {
 		_ = e.Abort()
 		return nil, chain.Truncation{}, false
 	}
-	if err := writeString(e, file); err != nil {
+	if err := file.writeTo(e); err != nil {
 		_ = e.Abort()
 		h.fail("write", err)
 		return nil, chain.Truncation{}, false
@@ -412,7 +455,7 @@ func (h *Hook) keep(d *decoder, in Input, resp json.RawMessage, p shape.Policy) 
 		h.fail("commit", err)
 		return nil, chain.Truncation{}, false
 	}
-	if info.Size < int64(len(file)) {
+	if info.Size < int64(file.n) {
 		// The entry bound kept less than the whole: the Read would end
 		// early. The plain cut says the truth.
 		return nil, chain.Truncation{}, false
@@ -435,38 +478,68 @@ func lastPlainMarker(s string) (cut.Found, bool) {
 
 // keptParts returns the texts of the output a model reads that the hook
 // keeps, and the file that holds them, in order, joined by newlines.
-func keptParts(d *decoder, tool string, resp json.RawMessage) ([]part, string, bool) {
+func keptParts(d *decoder, tool string, resp json.RawMessage) ([]part, *keptFile, bool) {
 	var parts []part
 	add := func(key, text string) { parts = append(parts, part{key: key, text: text}) }
 	// joined returns the file of the parts, setting where each starts; one
-	// part is its own file, not a copy of it.
-	joined := func() ([]part, string, bool) {
-		if len(parts) == 1 {
-			return parts, parts[0].text, true
+	// part is its own file, not a copy of it. A streamed output's file is
+	// the parts, some of which are long texts (keptFile).
+	joined := func() ([]part, *keptFile, bool) {
+		streamed := false
+		for i := range parts {
+			streamed = streamed || d.long(parts[i].text) != nil
+		}
+		if !streamed {
+			// A JSON text held whole is kept in its pageable form, so
+			// that Read pages it (pageable.go). (A streamed one is longer
+			// than Claude Code hands a hook from an MCP tool: past about
+			// 100 KB it hands its own error text and saved file.)
+			for i := range parts {
+				if pageableJSON(parts[i].text) {
+					parts[i].form, parts[i].at = pageable(parts[i].text)
+				}
+			}
+		}
+		n := 0
+		for i := range parts {
+			if i > 0 {
+				n++
+			}
+			parts[i].base = n
+			if parts[i].at != nil {
+				n += len(parts[i].form)
+			} else {
+				n += d.textLen(parts[i].text)
+			}
+		}
+		switch {
+		case streamed:
+			return parts, &keptFile{n: n, parts: parts, d: d}, true
+		case len(parts) == 1:
+			return parts, &keptFile{s: parts[0].inFile(), n: n}, true
 		}
 		var b strings.Builder
 		for i := range parts {
 			if i > 0 {
 				b.WriteByte('\n')
 			}
-			parts[i].base = b.Len()
-			b.WriteString(parts[i].text)
+			b.WriteString(parts[i].inFile())
 		}
-		return parts, b.String(), true
+		return parts, &keptFile{s: b.String(), n: n}, true
 	}
-	fields := map[string][]string{"Bash": {"stdout", "stderr"}, "Grep": {"content"}, "WebFetch": {"result"}}
+	fields := keptFields
 	switch tool {
 	case "Glob", "Read":
-		return nil, "", false
+		return nil, nil, false
 	case "Bash", "Grep", "WebFetch":
 		o, ok := d.object(resp)
 		if !ok {
-			return nil, "", false
+			return nil, nil, false
 		}
 		for _, k := range fields[tool] {
 			s, err := o.str(k)
 			if err != nil {
-				return nil, "", false
+				return nil, nil, false
 			}
 			if s != "" {
 				add(k, s)
@@ -478,11 +551,11 @@ func keptParts(d *decoder, tool string, resp json.RawMessage) ([]part, string, b
 	case '"':
 		s, err := d.str(resp)
 		if err != nil {
-			return nil, "", false
+			return nil, nil, false
 		}
-		if structuredText(s) {
+		if d.structuredText(s) {
 			// Cut as JSON, it stays a valid document (capValue).
-			return nil, "", false
+			return nil, nil, false
 		}
 		add("", s)
 		return joined()
@@ -491,13 +564,13 @@ func keptParts(d *decoder, tool string, resp json.RawMessage) ([]part, string, b
 		if resp[0] == '{' {
 			o, ok := d.object(resp)
 			if !ok {
-				return nil, "", false
+				return nil, nil, false
 			}
 			raw = o.raw("content")
 		}
 		blocks, ok := parseBlocks(d, raw)
 		if !ok {
-			return nil, "", false
+			return nil, nil, false
 		}
 		for i, bl := range blocks {
 			if bl.text == "text" {
@@ -506,7 +579,7 @@ func keptParts(d *decoder, tool string, resp json.RawMessage) ([]part, string, b
 		}
 		return joined()
 	}
-	return nil, "", false
+	return nil, nil, false
 }
 
 // markParts applies mark to each kept part's text in out, the cut output,

@@ -393,3 +393,67 @@ func readFileString(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	return string(b), err
 }
+
+// An MCP tool's output that is a JSON text too long to be cut as JSON
+// (Claude Code hands the hook structuredContent's JSON text, one line of
+// it) is kept in a form Read pages: its strings' line breaks are line
+// breaks of the file, and the marker names the line where the cut stands,
+// whose page goes on from there.
+func TestHookKeepsJSONTextPageable(t *testing.T) {
+	store, err := rest.OpenPlainDir(filepath.Join(t.TempDir(), "claude-code"), rest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &claudecode.Hook{Store: store}
+	text := numberedLines(2000) + "\n"
+	doc, err := json.Marshal(map[string]string{"content": text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 16384
+	p := shape.Policy{MaxBytes: limit, KeepRest: true}
+	in := claudecode.Input{HookEventName: "PostToolUse", ToolName: "mcp__fs__read_text_file", SessionID: "s", ToolResponse: toJSON(t, string(doc))}
+	out, _, changed, err := h.Cap(in, p)
+	if err != nil || !changed {
+		t.Fatalf("Cap() = changed %v, error %v; want a cut", changed, err)
+	}
+	var first string
+	if err := json.Unmarshal(out, &first); err != nil {
+		t.Fatal(err)
+	}
+	next, ok := nextRead(t, first)
+	if !ok || len(first) > limit {
+		t.Fatalf("first page of %d bytes names no Read: %q", len(first), first[max(0, len(first)-300):])
+	}
+	file, err := readFileString(next.FilePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"content":"` + text + `"}`; file != want {
+		t.Fatalf("the kept file (%d bytes) is not the document with its line breaks (%d bytes): %.200q", len(file), len(want), file)
+	}
+	// The first page shows the document up to the marker: its last line,
+	// whole or not, is the line the Read starts at.
+	shown := first[:strings.Index(first, "[truncated: ")]
+	lastShown := shown[strings.LastIndex(shown, `\n`)+2:]
+	lines := strings.Split(file, "\n")
+	if next.Offset < 2 || next.Offset > len(lines) || !strings.HasPrefix(lines[next.Offset-1], strings.TrimSpace(lastShown)) {
+		t.Fatalf("the marker names line %d (%.60q), want the line the first page stopped in (%.60q)", next.Offset, lines[min(max(next.Offset-1, 0), len(lines)-1)], lastShown)
+	}
+	page := claudecode.Input{HookEventName: "PostToolUse", ToolName: "Read", SessionID: "s",
+		ToolResponse: readPayload(t, next.FilePath, file, next.Offset, next.Limit)}
+	pout, _, _, err := h.Cap(page, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pout == nil {
+		pout = page.ToolResponse
+	}
+	var got struct{ File struct{ Content string } }
+	if err := json.Unmarshal(pout, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got.File.Content, lines[next.Offset-1]) || len(rendered(got.File.Content, next.Offset)) > limit {
+		t.Errorf("the page at line %d starts %.80q, want the line %.80q, within %d bytes", next.Offset, got.File.Content, lines[next.Offset-1], limit)
+	}
+}

@@ -29,6 +29,9 @@ import (
 // remembering.
 type decoder struct {
 	strs map[rawKey]string
+	// st is the stream a streamed output was read by, whose long texts
+	// its placeholders stand for (long.go); nil for an output held whole.
+	st *respStream
 }
 
 // rawKey names a JSON value by where it sits in memory.
@@ -46,6 +49,14 @@ func newDecoder() *decoder { return &decoder{strs: map[rawKey]string{}} }
 
 // str decodes raw, one JSON string with its quotes.
 func (d *decoder) str(raw []byte) (string, error) {
+	if d != nil && d.st != nil {
+		if lt := d.st.placeholder(raw); lt != nil {
+			if lt.err != nil {
+				return "", lt.err
+			}
+			return lt.text, nil
+		}
+	}
 	if d == nil || d.strs == nil || len(raw) < rememberedLen {
 		return unquote(raw)
 	}

@@ -25,7 +25,7 @@ func capValue(d *decoder, resp json.RawMessage, p shape.Policy) (json.RawMessage
 		if err != nil {
 			return nil, chain.Truncation{}, false, errNotJSON
 		}
-		if structuredText(s) {
+		if d.structuredText(s) {
 			// It stays a valid document, cut as the proxy cuts one, whole
 			// elements kept.
 			if sc, ok := shape.JSON([]byte(s), p, nil); ok {
@@ -36,7 +36,7 @@ func capValue(d *decoder, resp json.RawMessage, p shape.Policy) (json.RawMessage
 				return enc, sc.Figures, err == nil, err
 			}
 		}
-		out, t, changed := shape.Text(s, p)
+		out, t, changed := d.text(s, p)
 		if !changed {
 			return nil, chain.Truncation{}, false, nil
 		}
@@ -44,7 +44,7 @@ func capValue(d *decoder, resp json.RawMessage, p shape.Policy) (json.RawMessage
 		return enc, t, err == nil, err
 	case '[':
 		if blocks, ok := parseBlocks(d, resp); ok {
-			return capBlocks(blocks, p)
+			return capBlocks(d, blocks, p)
 		}
 	case '{':
 		if o, ok := d.object(resp); ok {
@@ -53,7 +53,7 @@ func capValue(d *decoder, resp json.RawMessage, p shape.Policy) (json.RawMessage
 			}
 		}
 	}
-	return capJSON(resp, p)
+	return capJSON(d, resp, p)
 }
 
 // mcpSavedChars is about where Claude Code 2.1.328 saves an MCP tool's
@@ -76,8 +76,14 @@ func structuredText(s string) bool {
 // form of which fits is left to Claude Code rather than replaced by
 // something of another shape.
 // resp that is not JSON at all is an error, checked only when shape.JSON,
-// which decodes it, fits none: a valid value is read once.
-func capJSON(resp json.RawMessage, p shape.Policy) (json.RawMessage, chain.Truncation, bool, error) {
+// which decodes it, fits none: a valid value is read once. A streamed
+// output with long texts cannot be read as JSON: it is cut as text
+// (respStream.asText).
+func capJSON(d *decoder, resp json.RawMessage, p shape.Policy) (json.RawMessage, chain.Truncation, bool, error) {
+	if d.hasLong() {
+		d.fail("an output with long texts read as JSON")
+		return nil, chain.Truncation{}, false, nil
+	}
 	s, ok := shape.JSON(resp, p, nil)
 	if !ok && !json.Valid(resp) {
 		return nil, chain.Truncation{}, false, errNotJSON
@@ -178,14 +184,17 @@ func rawLen(m object) int {
 	for k, v := range m.m {
 		if k != "type" {
 			n += len(k) + len(v)
+			if m.d != nil && m.d.st != nil && m.d.st.placeholder(v) != nil {
+				m.d.fail("a long text in a block that is not a text block")
+			}
 		}
 	}
 	return n
 }
 
 // capBlocks fits an array of content blocks to p ([shape.Content]).
-func capBlocks(blocks []block, p shape.Policy) (json.RawMessage, chain.Truncation, bool, error) {
-	out, t, changed, err := fitBlocks(blocks, p, shape.Note{})
+func capBlocks(d *decoder, blocks []block, p shape.Policy) (json.RawMessage, chain.Truncation, bool, error) {
+	out, t, changed, err := fitBlocks(d, blocks, p, shape.Note{})
 	if err != nil || !changed {
 		return nil, chain.Truncation{}, false, err
 	}
@@ -216,7 +225,7 @@ func capResult(o object, blocks []block, p shape.Policy) (json.RawMessage, chain
 			t, changed, note = s.Figures, true, s.Note
 		}
 	}
-	content, ct, blocksCut, err := fitBlocks(blocks, p, note)
+	content, ct, blocksCut, err := fitBlocks(o.d, blocks, p, note)
 	if err != nil {
 		return nil, chain.Truncation{}, false, err
 	}
@@ -241,12 +250,12 @@ func capResult(o object, blocks []block, p shape.Policy) (json.RawMessage, chain
 // its members as they were, a cut one with its new text, a note shape
 // added as a text block ([shape.Content]; the note counts against the limit
 // with the blocks).
-func fitBlocks(blocks []block, p shape.Policy, tail shape.Note) ([]json.RawMessage, chain.Truncation, bool, error) {
+func fitBlocks(d *decoder, blocks []block, p shape.Policy, tail shape.Note) ([]json.RawMessage, chain.Truncation, bool, error) {
 	in := make([]shape.Block, len(blocks))
 	for i, b := range blocks {
 		in[i] = b.shape
 	}
-	fitted, fig := shape.Content(in, p, tail)
+	fitted, fig := d.content(in, p, tail)
 	if !fig.Changed() {
 		return nil, chain.Truncation{}, false, nil
 	}

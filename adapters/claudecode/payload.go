@@ -53,26 +53,48 @@ type HookSpecificOutput struct {
 	UpdatedToolOutput json.RawMessage `json:"updatedToolOutput"`
 }
 
-// MaxPayload is the largest payload [ReadInput] reads: 256 MiB. Claude
-// Code saves a long output to a file itself and hands hooks a preview
-// (Bash past 30,000 characters, an MCP tool past about 50,000), so a
-// payload this long is one no hook needs to read whole; the hook leaves it
-// to Claude Code (the error is [ErrPayloadTooLarge]) rather than hold a
-// multiple of it in memory.
-const MaxPayload = 256 << 20
+// MaxPayload is the longest payload [Hook.ReadCap] reads: 4 GiB. A
+// payload longer than [StreamAbove] is read through a bounded buffer and
+// cut as it streams, in memory bounded by the tool's limits and in time
+// linear in its length (about 2 seconds for 1 GiB), so the bound is one of
+// time: Claude Code gives a hook 60 seconds, and 4 GiB is read well within
+// them. Past it the hook leaves the output to Claude Code (the error is
+// [ErrPayloadTooLarge]). Claude Code saves a long output to a file itself
+// and hands hooks a preview (Bash past 30,000 characters, an MCP tool past
+// about 50,000), so no payload of its own comes near the bound.
+const MaxPayload = 4 << 30
 
-// ErrPayloadTooLarge is the error of [ReadInput] for a payload longer than
-// [MaxPayload].
-var ErrPayloadTooLarge = fmt.Errorf("the payload is longer than %d MiB", MaxPayload>>20)
+// MaxInput is the longest payload [ReadInput] reads: 256 MiB. ReadInput
+// holds the payload whole, and a cut of it holds a few times that; a hook
+// reads with [Hook.ReadCap], which holds a bounded part of a long one.
+const MaxInput = 256 << 20
+
+// ErrPayloadTooLarge is the error of [ReadInput] and [Hook.ReadCap] for a
+// payload longer than they read ([MaxInput], [MaxPayload]): errors.Is
+// finds it in the error, which names the bound.
+var ErrPayloadTooLarge = errors.New("the payload is too long")
+
+// tooLarge is the error of a payload longer than its bound, in bytes.
+type tooLarge int64
+
+func (e tooLarge) Error() string {
+	if e%(1<<30) == 0 {
+		return fmt.Sprintf("the payload is longer than %d GiB", e>>30)
+	}
+	return fmt.Sprintf("the payload is longer than %d MiB", e>>20)
+}
+
+// Is makes errors.Is find ErrPayloadTooLarge.
+func (e tooLarge) Is(target error) bool { return target == ErrPayloadTooLarge }
 
 // ReadInput reads a PostToolUse payload from r to its end, at most
-// [MaxPayload] bytes. The error says what is wrong in words a user can act
-// on: r could not be read, the payload is too long ([ErrPayloadTooLarge];
-// r is then read no further), it is not a JSON object, it is another
-// event's payload (the hook is registered under the wrong event), or it
-// names no tool.
+// [MaxInput] bytes, and holds it whole. The error says what is wrong in
+// words a user can act on: r could not be read, the payload is too long
+// ([ErrPayloadTooLarge]; r is then read no further), it is not a JSON
+// object, it is another event's payload (the hook is registered under the
+// wrong event), or it names no tool.
 func ReadInput(r io.Reader) (Input, error) {
-	data, err := readBounded(r, MaxPayload)
+	data, err := readBounded(r, MaxInput)
 	if err != nil {
 		return Input{}, err
 	}
@@ -84,12 +106,24 @@ func ReadInput(r io.Reader) (Input, error) {
 const readChunk = 64 << 10
 
 // readBounded reads r to its end into one slice of exactly its length,
-// at most limit bytes. A reader that knows its length (a file, a
+// at most limit bytes (tooLarge past them).
+func readBounded(r io.Reader, limit int) ([]byte, error) {
+	data, more, err := readPrefix(r, limit)
+	if err == nil && more != nil {
+		err = tooLarge(limit)
+	}
+	return data, err
+}
+
+// readPrefix reads r to its end into one slice of exactly its length while
+// it is at most limit bytes long. When it goes on, it returns instead more,
+// which reads it from its start: what was read of it (more than limit
+// bytes), then the rest of r. A reader that knows its length (a file, a
 // bytes.Reader) is read into a slice of that length; any other (a pipe, as
 // Claude Code gives a hook) into chunks, each a quarter of what was read
 // before it, which are joined at the end: at most about 2.25 times the
 // payload is allocated, against 2.4 to 5 times for io.ReadAll.
-func readBounded(r io.Reader, limit int) ([]byte, error) {
+func readPrefix(r io.Reader, limit int) (data []byte, more io.Reader, err error) {
 	size := readChunk
 	if n, ok := knownLen(r); ok && n < limit {
 		size = n + 1 // one more byte sees the end
@@ -100,26 +134,30 @@ func readBounded(r io.Reader, limit int) ([]byte, error) {
 		n, err := io.ReadFull(r, buf)
 		total += n
 		if total > limit {
-			return nil, ErrPayloadTooLarge
+			readers := make([]io.Reader, 0, len(chunks)+2)
+			for _, c := range chunks {
+				readers = append(readers, bytes.NewReader(c))
+			}
+			return nil, io.MultiReader(append(readers, bytes.NewReader(buf[:n]), r)...), nil
 		}
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			buf = buf[:n]
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading the payload: %w", err)
+			return nil, nil, fmt.Errorf("reading the payload: %w", err)
 		}
 		chunks = append(chunks, buf)
 		buf = make([]byte, min(max(total/4, readChunk), limit+1-total))
 	}
 	if len(chunks) == 0 {
-		return buf, nil
+		return buf, nil, nil
 	}
-	data := make([]byte, 0, total)
+	data = make([]byte, 0, total)
 	for _, c := range chunks {
 		data = append(data, c...)
 	}
-	return append(data, buf...), nil
+	return append(data, buf...), nil, nil
 }
 
 // knownLen returns the bytes left in r when r knows them.

@@ -51,7 +51,7 @@ func CapToolResponse(tool string, resp json.RawMessage, p shape.Policy) (out jso
 // capToolResponse is [CapToolResponse] with the strings d decoded before.
 func capToolResponse(d *decoder, tool string, resp json.RawMessage, p shape.Policy) (out json.RawMessage, t chain.Truncation, changed bool, err error) {
 	trimmed := bytes.TrimSpace(resp)
-	if len(trimmed) == 0 || string(trimmed) == "null" || p.Fits(len(trimmed)) {
+	if len(trimmed) == 0 || string(trimmed) == "null" || p.Fits(d.size(trimmed)) {
 		// What the model reads of a JSON value is never longer than its
 		// encoding, nor has more tokens than that has bytes.
 		return nil, chain.Truncation{}, false, nil
@@ -97,7 +97,7 @@ func (o object) fitString(key string, p shape.Policy) (chain.Truncation, bool, e
 	if err != nil {
 		return chain.Truncation{}, false, err
 	}
-	out, t, changed := shape.Text(s, p)
+	out, t, changed := o.d.text(s, p)
 	if !changed {
 		return chain.Truncation{}, false, nil
 	}
@@ -119,7 +119,7 @@ func capBash(o object, p shape.Policy) (chain.Truncation, bool, error) {
 		}
 		texts[i] = s
 	}
-	out, t, changed := shape.Texts(texts, p)
+	out, t, changed := o.d.texts(texts, p)
 	if !changed {
 		return chain.Truncation{}, false, nil
 	}
@@ -198,7 +198,7 @@ func capGrep(o object, p shape.Policy) (chain.Truncation, bool, error) {
 		return chain.Truncation{}, false, err
 	}
 	joined := strings.Join(names, "\n")
-	out, t, changed := shape.Share([]shape.Part{{Text: content}, {Text: joined, Lines: true}}, p)
+	out, t, changed := o.d.share([]shape.Part{{Text: content}, {Text: joined, Lines: true}}, p)
 	if !changed {
 		return chain.Truncation{}, false, nil
 	}

@@ -381,6 +381,11 @@ func (pt part) offset(i int) int {
 // when the tool's output is not one it keeps (Glob, JSON values) or the
 // store fails: the plain cut stands.
 func (h *Hook) keep(d *decoder, in Input, resp json.RawMessage, p shape.Policy) (json.RawMessage, chain.Truncation, bool) {
+	if resp[0] == '"' {
+		if s, err := d.str(resp); err == nil && d.structuredText(s) {
+			return h.keepJSON(d, in, s, p)
+		}
+	}
 	parts, file, ok := keptParts(d, in.ToolName, resp)
 	if !ok || len(parts) == 0 {
 		return nil, chain.Truncation{}, false

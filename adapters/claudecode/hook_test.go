@@ -457,3 +457,62 @@ func TestHookKeepsJSONTextPageable(t *testing.T) {
 		t.Errorf("the page at line %d starts %.80q, want the line %.80q, within %d bytes", next.Offset, got.File.Content, lines[next.Offset-1], limit)
 	}
 }
+
+// An MCP tool's structuredContent, as the JSON text Claude Code hands the
+// hook, short enough to reach the model as JSON, is cut as JSON and kept:
+// the marker inside its cut string names the Read of the whole document
+// (its pageable form) from the first line, and the cut is still a valid
+// document within the limit.
+func TestHookKeepsStructuredJSON(t *testing.T) {
+	store, err := rest.OpenPlainDir(filepath.Join(t.TempDir(), "claude-code"), rest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &claudecode.Hook{Store: store}
+	var names []string
+	for i := range 700 {
+		names = append(names, fmt.Sprintf("/srv/project/dir%02d/file_%04d_match.txt", i%20, i))
+	}
+	doc, err := json.Marshal(map[string]string{"content": strings.Join(names, "\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []shape.Policy{{MaxBytes: 16384, KeepRest: true}, {MaxBytes: 4096, KeepRest: true}, {MaxBytes: 4096}} {
+		t.Run(fmt.Sprintf("%d keep %v", p.MaxBytes, p.KeepRest), func(t *testing.T) {
+			in := claudecode.Input{HookEventName: "PostToolUse", ToolName: "mcp__fs__search_files", SessionID: "s", ToolResponse: toJSON(t, string(doc))}
+			out, fig, changed, err := h.Cap(in, p)
+			if err != nil || !changed {
+				t.Fatalf("Cap() = changed %v, error %v; want a cut", changed, err)
+			}
+			var text string
+			if err := json.Unmarshal(out, &text); err != nil {
+				t.Fatal(err)
+			}
+			var v struct{ Content string }
+			if len(text) > p.MaxBytes || json.Unmarshal([]byte(text), &v) != nil {
+				t.Fatalf("the cut (%d bytes) is not a JSON document within %d: %.200q", len(text), p.MaxBytes, text)
+			}
+			ms := cut.FindMarkers(v.Content)
+			if len(ms) != 1 {
+				t.Fatalf("%d markers in the cut string, want 1", len(ms))
+			}
+			if !p.KeepRest {
+				if ms[0].Rest != nil || fig.Ref != "" {
+					t.Errorf("keep_rest off: the marker names %+v", ms[0].Rest)
+				}
+				return
+			}
+			next, ok := nextRead(t, v.Content)
+			if !ok || next.Offset != 1 || fig.Ref == "" || !store.IsEntryPath(next.FilePath) {
+				t.Fatalf("the marker names %+v (found %v, ref %q), want the Read of a file of the store from line 1", next, ok, fig.Ref)
+			}
+			file, err := readFileString(next.FilePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `{"content":"` + strings.Join(names, "\n") + `"}`; file != want {
+				t.Errorf("the kept file is not the document in its pageable form: %.200q", file)
+			}
+		})
+	}
+}

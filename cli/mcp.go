@@ -18,7 +18,7 @@ import (
 
 const mcpHelp = `Usage: toolcap mcp [flags] -- SERVER_COMMAND [ARGS...]
        toolcap mcp [flags] --url URL [--header 'Name: value']...
-       toolcap mcp [flags] --listen ADDR [--token TOKEN | --forward-auth] [--max-sessions N] [--session-idle D] (-- SERVER_COMMAND... | --url URL)
+       toolcap mcp [flags] --listen ADDR [--token TOKEN | --forward-auth] [--max-sessions N] [--max-conns N] [--session-idle D] (-- SERVER_COMMAND... | --url URL)
 
 Relays MCP between a client and a server, forwarding every message as it
 came and in the order it came, except that each tools/call result is capped
@@ -60,7 +60,7 @@ or the streamable HTTP endpoint URL. The client speaks on standard input and
 output, or, with --listen, over streamable HTTP at http://ADDR/mcp (one
 server process per session when the server is a command; at most
 --max-sessions sessions at once, each ended after --session-idle without
-use). Logs go to
+use, and at most --max-conns client connections open at once). Logs go to
 standard error only. The --manifest files are watched, and SIGHUP re-reads
 them: new limits apply to the next tools/call; an invalid edit, or a file
 that is no longer a regular file (a FIFO, a device), keeps the old limits
@@ -98,6 +98,7 @@ type mcpFlags struct {
 	callTimeout time.Duration
 	// The bounds of --listen's sessions.
 	maxSessions int
+	maxConns    int
 	sessionIdle time.Duration
 	// forwardAuth passes each client's Authorization on to --url.
 	forwardAuth bool
@@ -115,6 +116,7 @@ func (f *mcpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP at http://`ADDR`/mcp instead of stdio (host:port; the host defaults to 127.0.0.1)")
 	fs.StringVar(&f.token, "token", "", "with --listen or --metrics: the bearer `TOKEN` every request must carry (required off loopback)")
 	fs.IntVar(&f.maxSessions, "max-sessions", mcpproxy.DefaultMaxSessions, "with --listen: the most sessions open at once (each has a server process of its own); an initialize beyond is refused 503")
+	fs.IntVar(&f.maxConns, "max-conns", defaultMaxConns, "with --listen: the most client connections open at once; past them new connections wait until one closes")
 	fs.DurationVar(&f.sessionIdle, "session-idle", mcpproxy.DefaultSessionIdle, "with --listen: end a session, and stop its server, after this `DURATION` without a request or an open stream")
 	fs.BoolVar(&f.forwardAuth, "forward-auth", false, "with --listen and --url: pass each client's Authorization header on to the upstream, relay its 401 or 403 (with WWW-Authenticate), and serve its protected resource metadata for the proxy's URL, so clients do OAuth with the upstream through the proxy")
 	fs.DurationVar(&f.callTimeout, "call-timeout", 0, "answer a request the server has not answered within `DURATION` with a JSON-RPC error, and cancel it (0: wait as long as it takes)")
@@ -142,6 +144,8 @@ func (f *mcpFlags) check() error {
 		return fmt.Errorf("--max-message %d: must be positive", f.maxMsg)
 	case f.maxSessions <= 0:
 		return fmt.Errorf("--max-sessions %d: must be positive", f.maxSessions)
+	case f.maxConns <= 0:
+		return fmt.Errorf("--max-conns %d: must be positive", f.maxConns)
 	case f.callTimeout < 0:
 		return fmt.Errorf("--call-timeout %s: must not be negative", f.callTimeout)
 	case f.sessionIdle <= 0:
@@ -210,7 +214,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	}
 	f.command = fs.Args()
 	fs.Visit(func(fl *flag.Flag) {
-		if fl.Name == "max-sessions" || fl.Name == "session-idle" || fl.Name == "forward-auth" {
+		if fl.Name == "max-sessions" || fl.Name == "max-conns" || fl.Name == "session-idle" || fl.Name == "forward-auth" {
 			f.listenOnly = append(f.listenOnly, fl.Name)
 		}
 	})
@@ -316,7 +320,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 			MaxMessageBytes: f.maxMsg,
 			MaxSessions:     f.maxSessions,
 			SessionIdle:     f.sessionIdle,
-		}, stderr, logger)
+		}, f.maxConns, stderr, logger)
 	}
 
 	upstream, err := dial(ctx)

@@ -31,17 +31,19 @@ func httpHeaders(flags []string) http.Header {
 const httpShutdownWait = 2*mcpGrace + 3*time.Second
 
 // serveHTTP serves streamable HTTP at http://addr/mcp until ctx ends (an
-// interrupt or SIGTERM), each session relayed to a server of its own. When
+// interrupt or SIGTERM), each session relayed to a server of its own, with
+// at most maxConns client connections open at once. When
 // it ends, it stops taking connections, ends every session and stops its
 // server (for a command: stdin closed, SIGTERM, SIGKILL, each after the
 // grace), and returns once every server has exited: none outlives the
 // proxy.
-func serveHTTP(ctx context.Context, proxy *mcpproxy.Proxy, addr string, opts mcpproxy.HTTPOptions, stderr io.Writer, logger hclog.Logger) int {
-	ln, err := net.Listen("tcp", addr)
+func serveHTTP(ctx context.Context, proxy *mcpproxy.Proxy, addr string, opts mcpproxy.HTTPOptions, maxConns int, stderr io.Writer, logger hclog.Logger) int {
+	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcap mcp: --listen %s: %s\n", addr, oneLine(err.Error()))
 		return exitFailed
 	}
+	ln := newLimitListener(tcp, maxConns)
 	handler := proxy.HTTPHandler(opts)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", handler)

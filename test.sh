@@ -14,7 +14,11 @@ modules=$(find . -name go.mod -not -path '*/node_modules/*' -not -path '*/testda
 failed=()
 for m in $modules; do
 	echo "== go test ./... in ${m#./} ${GOFLAGS:+(GOFLAGS=$GOFLAGS)}"
-	if ! (cd "$m" && go test "$@" ./...); then
+	# -timeout: the end-to-end tests of package cli (the real Claude Code,
+	# the conformance suite's server and client scenarios, three runs each)
+	# take longer than go test's default of 10 minutes under -race on two
+	# busy cores; an argument -timeout given to test.sh comes later and wins.
+	if ! (cd "$m" && go test -timeout 30m "$@" ./...); then
 		failed+=("$m")
 	fi
 done

@@ -37,9 +37,11 @@ func (e *buildError) Error() string { return "building " + e.pkg + ": " + e.err.
 // BenchmarkMCPRoundTrip times one tools/call from a go-sdk client to a
 // go-sdk server over stdio: direct, and through "toolcap mcp" (a process
 // between them, which reads, checks and forwards every message). "relay"
-// gives the tool a limit above the result, so that the proxy forwards it
-// untouched: the cost of the relay alone. "capped" is the default limit,
-// which cuts the 1 MB result to 16 KiB: what a user of the proxy gets.
+// gives the tool a limit above the result (64 MiB), so that the proxy
+// forwards it untouched: the cost of the relay alone; at 10 MB, past the
+// proxy's read buffer (4 MiB), the result goes out as the bytes it came in
+// from the proxy's copy of it. "capped" is the default limit, which cuts
+// the 1 MB and 10 MB results to 16 KiB: what a user of the proxy gets.
 // "copy" puts a process that only copies bytes between them: the cost of
 // the extra hop itself, which no proxy process can avoid.
 func BenchmarkMCPRoundTrip(b *testing.B) {
@@ -51,7 +53,7 @@ func BenchmarkMCPRoundTrip(b *testing.B) {
 	toolcap := filepath.Join(dir, "toolcap")
 	passthru := filepath.Join(dir, "passthru")
 	manifest := filepath.Join(b.TempDir(), "toolcap.toml")
-	if err := os.WriteFile(manifest, []byte("[worker.tool_output.per_tool]\ntext = 4194304\n"), 0o644); err != nil {
+	if err := os.WriteFile(manifest, []byte("[worker.tool_output.per_tool]\ntext = 67108864\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	impls := []struct {
@@ -66,7 +68,7 @@ func BenchmarkMCPRoundTrip(b *testing.B) {
 	for _, size := range []struct {
 		name  string
 		bytes int
-	}{{"small", 64}, {"1MB", 1 << 20}} {
+	}{{"small", 64}, {"1MB", 1 << 20}, {"10MB", 10 << 20}} {
 		for _, impl := range impls {
 			if impl.name == "capped" && size.bytes <= 16384 {
 				continue // the same as relay

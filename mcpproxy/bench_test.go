@@ -12,6 +12,8 @@ import (
 // BenchmarkRelayResult times the proxy's own work on one tools/call round
 // trip, in process over pipes: the request forwarded, the result read,
 // checked and forwarded (uncut: the tool's limit is above it) or capped.
+// 10MB-relay is past the read buffer (4 MiB), forwarded as it came;
+// 10MB-kept is cut to a limit that keeps most of it.
 func BenchmarkRelayResult(b *testing.B) {
 	for _, tc := range []struct {
 		name  string
@@ -21,6 +23,8 @@ func BenchmarkRelayResult(b *testing.B) {
 		{"small", 64, 0},
 		{"1MB-relay", 1 << 20, 4 << 20},
 		{"1MB-capped", 1 << 20, 0},
+		{"10MB-relay", 10 << 20, 64 << 20},
+		{"10MB-kept", 10 << 20, 8 << 20},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var m *manifest.WorkerManifest

@@ -28,6 +28,10 @@ type keptBlock struct {
 	// resource's text, a resource link's description. at < 0 when the
 	// block has no such member.
 	at, end int
+	// apart: raw holds "" at [at, end) in place of a text block's text,
+	// which the reader held apart (see heldBlock): the text is written
+	// there whether or not shape changed it.
+	apart bool
 }
 
 // readBuffer bounds the buffer readBlock reads a block through: a block of
@@ -224,10 +228,10 @@ func stringLen(sc *wire.Scanner) (int64, error) {
 
 // writeBlock writes the block f of shape's output to b: kept and in are
 // the blocks read (readBlock), by index, that f.From refers to. A block as
-// it was read is written as its bytes, one whose text shape changed as its
-// bytes with that member's value replaced, a block shape added as a new
-// text block.
-func writeBlock(b *bytes.Buffer, kept []keptBlock, in []shape.Block, f shape.Block) {
+// it was read is written as its bytes, one whose text shape changed (or
+// whose text the reader held apart) as its bytes with that member's value
+// written in, a block shape added as a new text block.
+func writeBlock(b jsonWriter, kept []keptBlock, in []shape.Block, f shape.Block) {
 	if f.From < 0 {
 		b.WriteString(`{"type":"text","text":`)
 		writeText(b, f.Text)
@@ -235,7 +239,7 @@ func writeBlock(b *bytes.Buffer, kept []keptBlock, in []shape.Block, f shape.Blo
 		return
 	}
 	k := kept[f.From]
-	if f.Text == in[f.From].Text || k.at < 0 {
+	if !k.apart && (f.Text == in[f.From].Text || k.at < 0) {
 		// As it was read. A block without the member has an empty text,
 		// which shape does not change: it cuts texts, and gives text only
 		// to text blocks, which readBlock reads only with their text.

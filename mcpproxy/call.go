@@ -1,14 +1,17 @@
 package mcpproxy
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
@@ -57,12 +60,36 @@ type headText struct {
 	total int64
 }
 
-func (h *headText) write(b []byte) {
+// write adds b to the text, and returns how many of its first bytes the
+// head took.
+func (h *headText) write(b []byte) int {
+	taken := 0
 	if room := h.max - len(h.head); room > 0 {
-		h.head = append(h.head, b[:min(room, len(b))]...)
+		taken = min(room, len(b))
+		h.head = appendDoubling(h.head, b[:taken], h.max)
 	}
 	h.total += int64(len(b))
+	return taken
 }
+
+// appendDoubling appends p to b, doubling b's capacity as it grows, to at
+// most most bytes (len(b)+len(p) must be within it): append grows a large
+// slice by a quarter at a time, so that holding a text of 64 MiB would
+// allocate and copy about five times that, where doubling allocates twice
+// it.
+func appendDoubling(b, p []byte, most int) []byte {
+	if len(b)+len(p) > cap(b) {
+		nb := make([]byte, len(b), min(most, max(2*cap(b), len(b)+len(p), 4096)))
+		copy(nb, b)
+		b = nb
+	}
+	return append(b, p...)
+}
+
+// bytesString returns b as a string without a copy: b must not change
+// afterwards. The text the reader held is read this way, by the chain and
+// the shaping, once the result has been read.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // whole reports whether the head holds the whole text.
 func (h *headText) whole() bool { return int64(len(h.head)) == h.total }
@@ -92,15 +119,46 @@ func (h *headText) cut(limit int) (string, chain.Truncation, bool) {
 // they fit the retain bound together and otherwise noted as dropped.
 type callResult struct {
 	members []member // in order; content, structuredContent and isError hold nil
-	blocks  []json.RawMessage
-	text    headText // the text blocks joined by shape.TextSeparator
+	blocks  []heldBlock
+	// text is the text blocks' texts joined by shape.TextSeparator: all of
+	// it counted, its first retain+utf8.UTFMax bytes held but while raw
+	// (none yet) and once headCut.
+	text headText
 	// writers cut that text as it is read, for each call the result may
 	// answer, by the call's strategy (a tail needs the whole text to pass).
+	// They are fed only once the text outgrows the head (fed), from its
+	// first byte: a text the head holds whole is cut from it, and so held
+	// once. The head then keeps only the texts before the one being read
+	// (see cross), unless keepHead.
 	writers map[*pendingCall]*cut.Writer
 	// streams do for the calls whose rest is kept what writers do for the
 	// others, and write the text to the store as it is read, so that it is
 	// never held whole (rest.Stream).
 	streams map[*pendingCall]*rest.Stream
+	fed     bool
+	// keepHead: the head is kept whole past the cuts' feeding, for a call
+	// without a Writer (past maxWriters), whose text is cut from it, or one
+	// whose structuredContent may mirror the text (keptText).
+	keepHead bool
+	// headCut: the head was cut back to the texts before the one being read
+	// when the cuts were fed; it no longer holds the text's first bytes.
+	headCut bool
+	// sc is the scanner reading the message. When the message is known to
+	// answer a tools/call (stopTee), its copy of it (see reader.teeBound)
+	// is stopped as soon as the result cannot go to the client as it came.
+	sc      *wire.Scanner
+	stopTee bool
+	// raw: while the result may go to the client as it came, its text is
+	// not held decoded, only counted: the scanner's copy of the message
+	// holds it as written, and it is decoded again from there
+	// (materialize) when the result turns out to be cut or is read to its
+	// end, so that a text is held once while it is read. spans are the
+	// offsets in the message of the opening quotes of the texts read.
+	raw   bool
+	spans []int64
+	// curFrom is the offset in the joined text of the text being read (its
+	// length between texts): what comes before it is whole.
+	curFrom int64
 	texts   int // text blocks, kept or not
 	hasText bool
 	kept    int // bytes of the non-text blocks kept
@@ -137,8 +195,40 @@ func maxStructured(retain int) int { return max(4*retain, 4<<20) }
 // the kept head (by the head rule) whatever its strategy.
 const maxWriters = 8
 
-func readCallResult(sc *wire.Scanner, retain int, calls []*pendingCall) (*callResult, error) {
-	res := &callResult{retain: retain, text: headText{max: retain + utf8.UTFMax}}
+// heldBlock is a content block as the reader kept it: its JSON, but for
+// its text member, which is held in the joined text (callResult.text)
+// rather than written out again: raw holds "" in its place, at [at, at+2),
+// and the text is what the head holds of text.head[from:to]. at is -1 for
+// a block kept whole in raw. splice: the block is not a text block (its
+// text came before its type), so the text goes back in place before the
+// block is read.
+type heldBlock struct {
+	raw      []byte
+	at       int
+	from, to int64
+	splice   bool
+}
+
+// text returns what the head holds of the block's text.
+func (hb heldBlock) text(h *headText) []byte {
+	n := int64(len(h.head))
+	return h.head[min(hb.from, n):min(hb.to, n)]
+}
+
+// readCallResult reads a result that may answer calls, keeping of its text
+// retain bytes (and the cuts of it as it is read, for each call). known
+// says the message is known to answer one of them: the copy of the message
+// the scanner makes is then stopped as soon as the result cannot go out
+// as it came.
+func readCallResult(sc *wire.Scanner, retain int, calls []*pendingCall, known bool) (*callResult, error) {
+	res := &callResult{retain: retain, text: headText{max: retain + utf8.UTFMax}, sc: sc, stopTee: known}
+	res.keepHead = len(calls) > maxWriters
+	for _, c := range calls {
+		res.keepHead = res.keepHead || c.jsonText
+	}
+	if res.raw = known && sc.Teeing(); res.raw {
+		sc.OnTeeOver(res.materialize)
+	}
 	for _, c := range calls[:min(len(calls), maxWriters)] {
 		if c.keeper != nil {
 			if res.streams == nil {
@@ -191,24 +281,175 @@ func readCallResult(sc *wire.Scanner, retain int, calls []*pendingCall) (*callRe
 				res.structuredPrecut = r.precut
 				res.structuredElided = r.elided
 			}
+			if r.over || r.cut {
+				res.cutHere() // it is cut, so the result is written out
+			}
 			return err
 		}
 		raw, _, err := sc.Capture(maxMemberBytes)
 		res.members = append(res.members, member{key: key, raw: raw})
 		return err
 	})
+	if res.raw && err == nil {
+		// Read whole and within the bound: the text is decoded again, for
+		// the chain, from the copy, which goes on to the message's end.
+		sc.OnTeeOver(nil)
+		if teed, ok := sc.TeedParts(); ok {
+			res.materialize(teed)
+		}
+	}
 	return res, err
 }
 
 // writeText adds a piece of the joined text.
 func (res *callResult) writeText(b []byte) {
-	res.text.write(b)
+	switch {
+	case res.fed:
+		res.text.total += int64(len(b))
+		res.feed(b)
+		return
+	case res.raw:
+		// Counted only: the copy holds it (see materialize).
+		res.text.total += int64(len(b))
+		if !res.fits() {
+			res.cutHere()
+		}
+		return
+	}
+	taken := res.text.write(b)
+	if !res.fits() {
+		res.cutHere()
+	}
+	if !res.text.whole() {
+		res.cross(b[taken:])
+	}
+}
+
+// cross starts the cuts made as the text is read, once it has outgrown
+// the head: they are fed the head, then left, what of the piece being
+// read the head did not take. The head then keeps only the texts before
+// the one being read, which the blocks that hold them need, unless
+// keepHead: the cuts hold what a cut of the text shows.
+func (res *callResult) cross(left []byte) {
+	res.fed = true
+	res.feed(res.text.head)
+	res.feed(left)
+	if !res.keepHead {
+		res.text.head = bytes.Clone(res.text.head[:min(res.curFrom, int64(len(res.text.head)))])
+		res.headCut = true
+	}
+}
+
+// materialize ends raw: the joined text read so far (text.total bytes) is
+// decoded again from teed, the copy of the message, which holds every byte
+// of it as written (see wire.Scanner.OnTeeOver), and goes where writeText
+// would have put it. When it has outgrown the head, it goes to the cuts
+// straight from the copy, and the head takes only the texts before the one
+// being read (unless keepHead), so that the text is never held twice.
+func (res *callResult) materialize(teed [][]byte) {
+	res.raw = false
+	total := res.text.total
+	over := total > int64(res.text.max)
+	hold := min(total, int64(res.text.max))
+	if over && !res.keepHead {
+		hold = min(hold, res.curFrom)
+		res.headCut = true
+	}
+	if len(res.text.head) == 0 {
+		// What the head takes is known: one allocation of that size.
+		res.text.head = make([]byte, 0, hold)
+	}
+	var pos int64
+	emit := func(p []byte) {
+		p = p[:min(int64(len(p)), total-pos)]
+		if room := hold - pos; room > 0 {
+			res.text.head = appendDoubling(res.text.head, p[:min(room, int64(len(p)))], res.text.max)
+		}
+		if over {
+			res.feed(p)
+		}
+		pos += int64(len(p))
+	}
+	br := bufio.NewReaderSize(nil, readBuffer)
+	var cur partsCursor
+	for i, at := range res.spans {
+		if pos >= total {
+			break
+		}
+		if i > 0 {
+			emit([]byte(shape.TextSeparator))
+		}
+		// Each text from its opening quote, to its closing one or to the
+		// end of the copy, for the text being read.
+		br.Reset(cur.from(teed, at))
+		_, _ = wire.NewScanner(br).String(emit)
+	}
+	res.fed = over
+}
+
+// partsCursor reads a message held in parts from increasing offsets.
+type partsCursor struct {
+	i    int   // the part the last offset was in
+	base int64 // the offset of part i
+}
+
+// from returns a reader of parts from offset at on, at least the offset
+// of the last call.
+func (c *partsCursor) from(parts [][]byte, at int64) io.Reader {
+	for c.i < len(parts) && at-c.base >= int64(len(parts[c.i])) {
+		c.base += int64(len(parts[c.i]))
+		c.i++
+	}
+	if c.i == len(parts) {
+		return bytes.NewReader(nil)
+	}
+	rs := []io.Reader{bytes.NewReader(parts[c.i][at-c.base:])}
+	for _, p := range parts[c.i+1:] {
+		rs = append(rs, bytes.NewReader(p))
+	}
+	return io.MultiReader(rs...)
+}
+
+// feed writes a piece of the joined text to the cuts made as it is read.
+func (res *callResult) feed(b []byte) {
+	if len(b) == 0 {
+		return
+	}
 	for _, w := range res.writers {
 		_, _ = w.Write(b)
 	}
 	for _, st := range res.streams {
 		_, _ = st.Write(b) // a Stream never fails: it gives up its store
 	}
+}
+
+// cutHere notes that the result cannot go to the client as it came: the
+// copy of the message, which only that would use, is let go, once what
+// the result needs of it is taken.
+func (res *callResult) cutHere() {
+	if !res.stopTee {
+		return
+	}
+	if res.raw {
+		if teed, ok := res.sc.TeedParts(); ok {
+			res.materialize(teed)
+		}
+	}
+	res.sc.StopTee()
+}
+
+// fits reports whether what was read of the result so far may still go to
+// the client as it came: within the retain bound, which is at least every
+// limit (see fitsAsSent), with no block dropped.
+func (res *callResult) fits() bool {
+	text := res.text.total - int64(max(res.texts-1, 0)*len(shape.TextSeparator))
+	return text+int64(res.kept) <= int64(res.retain) && len(res.over) == 0
+}
+
+// release lets go of what the result holds for the shaping, once it is
+// known to go out as it came.
+func (res *callResult) release() {
+	res.text.head, res.blocks, res.members, res.structured = nil, nil, nil, nil
 }
 
 // abort discards what the streams kept of a text no cut of theirs
@@ -237,7 +478,7 @@ func (res *callResult) block(sc *wire.Scanner) error {
 		raw, ok, err := sc.Capture(max(res.retain-res.kept, 0))
 		if ok && res.kept < res.retain {
 			res.kept += len(raw)
-			res.blocks = append(res.blocks, raw)
+			res.blocks = append(res.blocks, heldBlock{raw: raw, at: -1})
 		} else {
 			res.drop(shape.BlockOther, int(sc.Offset()-start))
 		}
@@ -246,13 +487,15 @@ func (res *callResult) block(sc *wire.Scanner) error {
 	var (
 		typ      string
 		fields   []member
-		text     []byte
+		textFrom int64
+		textTo   int64
 		textAt   = -1
 		isText   bool
 		complete = true
 		size     int   // bytes of the members kept, other than the text
 		content  int64 // what a model may read of the block
-		headFull = len(res.text.head) >= res.text.max
+		// headFull: the head holds nothing of a text that starts here.
+		headFull = res.fed || res.text.total >= int64(res.text.max)
 	)
 	start := sc.Offset()
 	err := sc.Object(func(key string) error {
@@ -270,12 +513,17 @@ func (res *callResult) block(sc *wire.Scanner) error {
 			}
 			res.texts++
 			res.hasText, isText = true, true
-			from := len(res.text.head)
-			n, err := sc.String(res.writeText)
-			text = res.text.head[from:]
-			if int64(len(text)) < n {
-				complete = false
+			if _, err := sc.Kind(); err != nil {
+				return err
 			}
+			if res.raw {
+				res.spans = append(res.spans, sc.Offset())
+			}
+			textFrom = res.text.total
+			res.curFrom = textFrom
+			n, err := sc.String(res.writeText)
+			textTo = textFrom + n
+			res.curFrom = res.text.total
 			textAt = len(fields)
 			fields = append(fields, member{key: key})
 			return err
@@ -295,7 +543,7 @@ func (res *callResult) block(sc *wire.Scanner) error {
 	}
 	kind := blockKind(typ)
 	switch {
-	case isText && len(text) == 0 && (!complete || headFull):
+	case isText && headFull:
 		// Past the retained part of the joined text: counted, not kept.
 		return nil
 	case !isText && (!complete || res.kept >= res.retain):
@@ -305,6 +553,10 @@ func (res *callResult) block(sc *wire.Scanner) error {
 		res.drop(kind, int(content))
 		return nil
 	}
+	// A text block's text stays where it is, in the joined text: the block
+	// holds "" in its place, and the text is written out from there, once,
+	// if the block goes to the client.
+	held := heldBlock{at: -1}
 	var b bytes.Buffer
 	b.WriteByte('{')
 	n := 0
@@ -319,7 +571,9 @@ func (res *callResult) block(sc *wire.Scanner) error {
 		writeKey(&b, f.key)
 		switch {
 		case i == textAt:
-			writeString(&b, text)
+			held.at, held.from, held.to = b.Len(), textFrom, textTo
+			held.splice = typ != "text"
+			b.WriteString(`""`)
 		case f.str:
 			writeString(&b, f.raw)
 		default:
@@ -332,7 +586,11 @@ func (res *callResult) block(sc *wire.Scanner) error {
 	} else {
 		res.kept += b.Len()
 	}
-	res.blocks = append(res.blocks, b.Bytes())
+	held.raw = b.Bytes()
+	res.blocks = append(res.blocks, held)
+	if !res.fits() {
+		res.cutHere()
+	}
 	return nil
 }
 
@@ -340,6 +598,7 @@ func (res *callResult) block(sc *wire.Scanner) error {
 // [shape.Block.Size]: one [shape.Dropped] per kind, whatever the number of
 // blocks.
 func (res *callResult) drop(kind shape.BlockKind, size int) {
+	res.cutHere() // the result is written out without the block
 	for i := range res.over {
 		if res.over[i].Kind == kind {
 			res.over[i].Count++
@@ -494,7 +753,7 @@ func readCallError(sc *wire.Scanner, retain int) (*callError, error) {
 			}
 			e.members = append(e.members, errorMember{key: key})
 			if c == '"' {
-				_, err = sc.String(e.message.write)
+				_, err = sc.String(func(b []byte) { e.message.write(b) })
 				return err
 			}
 			// Not a string, as JSON-RPC wants it: the call is answered all

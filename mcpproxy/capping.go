@@ -40,9 +40,12 @@ func (s *session) answerCall(call *pendingCall, m *message) error {
 	}
 	out := s.capResult(call, m)
 	if out == nil {
-		return s.cw.write(m.raw)
+		// What was read of it for the chain is let go before it is sent,
+		// which a transport may copy (a --listen session queues it).
+		m.result.release()
+		return s.cw.writeAsSent(m)
 	}
-	return s.cw.write(out)
+	return s.cw.writeFunc(0, out)
 }
 
 // shaped is a tools/call result as the client gets it.
@@ -61,8 +64,9 @@ type shaped struct {
 }
 
 // capResult runs a result through the chain and shapes it for the client.
-// It returns nil when the result goes to the client as the server sent it.
-func (s *session) capResult(call *pendingCall, m *message) []byte {
+// It returns what writes the capped result out, or nil when the result
+// goes to the client as the server sent it.
+func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 	res := m.result
 	gen := call.gen
 	pol := call.policy
@@ -91,7 +95,7 @@ func (s *session) capResult(call *pendingCall, m *message) []byte {
 	// from this session only.
 	ctx := middleware.WithAnswer(rest.WithScope(context.Background(), s.scope), prep)
 	r := gen.handler(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args})
-	if m.raw != nil && fitsAsSent(res, prep, r, pol) {
+	if m.asSent() && fitsAsSent(res, prep, r, pol) {
 		return nil
 	}
 
@@ -99,11 +103,25 @@ func (s *session) capResult(call *pendingCall, m *message) []byte {
 	// from its JSON, never decoded into a block type.
 	sh := shaped{isError: r.IsError()}
 	over := res.over
-	for _, raw := range res.blocks {
+	for _, hb := range res.blocks {
+		raw := hb.raw
+		if hb.splice {
+			// Not a text block: its text member goes back in place.
+			var rb bytes.Buffer
+			rb.Write(raw[:hb.at])
+			writeString(&rb, hb.text(&res.text))
+			rb.Write(raw[hb.at+2:])
+			raw = rb.Bytes()
+		}
 		b, k, err := readBlock(raw)
 		if err != nil {
 			over = append(over, shape.Dropped{Kind: shape.BlockOther, Size: len(raw)})
 			continue
+		}
+		if hb.at >= 0 && !hb.splice {
+			// A text block: its text is read where the reader held it.
+			b.Text = bytesString(hb.text(&res.text))
+			k.at, k.end, k.apart = hb.at, hb.at+2, true
 		}
 		sh.in = append(sh.in, b)
 		sh.kept = append(sh.kept, k)
@@ -121,7 +139,7 @@ func (s *session) capResult(call *pendingCall, m *message) []byte {
 			cutAt := func(q shape.Policy) (shape.Structured, bool) {
 				return shape.JSONReduced(res.structured, q, valid, res.structuredPrecut, res.structuredElided)
 			}
-			if ref, prefix, kept := keptText(call, res, r); kept {
+			if ref, prefix, kept := keptText(call, res, prep, r); kept {
 				// A client may show the model structuredContent instead of
 				// the text: its cut names the read of the text kept.
 				sc, ok = gen.keeper.JSONKept(res.structured, pol, ref, prefix, valid, cutAt)
@@ -155,7 +173,7 @@ func (s *session) capResult(call *pendingCall, m *message) []byte {
 		sh.content = splitJSONMarker(sh.content)
 	}
 	if !cf.Changed() && !structCut && !sh.structuredDropped && !precut && !res.structuredReduced &&
-		sh.isError == res.isError && m.raw != nil {
+		sh.isError == res.isError && m.asSent() {
 		return nil
 	}
 	if cf.BlocksDropped > 0 || cf.BlocksCut > 0 {
@@ -173,7 +191,7 @@ func (s *session) capResult(call *pendingCall, m *message) []byte {
 			break
 		}
 	}
-	return encodeResult(m.id, res, sh, fig)
+	return func(w jsonWriter) { encodeResult(w, m.id, res, sh, fig) }
 }
 
 // chainCut returns the figures of the last cut the chain made of a
@@ -192,16 +210,38 @@ func chainCut(r chain.Result) chain.Truncation {
 // of that text's start: the text as read (whole, or its first bytes when
 // it was cut while read) when the ref is the one the reader's or the byte
 // cap's cut made of it; nothing when the ceiling kept a text a middleware
-// made, which the proxy does not hold (a read then starts at 0).
-func keptText(call *pendingCall, res *callResult, r chain.Result) (ref, prefix string, ok bool) {
+// made, which the proxy does not hold (a read then starts at 0). prep is
+// what the chain started from: a text cut while read whose head the reader
+// let go (callResult.headCut) is known by what that cut shows of its start.
+func keptText(call *pendingCall, res *callResult, prep, r chain.Result) (ref, prefix string, ok bool) {
 	t := chainCut(r)
 	if t.Ref == "" || call.gen.keeper == nil {
 		return "", "", false
 	}
 	if first, ok := r.Truncation(); ok && first.Ref == t.Ref {
-		prefix = string(res.text.head)
+		prefix = bytesString(res.text.head)
+		if res.headCut && prep.Content != nil {
+			prefix = shownHead(*prep.Content, first)
+		}
 	}
 	return t.Ref, prefix, true
+}
+
+// shownHead returns the start of the text that out, the text's cut with
+// figures t, shows as it was: what comes before its first marker when the
+// cut keeps the text's head (head, head_tail), which is the text's own
+// bytes; nothing for another cut (json reshapes the document).
+func shownHead(out string, t chain.Truncation) string {
+	switch t.Strategy {
+	case "", string(cut.KeepHead), string(cut.KeepHeadTail): // "" is the head rule
+	default:
+		return ""
+	}
+	ms := cut.FindMarkers(out)
+	if len(ms) == 0 {
+		return ""
+	}
+	return out[:ms[0].Start]
 }
 
 // validator returns the check of tool's output schema for shape.JSON, or
@@ -227,7 +267,8 @@ func (s *session) validator(tool string) func(any) error {
 func (s *session) precut(call *pendingCall, res *callResult) (string, chain.Truncation, bool) {
 	pol := call.policy
 	if res.text.whole() {
-		text := string(res.text.head)
+		// The text as the reader held it: nothing writes to it any more.
+		text := bytesString(res.text.head)
 		if call.jsonText && !pol.Fits(len(text)) {
 			fit := shape.Text
 			if call.keeper != nil {

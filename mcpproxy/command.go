@@ -84,6 +84,10 @@ func (c *commandConn) Read(p []byte) (int, error) { return c.out.Read(p) }
 // WriteMessage writes msg and its newline to the server's standard input.
 func (c *commandConn) WriteMessage(msg []byte) error { return c.lw.writeMessage(msg) }
 
+func (c *commandConn) writeMessageFunc(write func(jsonWriter)) error {
+	return c.lw.writeMessageFunc(write)
+}
+
 // wait reaps the server. When it exits of its own accord, whatever of its
 // group still holds its output open is given grace and then stopped, so
 // that the reader reaches the end of the output.

@@ -1,6 +1,7 @@
 package mcpproxy
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"sync"
@@ -25,11 +26,44 @@ func (c *streamConn) Read(p []byte) (int, error)    { return c.rw.Read(p) }
 func (c *streamConn) WriteMessage(msg []byte) error { return c.lw.writeMessage(msg) }
 func (c *streamConn) Close() error                  { return c.rw.Close() }
 
+func (c *streamConn) writeMessageFunc(write func(jsonWriter)) error {
+	return c.lw.writeMessageFunc(write)
+}
+
+// piecesConn is a Conn that takes a message in pieces as it is made: the
+// proxy's own streams, whose framing is a newline after the message.
+type piecesConn interface {
+	// writeMessageFunc sends the message write makes, followed by its
+	// newline, one message at a time as WriteMessage does.
+	writeMessageFunc(write func(jsonWriter)) error
+}
+
 // lineWriter writes whole messages to a stream, each followed by a newline.
 type lineWriter struct {
 	w   io.Writer
 	mu  sync.Mutex // one message at a time: lines never interleave
 	buf []byte
+	bw  *bufio.Writer // for messages written in pieces, made on first use
+}
+
+// piecesBuffer is the size of the buffer a message written in pieces goes
+// out through.
+const piecesBuffer = 64 << 10
+
+func (w *lineWriter) writeMessageFunc(write func(jsonWriter)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.bw == nil {
+		w.bw = bufio.NewWriterSize(w.w, piecesBuffer)
+	}
+	write(w.bw)
+	_ = w.bw.WriteByte('\n')
+	err := w.bw.Flush()
+	if err != nil {
+		// A bufio.Writer keeps its error: the next message gets a new one.
+		w.bw = nil
+	}
+	return err
 }
 
 // lineJoin bounds the messages copied to go out with their newline in one

@@ -48,11 +48,13 @@
 // result carries its figures in _meta["toolcap/truncation"]; a result
 // within its limit is forwarded byte for byte.
 //
-// A result is never held whole: the reader cuts its text as it reads it
-// (keeping what the strategy needs, the first limit+4 bytes for head),
-// keeps the other blocks that fit, and shortens each long string of
+// A result over its limit is never held whole: the reader cuts its text as
+// it reads it (keeping what the strategy needs, the first limit+4 bytes for
+// head), keeps the other blocks that fit, and shortens each long string of
 // structuredContent as it is read, so a result of any size costs the same
-// memory. The limits can change while the proxy runs
+// memory. A result that may still go out as it came is held once, as
+// written, and goes out as those bytes; it is let go as soon as it is
+// known to be cut. The limits can change while the proxy runs
 // ([Proxy.SetManifest]); a call keeps the limits it was sent under.
 //
 // # Ending

@@ -3,18 +3,28 @@ package mcpproxy
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strconv"
+	"unicode/utf8"
 )
 
 // This file writes the messages the proxy makes itself: a capped result,
 // an error, the figures in _meta.
 
+// jsonWriter is where the proxy writes a message it makes: a
+// bytes.Buffer, or a bufio.Writer on the way to the peer, so that a result
+// of many megabytes is written out as it is encoded, never held encoded.
+type jsonWriter interface {
+	io.Writer
+	io.ByteWriter
+	io.StringWriter
+}
+
 // encodeResult writes the response carrying the shaped result: the
 // server's members in the server's order, content, structuredContent and
 // isError as shaped, _meta with the figures added. A block is written as
 // writeBlock says: the bytes it came as, unless shape changed its text.
-func encodeResult(id []byte, res *callResult, sh shaped, fig truncationMeta) []byte {
-	var b bytes.Buffer
+func encodeResult(b jsonWriter, id []byte, res *callResult, sh shaped, fig truncationMeta) {
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
 	b.Write(id)
 	b.WriteString(`,"result":{`)
@@ -24,7 +34,7 @@ func encodeResult(id []byte, res *callResult, sh shaped, fig truncationMeta) []b
 			b.WriteByte(',')
 		}
 		n++
-		writeKey(&b, key)
+		writeKey(b, key)
 		b.Write(v)
 	}
 	content := func() {
@@ -32,13 +42,13 @@ func encodeResult(id []byte, res *callResult, sh shaped, fig truncationMeta) []b
 			b.WriteByte(',')
 		}
 		n++
-		writeKey(&b, "content")
+		writeKey(b, "content")
 		b.WriteByte('[')
 		for i, f := range sh.content {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeBlock(&b, sh.kept, sh.in, f)
+			writeBlock(b, sh.kept, sh.in, f)
 		}
 		b.WriteByte(']')
 	}
@@ -82,7 +92,6 @@ func encodeResult(id []byte, res *callResult, sh shaped, fig truncationMeta) []b
 		put("_meta", withMeta(nil, fig))
 	}
 	b.WriteString("}}")
-	return b.Bytes()
 }
 
 // codeInternal is JSON-RPC's "internal error", the code of the errors the
@@ -102,20 +111,84 @@ func errorResponse(id []byte, code int, msg string) []byte {
 	return b.Bytes()
 }
 
-func writeKey(b *bytes.Buffer, key string) {
-	writeString(b, []byte(key))
+func writeKey(b jsonWriter, key string) {
+	writeText(b, key)
 	b.WriteByte(':')
 }
 
 // writeString writes s as a JSON string, as encoding/json would.
-func writeString(b *bytes.Buffer, s []byte) { writeText(b, string(s)) }
+func writeString(b jsonWriter, s []byte) { writeText(b, bytesString(s)) }
 
-// writeText writes s as a JSON string, as encoding/json would, and so as
-// the MCP SDKs write a block's text.
-func writeText(b *bytes.Buffer, s string) {
-	enc, _ := json.Marshal(s)
-	b.Write(enc)
+// writeText writes s as a JSON string byte for byte as encoding/json
+// writes it, and so as the MCP SDKs write a block's text: <, > and & as
+// \u escapes, U+2028 and U+2029 too, a byte that is not UTF-8 as \ufffd.
+// The runs between escapes go to b straight from s, so that a text of
+// many megabytes is written in one pass without a copy of it encoded.
+func writeText(b jsonWriter, s string) {
+	b.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if plainJSON[c] {
+				i++
+				continue
+			}
+			b.WriteString(s[start:i])
+			switch c {
+			case '\\', '"':
+				b.WriteByte('\\')
+				b.WriteByte(c)
+			case '\b':
+				b.WriteString(`\b`)
+			case '\f':
+				b.WriteString(`\f`)
+			case '\n':
+				b.WriteString(`\n`)
+			case '\r':
+				b.WriteString(`\r`)
+			case '\t':
+				b.WriteString(`\t`)
+			default:
+				b.WriteString(`\u00`)
+				b.WriteByte(hexDigits[c>>4])
+				b.WriteByte(hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(s[start:i])
+			b.WriteString(`\ufffd`)
+		case r == '\u2028' || r == '\u2029':
+			b.WriteString(s[start:i])
+			b.WriteString(`\u202`)
+			b.WriteByte(hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b.WriteString(s[start:])
+	b.WriteByte('"')
 }
+
+const hexDigits = "0123456789abcdef"
+
+// plainJSON marks the ASCII bytes encoding/json writes as they are in a
+// string: not a control character, a quote, a backslash, or one of the
+// HTML characters it escapes.
+var plainJSON = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // truncationMeta is the value of _meta["toolcap/truncation"] on a capped
 // result: the figures of its content, in the unit of the limit.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
 )
@@ -13,15 +14,21 @@ import (
 // bufferSize is the size of each side's read buffer. A message that fits in
 // it (with its newline) is examined where it lies and forwarded from there;
 // a larger one is read through the buffer, and copied aside only up to
-// Options.MaxMessageBytes.
+// Options.MaxMessageBytes, or, for a tools/call result that may go out as
+// it came, up to reader.teeBound.
 const bufferSize = 4 << 20
 
 // message is one JSON-RPC message as the proxy sees it while relaying it.
 type message struct {
 	// raw is the message as it came, without its newline, valid until the
 	// next read from the same side; nil when it was larger than the bound
-	// (see tooLarge).
+	// (see tooLarge), or when it is in parts.
 	raw []byte
+	// parts is a tools/call result larger than the read buffer, as it
+	// came, in the chunks the reader copied it in (see reader.teeBound),
+	// valid until the next read from the same side; nil when it could not
+	// go out as it came (it is then written out from what was read).
+	parts [][]byte
 	// size is the message's length in bytes.
 	size int64
 	// tooLarge reports that the message was over Options.MaxMessageBytes, so
@@ -51,6 +58,21 @@ type message struct {
 	// tools/call result or error).
 	result *callResult
 	rpcErr *callError
+}
+
+// asSent reports whether the message is held as it came, to go out so.
+func (m *message) asSent() bool { return m.raw != nil || m.parts != nil }
+
+// trimParts returns parts without the spaces that end the last of them.
+func trimParts(parts [][]byte) [][]byte {
+	for len(parts) > 0 {
+		last := bytes.TrimRight(parts[len(parts)-1], " \t\r\n")
+		if len(last) > 0 {
+			return append(parts[:len(parts)-1:len(parts)-1], last)
+		}
+		parts = parts[:len(parts)-1]
+	}
+	return nil
 }
 
 func (m *message) isRequest() bool      { return m.hasMethod && m.id != nil }
@@ -183,35 +205,62 @@ func (r *reader) next(reduce reduceFunc) (*message, error) {
 		}
 		head := frame
 		if frame == nil {
-			head, _ = r.sc.Teed()
+			head = teedHead(r.sc, strayHead)
 		}
-		head = head[:min(len(head), strayHead)]
+		head = bytes.Clone(head[:min(len(head), strayHead)])
+		r.sc.StopTee() // the rest of the line is read past, not copied
 		_, n, rerr := r.sc.SkipLine(0)
 		if rerr != nil {
 			return nil, rerr
 		}
-		r.sc.StopTee()
 		m.result, m.rpcErr = nil, nil
-		return nil, &strayLine{head: bytes.Clone(head), size: m.size + n, err: err, msg: m}
+		return nil, &strayLine{head: head, size: m.size + n, err: err, msg: m}
 	}
 	if m.tooDeep {
 		m.raw = nil
 		return m, nil
 	}
-	if frame != nil {
+	switch {
+	case frame != nil:
 		m.raw = frame
-	} else if raw, ok := r.sc.Teed(); ok {
-		m.raw = bytes.TrimRight(raw, " \t\r\n")
-	} else {
-		m.tooLarge = true
+	case m.result != nil && m.result.stopTee:
+		// A tools/call result kept as it came goes out in the chunks it
+		// was copied in (see teeBound), never joined.
+		if parts, ok := r.sc.TeedParts(); ok && len(parts) > 0 {
+			m.parts = trimParts(parts)
+		} else {
+			m.tooLarge = true
+		}
+	default:
+		if raw, ok := r.sc.Teed(); ok {
+			m.raw = bytes.TrimRight(raw, " \t\r\n")
+		} else {
+			m.tooLarge = true
+		}
 	}
 	if m.size > int64(r.max) {
+		// Only a tools/call result keeps its copy past the bound (see
+		// teeBound), in parts; fromServer forwards nothing else over it.
 		m.raw, m.tooLarge = nil, true
 	}
 	if c == '[' && m.raw != nil {
 		m.raw = bytes.Clone(m.raw)
 	}
 	return m, nil
+}
+
+// teedHead returns the first n bytes of the scanner's copy of the
+// message, or fewer, without joining its chunks.
+func teedHead(sc *wire.Scanner, n int) []byte {
+	parts, _ := sc.TeedParts()
+	var head []byte
+	for _, p := range parts {
+		if len(head) >= n {
+			break
+		}
+		head = append(head, p[:min(len(p), n-len(head))]...)
+	}
+	return head
 }
 
 // frame returns the message at the head of the buffer, without its
@@ -294,13 +343,19 @@ func (r *reader) member(m *message, reduce reduceFunc) func(key string) error {
 			if calls == nil {
 				return sc.Skip()
 			}
-			if m.id != nil || certain {
-				// Known to be a tools/call response: what is forwarded is
-				// built from the reduction, so a copy is not needed.
+			known := m.id != nil || certain
+			if known && key == "result" {
+				// Known to be a tools/call result: a result that fits goes
+				// to the client as it came, from the copy, which may then
+				// be larger than the message bound (the result stops it as
+				// soon as it cannot fit).
+				sc.TeeMax(r.teeBound(retain))
+			} else if known {
+				// An error is written out from what was read of it.
 				sc.StopTee()
 			}
 			if key == "result" {
-				res, err := readCallResult(sc, retain, calls)
+				res, err := readCallResult(sc, retain, calls, known)
 				if err != nil {
 					res.abort() // the message is not handled: nothing it kept is read
 				}
@@ -313,6 +368,20 @@ func (r *reader) member(m *message, reduce reduceFunc) func(key string) error {
 		}
 		return sc.Skip()
 	}
+}
+
+// teeBound bounds the copy of a message known to carry a tools/call
+// result, which goes to the client as it came when it fits its limit: the
+// message bound, and room for a result within retain, the largest limit,
+// written with an escape for every byte (a \u escape takes 6 bytes for
+// one) beside its other blocks and structuredContent. The result stops the
+// copy as soon as it is over retain, so a result that does not fit is
+// copied only up to about retain bytes.
+func (r *reader) teeBound(retain int) int {
+	if retain > (math.MaxInt-r.max)/8 {
+		return math.MaxInt
+	}
+	return r.max + 8*retain
 }
 
 const (

@@ -101,6 +101,46 @@ func (w *frameWriter) write(msg []byte) error {
 	return nil
 }
 
+// writeAsSent sends m as it came: its bytes, or its parts one after the
+// other.
+func (w *frameWriter) writeAsSent(m *message) error {
+	if m.parts == nil {
+		return w.write(m.raw)
+	}
+	size := 0
+	for _, p := range m.parts {
+		size += len(p)
+	}
+	return w.writeFunc(size, func(b jsonWriter) {
+		for _, p := range m.parts {
+			b.Write(p)
+		}
+	})
+}
+
+// writeFunc sends one message that write makes, which holds no newline:
+// written out as it is made to a Conn that takes a message in pieces (a
+// stream's), so that a capped result of many megabytes is never held
+// encoded; made whole first, in a buffer of size bytes to start with, for
+// any other.
+func (w *frameWriter) writeFunc(size int, write func(jsonWriter)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var err error
+	if pc, ok := w.conn.(piecesConn); ok {
+		err = pc.writeMessageFunc(write)
+	} else {
+		var b bytes.Buffer
+		b.Grow(size) // the message's size, when the caller knows it
+		write(&b)
+		err = w.conn.WriteMessage(b.Bytes())
+	}
+	if err != nil {
+		return &writeError{client: w.client, err: err}
+	}
+	return nil
+}
+
 // clientLoop forwards the client's messages to the server, noting the
 // requests it will have to recognise the answers of.
 func (s *session) clientLoop() error {

@@ -57,10 +57,16 @@ type Scanner struct {
 	br  *bufio.Reader
 	off int64 // bytes consumed since Reset
 
-	tee     []byte // copy of what was consumed, while teeing
+	// tee is the copy of what was consumed, while teeing, in chunks that
+	// are never moved (see teeAppend); teeLen is its length.
+	tee     [][]byte
+	teeLen  int
 	teeMax  int
 	teeing  bool
 	teeOver bool // the copy was abandoned: the message is larger than teeMax
+	// teeLost is called with the copy when it is abandoned over teeMax,
+	// before it is let go (see OnTeeOver).
+	teeLost func(teed [][]byte)
 
 	scratch []byte // decoded escapes, see String
 
@@ -85,8 +91,17 @@ func (s *Scanner) Reset() {
 	s.off = 0
 	s.depth = 0
 	s.teeing, s.teeOver = false, false
-	s.tee = s.tee[:0]
+	s.teeLost = nil
+	s.tee, s.teeLen = nil, 0
 }
+
+// OnTeeOver sets f (nil: none) to be called, once, with the copy being
+// made, in the chunks [Scanner.TeedParts] returns, when it goes over its
+// bound, before the copy is let go: a reader that was to decode parts of it
+// again takes what it needs then. The copy holds every byte whose decoded
+// form [Scanner.String] has handed on. The next Reset, Tee or StopTee
+// clears f.
+func (s *Scanner) OnTeeOver(f func(teed [][]byte)) { s.teeLost = f }
 
 // Offset returns how many bytes of the message have been consumed.
 func (s *Scanner) Offset() int64 { return s.off }
@@ -94,8 +109,23 @@ func (s *Scanner) Offset() int64 { return s.off }
 // Tee starts copying what is consumed, up to max bytes: see [Scanner.Teed].
 func (s *Scanner) Tee(max int) {
 	s.teeing, s.teeOver, s.teeMax = true, false, max
-	s.tee = s.tee[:0]
+	s.teeLost = nil
+	s.tee, s.teeLen = nil, 0
 }
+
+// TeeMax sets the bound of the copy being made to max, when one is: a
+// reader that learns, part way through a message, that it may forward a
+// larger one as it came raises it. A copy already over a lowered bound is
+// abandoned with the next byte consumed.
+func (s *Scanner) TeeMax(max int) {
+	if s.teeing {
+		s.teeMax = max
+	}
+}
+
+// Teeing reports whether the copy [Scanner.Tee] started is still being
+// made: it was neither stopped nor abandoned over its bound.
+func (s *Scanner) Teeing() bool { return s.teeing }
 
 // StopTee stops copying and releases the copy: [Scanner.Teed] then
 // reports it abandoned.
@@ -104,17 +134,67 @@ func (s *Scanner) StopTee() {
 		s.teeOver = true
 	}
 	s.teeing = false
-	s.tee = nil
+	s.teeLost = nil
+	s.tee, s.teeLen = nil, 0
 }
 
 // Teed returns the bytes consumed since [Scanner.Tee], and false when there
 // were more than its max (the copy was then abandoned as soon as it went
-// over). The slice is valid until the next Tee or Reset.
+// over). A copy in more than one chunk is joined into one slice, once. The
+// slice is valid until the next Tee or Reset.
 func (s *Scanner) Teed() ([]byte, bool) {
 	if s.teeOver {
 		return nil, false
 	}
+	switch len(s.tee) {
+	case 0:
+		return nil, true
+	case 1:
+		return s.tee[0], true
+	}
+	joined := make([]byte, 0, s.teeLen)
+	for _, c := range s.tee {
+		joined = append(joined, c...)
+	}
+	s.tee = [][]byte{joined}
+	return joined, true
+}
+
+// TeedParts is [Scanner.Teed] without the join: the copy in the chunks it
+// was made in, in order. A message of many megabytes is copied once this
+// way, never moved to grow.
+func (s *Scanner) TeedParts() ([][]byte, bool) {
+	if s.teeOver {
+		return nil, false
+	}
 	return s.tee, true
+}
+
+// teeChunk bounds the chunks of the copy: a copy takes at most this much
+// more than it holds.
+const teeChunk = 1 << 20
+
+// teeAppend adds b to the copy: to the room left in its last chunk, then
+// to a new chunk, twice the size of the last (from 4 KiB to teeChunk, or
+// b's size when that is larger) but no larger than the bound leaves room
+// for.
+func (s *Scanner) teeAppend(b []byte) {
+	s.teeLen += len(b)
+	if n := len(s.tee); n > 0 {
+		last := s.tee[n-1]
+		k := min(cap(last)-len(last), len(b))
+		s.tee[n-1] = append(last, b[:k]...)
+		b = b[k:]
+	}
+	if len(b) == 0 {
+		return
+	}
+	size := 4 << 10
+	if n := len(s.tee); n > 0 {
+		size = min(2*cap(s.tee[n-1]), teeChunk)
+	}
+	size = max(min(size, s.teeMax-(s.teeLen-len(b))), len(b))
+	s.tee = append(s.tee, append(make([]byte, 0, size), b...))
 }
 
 // consume discards n buffered bytes, copying them where asked.
@@ -132,11 +212,15 @@ func (s *Scanner) consume(n int) {
 
 func (s *Scanner) copyOut(b []byte) {
 	if s.teeing {
-		if len(s.tee)+len(b) > s.teeMax {
+		if s.teeLen+len(b) > s.teeMax {
 			s.teeing, s.teeOver = false, true
-			s.tee = nil
+			if f := s.teeLost; f != nil {
+				s.teeLost = nil
+				f(s.tee)
+			}
+			s.tee, s.teeLen = nil, 0
 		} else {
-			s.tee = append(s.tee, b...)
+			s.teeAppend(b)
 		}
 	}
 	if s.capping {
@@ -536,7 +620,18 @@ func (s *Scanner) decodeString(w func([]byte)) (int64, error) {
 			flush()
 			return n, s.unexpectedEOF(err)
 		}
-		i := 0
+		// Bytes are consumed (and so copied, while teeing) before what
+		// they decode to goes to w, so that a copy of the message always
+		// holds what w was given: a reader may decode the copy again.
+		// b stays valid as bytes of it are consumed: nothing refills the
+		// buffer before the next window.
+		i, done := 0, 0
+		advance := func(to int) {
+			if to > done {
+				s.consume(to - done)
+				done = to
+			}
+		}
 		straddle := false
 	scan:
 		for i < len(b) {
@@ -546,6 +641,7 @@ func (s *Scanner) decodeString(w func([]byte)) (int64, error) {
 			}
 			if j-i >= directRun {
 				// A long run goes to w straight from the buffer.
+				advance(j)
 				flush()
 				if w != nil {
 					w(b[i:j])
@@ -560,11 +656,11 @@ func (s *Scanner) decodeString(w func([]byte)) (int64, error) {
 			}
 			switch c := b[i]; {
 			case c == '"':
-				s.consume(i + 1)
+				advance(i + 1)
 				flush()
 				return n, nil
 			case c < 0x20:
-				s.consume(i)
+				advance(i)
 				flush()
 				return n, s.syntax("control character %#x in a string", c)
 			}
@@ -590,10 +686,11 @@ func (s *Scanner) decodeString(w func([]byte)) (int64, error) {
 			out = utf8.AppendRune(out, r)
 			i += size
 			if len(out) >= directRun {
+				advance(i)
 				flush()
 			}
 		}
-		s.consume(i)
+		advance(i)
 		if len(out) >= directRun {
 			flush()
 		}

@@ -1,10 +1,12 @@
 package shape_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/shape"
 )
 
@@ -29,5 +31,26 @@ func TestWaterFill(t *testing.T) {
 				t.Errorf("WaterFill(%v, %d) (-want +got):\n%s", tt.demand, tt.budget, diff)
 			}
 		})
+	}
+}
+
+// A part a front end does not hold whole (Len and Cut: a stream's head and
+// its Writer) is shared and cut as the same text held whole.
+func TestShareStandIn(t *testing.T) {
+	long := strings.Repeat("a line of a long log\n", 3000)
+	short := "FAIL: TestParse"
+	for _, p := range []shape.Policy{shape.Bytes(4096), shape.Bytes(300), shape.Bytes(64)} {
+		held := []shape.Part{{Text: long}, {Text: short}}
+		want, wantT, wantChanged := shape.Share(held, p)
+		standIn := []shape.Part{{Text: long[:2*p.MaxBytes], Len: len(long), Cut: func(q shape.Policy) (string, chain.Truncation, bool) {
+			return shape.Text(long, q)
+		}}, {Text: short}}
+		got, gotT, gotChanged := shape.Share(standIn, p)
+		if diff := cmp.Diff(want, got); diff != "" || gotChanged != wantChanged {
+			t.Errorf("limit %d: Share of a stand-in mismatch (-held +stand-in), changed %v want %v:\n%s", p.MaxBytes, gotChanged, wantChanged, diff)
+		}
+		if diff := cmp.Diff(wantT, gotT); diff != "" {
+			t.Errorf("limit %d: figures mismatch (-held +stand-in):\n%s", p.MaxBytes, diff)
+		}
 	}
 }

@@ -19,6 +19,23 @@ type Part struct {
 	// start, and its marker is a line of its own ([cut.MarkerLine]) that
 	// counts bytes. Other parts are cut by the policy's Spec.
 	Lines bool
+	// Len and Cut stand for a text a front end does not hold whole, such
+	// as one it cuts as it streams (a cut.Writer): Len is the whole text's
+	// length as the client decodes it, Text what the front end holds of
+	// its start, and Cut cuts the whole text to a policy as [Text] cuts it
+	// held whole. Such a part is shared by Len (and counted at Len past
+	// [cut.TokenWindow]), cut by Cut, and never decoded again. Both are
+	// zero for a text held whole.
+	Len int
+	Cut func(q Policy) (string, chain.Truncation, bool)
+}
+
+// size is the part's length as the client decodes it.
+func (pt Part) size() int {
+	if pt.Cut != nil {
+		return pt.Len
+	}
+	return len(pt.Text)
 }
 
 // Texts is [Share] for parts that are all texts.
@@ -50,6 +67,9 @@ func Share(parts []Part, p Policy) (out []string, t chain.Truncation, changed bo
 	// Shares are measured on the texts as the client decodes them.
 	replaced := false
 	for i, pt := range parts {
+		if pt.Cut != nil {
+			continue // decoded as it streamed
+		}
 		if r, n := p.decoded(pt.Text); n > 0 {
 			if !replaced {
 				parts = slices.Clone(parts)
@@ -64,7 +84,7 @@ func Share(parts []Part, p Policy) (out []string, t chain.Truncation, changed bo
 	total := 0
 	for i, pt := range parts {
 		out[i] = pt.Text
-		lens[i] = len(pt.Text)
+		lens[i] = pt.size()
 		total += lens[i]
 	}
 	t = chain.Truncation{Limit: p.MaxBytes, LimitTokens: p.tokens()}
@@ -73,7 +93,11 @@ func Share(parts []Part, p Policy) (out []string, t chain.Truncation, changed bo
 		counts = make([]int, len(parts))
 		sum := 0
 		for i, pt := range parts {
-			counts[i] = p.count(pt.Text)
+			if pt.Cut != nil && lens[i] > cut.TokenWindow(p.MaxTokens) {
+				counts[i] = lens[i] // a bound, as p.count gives for a long text
+			} else {
+				counts[i] = p.count(pt.Text)
+			}
 			sum += counts[i]
 		}
 		if sum > p.MaxTokens {
@@ -106,9 +130,12 @@ func Share(parts []Part, p Policy) (out []string, t chain.Truncation, changed bo
 		}
 		var pt2 chain.Truncation
 		var ok bool
-		if pt.Lines {
+		switch {
+		case pt.Cut != nil:
+			out[i], pt2, ok = pt.Cut(q)
+		case pt.Lines:
 			out[i], pt2, ok = lines(pt.Text, q)
-		} else {
+		default:
 			out[i], pt2, ok = Text(pt.Text, q)
 		}
 		if !ok {

@@ -197,102 +197,16 @@ func (d *decoder) share(parts []shape.Part, p shape.Policy) ([]string, chain.Tru
 	if !anyLong {
 		return shape.Share(parts, p)
 	}
-	// Shares are measured on the texts as the client decodes them; a long
-	// text was decoded as it streamed.
+	// A long text stands in for itself: shared by its length, cut by its
+	// Writer (shape.Part's Len and Cut).
 	parts = slices.Clone(parts)
-	replaced := false
 	for i := range parts {
-		if longs[i] == nil {
-			if r, n := cut.Decoded(parts[i].Text, p.Fit()); n > 0 {
-				parts[i].Text = r
-				replaced = true
-			}
+		if lt, text := longs[i], parts[i].Text; lt != nil {
+			parts[i].Len = lt.n
+			parts[i].Cut = func(q shape.Policy) (string, chain.Truncation, bool) { return d.cutLong(lt, text, q) }
 		}
 	}
-	changed := replaced
-	out := make([]string, len(parts))
-	lens := make([]int, len(parts))
-	total := 0
-	for i, pt := range parts {
-		out[i] = pt.Text
-		lens[i] = d.textLen(pt.Text)
-		total += lens[i]
-	}
-	tokens := 0
-	if p.HoldsTokens() {
-		tokens = p.MaxTokens
-	}
-	t := chain.Truncation{Limit: p.MaxBytes, LimitTokens: tokens}
-	var counts, tokShares []int
-	if p.HoldsTokens() && total > p.MaxTokens {
-		counts = make([]int, len(parts))
-		sum := 0
-		for i, pt := range parts {
-			if lens[i] > cut.TokenWindow(p.MaxTokens) {
-				counts[i] = lens[i]
-			} else {
-				counts[i] = p.Counter.Count(pt.Text)
-			}
-			sum += counts[i]
-		}
-		if sum > p.MaxTokens {
-			tokShares = shape.SharesWithMarkers(counts, p.MaxTokens, func(i int) int {
-				return p.Counter.Count(cut.TokenMarker(counts[i]))
-			})
-		}
-	}
-	if total <= p.MaxBytes && tokShares == nil && !replaced {
-		return out, t, false
-	}
-	byteShares := lens
-	if total > p.MaxBytes {
-		byteShares = shape.SharesWithMarkers(lens, p.MaxBytes, func(i int) int { return cut.MarkerLen(lens[i]) })
-	}
-	for i, pt := range parts {
-		q := shape.Policy{MaxBytes: byteShares[i], Spec: p.Spec}
-		if counts != nil {
-			q.Counter, q.MaxTokens = p.Counter, counts[i]
-			if tokShares != nil {
-				q.MaxTokens = tokShares[i]
-				if q.MaxTokens == 0 {
-					q.MaxBytes = 0
-				}
-			}
-		}
-		if q.MaxBytes >= lens[i] && (counts == nil || q.MaxTokens >= counts[i]) {
-			continue
-		}
-		var pt2 chain.Truncation
-		var ok bool
-		switch {
-		case longs[i] != nil:
-			out[i], pt2, ok = d.cutLong(longs[i], pt.Text, q)
-		case pt.Lines:
-			var ls []string
-			ls, pt2, ok = shape.Lines(strings.Split(pt.Text, "\n"), q)
-			out[i] = strings.Join(ls, "\n")
-		default:
-			out[i], pt2, ok = shape.Text(pt.Text, q)
-		}
-		if !ok {
-			continue
-		}
-		changed = true
-		t.OriginalBytes += pt2.OriginalBytes
-		t.KeptBytes += pt2.KeptBytes
-		t.DroppedBytes += pt2.DroppedBytes
-		t.Compacted = t.Compacted || pt2.Compacted
-		if t.Strategy == "" {
-			t.Strategy = pt2.Strategy
-		}
-	}
-	for i := range parts {
-		if out[i] == parts[i].Text {
-			t.OriginalBytes += lens[i]
-			t.KeptBytes += lens[i]
-		}
-	}
-	return out, t, changed
+	return shape.Share(parts, p)
 }
 
 // content is [shape.Content], of blocks whose text blocks may be

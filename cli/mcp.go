@@ -99,6 +99,7 @@ type mcpFlags struct {
 	// The bounds of --listen's sessions.
 	maxSessions int
 	maxConns    int
+	publicURL   string
 	sessionIdle time.Duration
 	// forwardAuth passes each client's Authorization on to --url.
 	forwardAuth bool
@@ -119,6 +120,7 @@ func (f *mcpFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxConns, "max-conns", defaultMaxConns, "with --listen: the most client connections open at once; past them new connections wait until one closes")
 	fs.DurationVar(&f.sessionIdle, "session-idle", mcpproxy.DefaultSessionIdle, "with --listen: end a session, and stop its server, after this `DURATION` without a request or an open stream")
 	fs.BoolVar(&f.forwardAuth, "forward-auth", false, "with --listen and --url: pass each client's Authorization header on to the upstream, relay its 401 or 403 (with WWW-Authenticate), and serve its protected resource metadata for the proxy's URL, so clients do OAuth with the upstream through the proxy")
+	fs.StringVar(&f.publicURL, "public-origin", "", "with --forward-auth: the proxy's `ORIGIN` as clients reach it (https://mcp.example.com behind a front that terminates TLS), which its OAuth metadata names instead of the one each request names")
 	fs.DurationVar(&f.callTimeout, "call-timeout", 0, "answer a request the server has not answered within `DURATION` with a JSON-RPC error, and cancel it (0: wait as long as it takes)")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics of the results at http://`ADDR`/metrics (host:port or a port; the host defaults to 127.0.0.1)")
 }
@@ -146,10 +148,17 @@ func (f *mcpFlags) check() error {
 		return fmt.Errorf("--max-sessions %d: must be positive", f.maxSessions)
 	case f.maxConns <= 0:
 		return fmt.Errorf("--max-conns %d: must be positive", f.maxConns)
+	case f.publicURL != "" && !f.forwardAuth:
+		return errors.New("--public-origin needs --forward-auth: it is the origin the proxy's OAuth metadata names")
 	case f.callTimeout < 0:
 		return fmt.Errorf("--call-timeout %s: must not be negative", f.callTimeout)
 	case f.sessionIdle <= 0:
 		return fmt.Errorf("--session-idle %s: must be positive", f.sessionIdle)
+	}
+	if f.publicURL != "" {
+		if err := mcpproxy.CheckPublicOrigin(f.publicURL); err != nil {
+			return fmt.Errorf("--public-origin: %v", err)
+		}
 	}
 	for _, h := range f.headers {
 		if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" {
@@ -214,7 +223,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	}
 	f.command = fs.Args()
 	fs.Visit(func(fl *flag.Flag) {
-		if fl.Name == "max-sessions" || fl.Name == "max-conns" || fl.Name == "session-idle" || fl.Name == "forward-auth" {
+		if fl.Name == "max-sessions" || fl.Name == "max-conns" || fl.Name == "session-idle" || fl.Name == "forward-auth" || fl.Name == "public-origin" {
 			f.listenOnly = append(f.listenOnly, fl.Name)
 		}
 	})
@@ -316,6 +325,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 			Token:           token,
 			ForwardAuth:     f.forwardAuth,
 			UpstreamURL:     f.url,
+			PublicOrigin:    f.publicURL,
 			Dial:            dial,
 			MaxMessageBytes: f.maxMsg,
 			MaxSessions:     f.maxSessions,

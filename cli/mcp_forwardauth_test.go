@@ -27,6 +27,9 @@ func TestMCPForwardAuthFlags(t *testing.T) {
 		{[]string{"--listen", "127.0.0.1:0", "--forward-auth", "--", "x"}, "--forward-auth needs --url"},
 		{[]string{"--listen", "127.0.0.1:0", "--forward-auth", "--token", "t", "--url", "http://127.0.0.1:1/mcp"}, "--token guards only --metrics"},
 		{[]string{"--listen", "0.0.0.0:0", "--url", "http://127.0.0.1:1/mcp"}, "it needs --token (or --forward-auth"},
+		{[]string{"--listen", "127.0.0.1:0", "--public-origin", "https://mcp.example.com", "--url", "http://127.0.0.1:1/mcp"}, "--public-origin needs --forward-auth"},
+		{[]string{"--listen", "127.0.0.1:0", "--forward-auth", "--public-origin", "https://mcp.example.com/mcp", "--url", "http://127.0.0.1:1/mcp"}, `--public-origin: public origin "https://mcp.example.com/mcp": want a scheme and a host only`},
+		{[]string{"--public-origin", "https://mcp.example.com", "--url", "http://127.0.0.1:1/mcp"}, "--public-origin needs --listen"},
 	} {
 		code, _, stderr := mcpRun(t, strings.NewReader(""), nil, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {

@@ -78,6 +78,14 @@ type HTTPOptions struct {
 	// to name the proxy's copy ([HTTPHandler.ResourceMetadata]); without
 	// it, the WWW-Authenticate is relayed unchanged.
 	UpstreamURL string
+	// PublicOrigin is the proxy's origin (scheme and host, such as
+	// https://mcp.example.com) as its clients reach it, when that is not
+	// the one their requests name: behind a front that terminates TLS, the
+	// requests name http://. The protected resource metadata and the
+	// rewritten WWW-Authenticate then name it; "" takes the origin from
+	// each request (http://, or https:// when the proxy serves TLS itself,
+	// and the request's Host). Paths are the proxy's own.
+	PublicOrigin string
 }
 
 // The defaults of [HTTPOptions].
@@ -125,7 +133,7 @@ func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	}
 	h.token = opts.Token
 	if opts.ForwardAuth && opts.UpstreamURL != "" {
-		m, err := newResourceMetadata(opts.UpstreamURL)
+		m, err := newResourceMetadata(opts.UpstreamURL, opts.PublicOrigin)
 		if err != nil {
 			// The dial refuses it as well: every session fails to start.
 			p.logger.Warn("no protected resource metadata for the upstream", "url", opts.UpstreamURL, "error", err)

@@ -54,6 +54,10 @@ type resourceMetadata struct {
 	rootDoc        string // where the upstream's metadata for its origin is
 	client         *http.Client
 
+	// public is the proxy's origin as its clients reach it
+	// (HTTPOptions.PublicOrigin); "" takes it from each request.
+	public string
+
 	// announced is the last resource_metadata URL the upstream's
 	// WWW-Authenticate named for its endpoint (not its root document): the
 	// proxy's document for its endpoint is fetched from there first, as
@@ -62,8 +66,14 @@ type resourceMetadata struct {
 }
 
 // newResourceMetadata returns the mapping for the upstream endpoint at
-// rawURL, an http:// or https:// URL.
-func newResourceMetadata(rawURL string) (*resourceMetadata, error) {
+// rawURL, an http:// or https:// URL, to the proxy at public, its origin as
+// clients reach it ("" for the one each request names).
+func newResourceMetadata(rawURL, public string) (*resourceMetadata, error) {
+	if public != "" {
+		if err := CheckPublicOrigin(public); err != nil {
+			return nil, err
+		}
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, err
@@ -80,6 +90,7 @@ func newResourceMetadata(rawURL string) (*resourceMetadata, error) {
 		// upstream connection's headers go with it, and a client is
 		// waiting for it.
 		client: &http.Client{Timeout: resourceMetadataWait},
+		public: strings.TrimSuffix(public, "/"),
 	}
 	// RFC 9728, section 3.1: the well-known path goes between the host
 	// and the path; a path of "/" alone is the root.
@@ -90,9 +101,29 @@ func newResourceMetadata(rawURL string) (*resourceMetadata, error) {
 	return m, nil
 }
 
-// proxyURLs returns the proxy's origin and its endpoint URL as the request
-// r named them, for an endpoint at path; ok is false when r named no host.
-func proxyURLs(r *http.Request, path string) (origin, endpoint string, ok bool) {
+// CheckPublicOrigin reports what is wrong with origin as an
+// [HTTPOptions.PublicOrigin]: it must be an http:// or https:// URL with a
+// host and no path, query or fragment.
+func CheckPublicOrigin(origin string) error {
+	u, err := url.Parse(origin)
+	switch {
+	case err != nil:
+		return fmt.Errorf("public origin %q: %v", origin, err)
+	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("public origin %q: want http:// or https:// and a host", origin)
+	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return fmt.Errorf("public origin %q: want a scheme and a host only, no path, query, fragment or user", origin)
+	}
+	return nil
+}
+
+// proxyURLs returns the proxy's origin and its endpoint URL, for an
+// endpoint at path: the public origin when there is one, else as the
+// request r named them; ok is false when neither names a host.
+func (m *resourceMetadata) proxyURLs(r *http.Request, path string) (origin, endpoint string, ok bool) {
+	if m.public != "" {
+		return m.public, m.public + path, true
+	}
 	if r.Host == "" {
 		return "", "", false
 	}
@@ -114,7 +145,7 @@ func (m *resourceMetadata) challengeRewriter(r *http.Request) func(string) strin
 	if m == nil {
 		return nil
 	}
-	origin, _, ok := proxyURLs(r, r.URL.Path)
+	origin, _, ok := m.proxyURLs(r, r.URL.Path)
 	if !ok {
 		return nil
 	}
@@ -152,7 +183,7 @@ func (m *resourceMetadata) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	origin, endpoint, ok := proxyURLs(r, path)
+	origin, endpoint, ok := m.proxyURLs(r, path)
 	if !ok {
 		http.Error(w, "toolcap: the request names no host", http.StatusBadRequest)
 		return

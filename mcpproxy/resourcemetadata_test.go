@@ -81,12 +81,13 @@ func (u *metaUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // metaServe serves a proxy with ForwardAuth in front of upstream's /v1/mcp
 // the way `toolcap mcp --listen --forward-auth` does: MCP at /mcp, the
 // metadata at the two well-known places.
-func metaServe(t *testing.T, upstream string) *httptest.Server {
+func metaServe(t *testing.T, upstream string, publicOrigin ...string) *httptest.Server {
 	t.Helper()
 	p := hsProxy(t, hclog.NewNullLogger())
 	h := p.HTTPHandler(mcpproxy.HTTPOptions{
-		ForwardAuth: true,
-		UpstreamURL: upstream,
+		ForwardAuth:  true,
+		UpstreamURL:  upstream,
+		PublicOrigin: strings.Join(publicOrigin, ""),
 		Dial: func(ctx context.Context) (mcpproxy.Conn, error) {
 			return mcpproxy.DialHTTP(ctx, upstream, nil, hclog.NewNullLogger(), mcpproxy.ForwardAuth())
 		},
@@ -251,5 +252,48 @@ func TestListenResourceMetadataWithoutUpstreamURL(t *testing.T) {
 	h.ResourceMetadata().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, mcpproxy.ResourceMetadataPath+"/mcp", nil))
 	if rec.Code != http.StatusNotFound {
 		t.Errorf("GET the metadata: %d, want 404", rec.Code)
+	}
+}
+
+// Behind a front that terminates TLS the proxy names itself by its public
+// origin, whatever its requests name: in the documents it serves and in the
+// WWW-Authenticate it relays.
+func TestListenResourceMetadataPublicOrigin(t *testing.T) {
+	const public = "https://mcp.example.com"
+	u := &metaUpstream{docs: map[string]metaDoc{}}
+	ups := httptest.NewServer(u)
+	t.Cleanup(ups.Close)
+	u.challenge = `Bearer resource_metadata="` + ups.URL + `/.well-known/oauth-protected-resource/v1/mcp"`
+	u.docs["/.well-known/oauth-protected-resource/v1/mcp"] = metaDoc{200, `{"resource":"` + ups.URL + `/v1/mcp","authorization_servers":["https://as.example"]}`}
+	u.docs["/.well-known/oauth-protected-resource"] = metaDoc{200, `{"resource":"` + ups.URL + `","authorization_servers":["https://as.example"]}`}
+	hs := metaServe(t, ups.URL+"/v1/mcp", public)
+
+	resp := hsPost(t, hs.URL+"/mcp", "", hsInit, nil)
+	if diff := cmp.Diff([]any{401, `Bearer resource_metadata="` + public + `/.well-known/oauth-protected-resource/mcp"`},
+		[]any{resp.StatusCode, resp.Header.Get("WWW-Authenticate")}); diff != "" {
+		t.Errorf("the refused initialize: status, WWW-Authenticate (-want +got):\n%s", diff)
+	}
+	for path, want := range map[string]string{
+		"/.well-known/oauth-protected-resource/mcp": public + "/mcp",
+		"/.well-known/oauth-protected-resource":     public,
+	} {
+		resp, err := http.Get(hs.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ Resource string }
+		err = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if err != nil || got.Resource != want {
+			t.Errorf("GET %s: resource %q (%v), want %q", path, got.Resource, err, want)
+		}
+	}
+	for _, bad := range []string{"mcp.example.com", "ftp://mcp.example.com", "https://mcp.example.com/mcp", "https://mcp.example.com?x=1", "https://"} {
+		if mcpproxy.CheckPublicOrigin(bad) == nil {
+			t.Errorf("CheckPublicOrigin(%q) = nil, want an error", bad)
+		}
+	}
+	if err := mcpproxy.CheckPublicOrigin(public); err != nil {
+		t.Errorf("CheckPublicOrigin(%q) = %v", public, err)
 	}
 }

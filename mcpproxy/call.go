@@ -160,6 +160,9 @@ type callResult struct {
 	// length between texts): what comes before it is whole.
 	curFrom int64
 	texts   int // text blocks, kept or not
+	// written is the bytes of the texts' strings as written, quotes
+	// included: what the message holds of what the limit measures.
+	written int64
 	hasText bool
 	kept    int // bytes of the non-text blocks kept
 	retain  int
@@ -521,7 +524,9 @@ func (res *callResult) block(sc *wire.Scanner) error {
 			}
 			textFrom = res.text.total
 			res.curFrom = textFrom
+			from := sc.Offset()
 			n, err := sc.String(res.writeText)
+			res.written += sc.Offset() - from
 			textTo = textFrom + n
 			res.curFrom = res.text.total
 			textAt = len(fields)

@@ -95,7 +95,7 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 	// from this session only.
 	ctx := middleware.WithAnswer(rest.WithScope(context.Background(), s.scope), prep)
 	r := gen.handler(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args})
-	if m.asSent() && fitsAsSent(res, prep, r, pol) {
+	if s.forwardable(m, res) && fitsAsSent(res, prep, r, pol) {
 		return nil
 	}
 
@@ -173,7 +173,7 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 		sh.content = splitJSONMarker(sh.content)
 	}
 	if !cf.Changed() && !structCut && !sh.structuredDropped && !precut && !res.structuredReduced &&
-		sh.isError == res.isError && m.asSent() {
+		sh.isError == res.isError && s.forwardable(m, res) {
 		return nil
 	}
 	if cf.BlocksDropped > 0 || cf.BlocksCut > 0 {
@@ -336,6 +336,21 @@ func splitJSONMarker(blocks []shape.Block) []shape.Block {
 		return blocks
 	}
 	return blocks
+}
+
+// forwardable reports whether m may go out as it came: held whole within
+// the message bound, or, a result over the bound held in parts (see
+// reader.teeBound), one whose bytes besides its texts as written, its kept
+// blocks and its structuredContent are within the bound. The allowance
+// past the bound is for what the tool's limit measures, never for members
+// it does not: a result with more than the bound of those is written out
+// again from what was read, without them.
+func (s *session) forwardable(m *message, res *callResult) bool {
+	if m.parts == nil {
+		return m.raw != nil
+	}
+	other := m.size - res.written - int64(res.kept) - int64(len(res.structured))
+	return other <= int64(s.p.max)
 }
 
 // fitsAsSent reports, without decoding the blocks, that the server's result

@@ -236,3 +236,24 @@ func TestRelayCopyLostInsideTheText(t *testing.T) {
 		})
 	}
 }
+
+// The allowance past --max-message is for what the tool's limit measures:
+// a result whose other members (unknown ones, at its top or in its result)
+// are larger than the bound is not forwarded as it came, but written out
+// again from what was read, without them.
+func TestRelayAsSentOnlyForMeasuredText(t *testing.T) {
+	junk := strings.Repeat("j", 5<<20)
+	for _, frame := range []string{
+		`{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"hi"}]},"junk":"` + junk + `"}`,
+		`{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"hi"}],"junk":"` + junk + `"}}`,
+	} {
+		s := newRawSession(t, mcpproxy.Options{Manifest: limitFor(1 << 20), MaxMessageBytes: 1 << 20})
+		s.toServer(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t"}}`)
+		s.atServer()
+		s.toClient(frame)
+		got := s.atClient()
+		if len(got) > 1<<20 || strings.Contains(got, "jjjj") || !strings.Contains(got, `"text":"hi"`) {
+			t.Errorf("the client got %d bytes (%.120s…), want the result without the 5 MiB member, within --max-message", len(got), got)
+		}
+	}
+}

@@ -190,6 +190,18 @@ func ParseInput(data []byte) (Input, error) {
 		return Input{}, fmt.Errorf("the payload is not a JSON hook payload: %w", err)
 	}
 	var in Input
+	if err := in.envelope(members); err != nil {
+		return Input{}, err
+	}
+	in.ToolResponse = members["tool_response"]
+	in.ToolInput = members["tool_input"]
+	return in, nil
+}
+
+// envelope sets in's string members from members, the payload's top level
+// (as written), and checks that it is a PostToolUse payload that names a
+// tool: what a payload read whole and one read as it streams share.
+func (in *Input) envelope(members map[string]json.RawMessage) error {
 	for _, f := range []struct {
 		key string
 		dst *string
@@ -205,19 +217,17 @@ func ParseInput(data []byte) (Input, error) {
 		}
 		s, err := unquote(raw)
 		if err != nil {
-			return Input{}, fmt.Errorf("the payload is not a JSON hook payload: %s: %w", f.key, err)
+			return fmt.Errorf("the payload is not a JSON hook payload: %s: %w", f.key, err)
 		}
 		*f.dst = s
 	}
-	in.ToolResponse = members["tool_response"]
-	in.ToolInput = members["tool_input"]
 	switch {
 	case in.HookEventName != EventPostToolUse:
-		return Input{}, fmt.Errorf("hook_event_name is %q, not %q: register the hook under %s", in.HookEventName, EventPostToolUse, EventPostToolUse)
+		return fmt.Errorf("hook_event_name is %q, not %q: register the hook under %s", in.HookEventName, EventPostToolUse, EventPostToolUse)
 	case in.ToolName == "":
-		return Input{}, errors.New("the payload has no tool_name")
+		return errors.New("the payload has no tool_name")
 	}
-	return in, nil
+	return nil
 }
 
 // MarshalReply returns the reply that replaces a tool's output with

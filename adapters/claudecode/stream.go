@@ -228,30 +228,8 @@ func (h *Hook) readStream(r io.Reader, setup func(string) (Setup, error)) (Cappe
 		}
 		return Capped{}, fmt.Errorf("the payload is not a JSON hook payload: %w", err)
 	}
-	for _, f := range []struct {
-		key string
-		dst *string
-	}{
-		{"hook_event_name", &in.HookEventName},
-		{"tool_name", &in.ToolName},
-		{"tool_use_id", &in.ToolUseID},
-		{"session_id", &in.SessionID},
-	} {
-		raw, ok := fields[f.key]
-		if !ok || string(raw) == "null" {
-			continue
-		}
-		s, err := unquote(raw)
-		if err != nil {
-			return Capped{}, fmt.Errorf("the payload is not a JSON hook payload: %s: %w", f.key, err)
-		}
-		*f.dst = s
-	}
-	switch {
-	case in.HookEventName != EventPostToolUse:
-		return Capped{}, fmt.Errorf("hook_event_name is %q, not %q: register the hook under %s", in.HookEventName, EventPostToolUse, EventPostToolUse)
-	case in.ToolName == "":
-		return Capped{}, errors.New("the payload has no tool_name")
+	if err := in.envelope(fields); err != nil {
+		return Capped{}, err
 	}
 	s, err := setupFor(in.ToolName)
 	if err != nil {

@@ -72,10 +72,12 @@ func watchManifests(ctx context.Context, layers *layerFlags, env []string, logge
 			logger.Error("the limits were not reloaded; the previous ones stay", "why", why, "error", oneLine(err.Error()))
 			continue
 		}
+		// Logged before applied is told, so that whoever waits on applied
+		// finds the reload in the log.
+		logger.Info("limits reloaded", "why", why)
 		if applied != nil {
 			applied(res.Manifest)
 		}
-		logger.Info("limits reloaded", "why", why)
 	}
 }
 

@@ -5,14 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
-	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -353,94 +349,6 @@ func TestHookErrors(t *testing.T) {
 			checkContains(t, "stderr", got.stderr, tt.inStderr)
 		})
 	}
-}
-
-// BenchmarkHookProcess times the whole process as Claude Code runs it: a
-// fresh toolcap reading a 1 MiB Bash payload and printing the replacement.
-// It reports the 95th percentile (target: under 50 ms). Each payload's
-// -minimal-reader run is the floor it is held to: a Go program that reads
-// standard input to its end (io.ReadAll) and exits.
-func BenchmarkHookProcess(b *testing.B) {
-	bin := buildBinaryB(b)
-	reader := buildMinimalReader(b)
-	for _, tc := range []struct {
-		name string
-		tool string
-		resp any
-	}{
-		{"Bash-1MiB", "Bash", map[string]any{"stdout": strings.Repeat("0123456789abcde\n", oneMiB/16), "stderr": "", "interrupted": false}},
-		{"mcp-1MiB", "mcp__fs__read", []any{map[string]any{"type": "text", "text": strings.Repeat("0123456789abcde\n", oneMiB/16)}}},
-		{"Bash-small", "Bash", map[string]any{"stdout": "ok\n", "stderr": "", "interrupted": false}},
-	} {
-		in := payload(b, tc.tool, tc.resp)
-		b.Run(tc.name, func(b *testing.B) {
-			timeProcess(b, in, tc.name != "Bash-small", bin, "hook", "claude-code")
-		})
-		b.Run(tc.name+"-minimal-reader", func(b *testing.B) {
-			timeProcess(b, in, false, reader)
-		})
-	}
-}
-
-// timeProcess runs the command name with args on in, b.N times, and
-// reports the 95th percentile and the longest run; wantOut says the
-// command must print something.
-func timeProcess(b *testing.B, in []byte, wantOut bool, name string, args ...string) {
-	var times []time.Duration
-	for b.Loop() {
-		cmd := exec.Command(name, args...)
-		cmd.Stdin = bytes.NewReader(in)
-		cmd.Env = []string{}
-		start := time.Now()
-		out, err := cmd.Output()
-		times = append(times, time.Since(start))
-		if err != nil || (wantOut && len(out) == 0) {
-			b.Fatalf("%s: %v, %d bytes out", filepath.Base(name), err, len(out))
-		}
-	}
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	p95 := times[min(len(times)-1, len(times)*95/100)]
-	b.ReportMetric(float64(p95.Microseconds())/1000, "p95-ms")
-	b.ReportMetric(float64(slices.Max(times).Microseconds())/1000, "max-ms")
-}
-
-// buildMinimalReader builds the floor of BenchmarkHookProcess: a Go
-// program that reads standard input to its end and exits.
-func buildMinimalReader(b *testing.B) string {
-	b.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		b.Skip("no go command to build the reader with")
-	}
-	dir := b.TempDir()
-	src := "package main\n\nimport (\n\t\"io\"\n\t\"os\"\n)\n\nfunc main() {\n\tif _, err := io.ReadAll(os.Stdin); err != nil {\n\t\tos.Exit(1)\n\t}\n}\n"
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	bin := filepath.Join(dir, "reader")
-	build := exec.Command(goTool, "build", "-o", bin, "main.go")
-	build.Dir = dir
-	build.Env = append(exec.Command(goTool).Environ(), "GOFLAGS=", "GO111MODULE=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// buildBinaryB is buildBinary for a benchmark.
-func buildBinaryB(b *testing.B) string {
-	b.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		b.Skip("no go command to build the binary with")
-	}
-	bin := b.TempDir() + "/toolcap"
-	build := exec.Command(goTool, "build", "-o", bin, "../cmd/toolcap")
-	build.Env = append(exec.Command(goTool).Environ(), "GOFLAGS=")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // The example of docs/adapters/claude-code.md is what the hook prints, byte

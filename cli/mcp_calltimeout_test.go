@@ -1,3 +1,5 @@
+//go:build !toolcap_nomcp
+
 package cli
 
 // --call-timeout (issue 21): a request the server leaves unanswered gets a

@@ -1,3 +1,5 @@
+//go:build !toolcap_nomcp
+
 package cli
 
 // End-to-end tests of "toolcap mcp" against the fault server in

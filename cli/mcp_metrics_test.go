@@ -1,3 +1,5 @@
+//go:build !toolcap_nomcp
+
 package cli
 
 // /metrics of "toolcap mcp" (issue 21): labels only for the tools the

@@ -1,3 +1,5 @@
+//go:build !toolcap_nomcp
+
 package cli
 
 // The --manifest watcher of "toolcap mcp" (issue 21): it reads a manifest

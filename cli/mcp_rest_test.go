@@ -1,3 +1,5 @@
+//go:build !toolcap_nomcp
+
 package cli
 
 import (

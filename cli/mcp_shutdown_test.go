@@ -1,3 +1,5 @@
+//go:build !toolcap_nomcp
+
 package cli
 
 // Shutdown of "toolcap mcp" (issue 21): SIGINT and SIGTERM, with sessions

@@ -21,6 +21,11 @@
 // environment variables. Exit status: 0 on success, 1 when the command
 // failed (a read or write error), 2 for a usage or configuration error.
 //
+// Built with -tags toolcap_nomcp, toolcap has every command but mcp: a
+// build for the Claude Code hook alone, which starts without the MCP
+// relay's packages (net/http, TLS, JSON Schema); see
+// docs/adapters/claude-code.md.
+//
 // The commands live in package [github.com/toolcap/toolcap/cli]; a toolcap
 // with the Redis store is built from
 // github.com/toolcap/toolcap/adapters/redisrest/cmd/toolcap. See docs/cli.md

@@ -62,6 +62,12 @@ type Writer struct {
 	jsonOff bool   // the input outgrew the bound
 	done    bool
 
+	// undo holds the bytes of the head window, from undoAt on, that
+	// ResultRestAt wrote its cut over, to be put back before the next
+	// cut reads the window (see restore).
+	undo   []byte
+	undoAt int
+
 	fix Replacer // makes the input valid UTF-8 before it is counted
 }
 
@@ -232,6 +238,7 @@ func (w *Writer) finish() {
 // the Writer.
 func (w *Writer) Result() (string, Stats) {
 	w.finish()
+	w.restore()
 	out, st := w.result()
 	st.Replaced = w.fix.replaced
 	return out, st
@@ -310,9 +317,98 @@ func (w *Writer) view() view {
 // Writer's.
 func (w *Writer) ResultAt(limit int) (string, Stats) {
 	w.finish()
+	w.restore()
 	out, st := w.resultAt(limit)
 	st.Replaced = w.fix.replaced
 	return out, st
+}
+
+// ResultRestAt is [Writer.ResultAt] at limit with a read added to the
+// cut's marker, as [WithRest] adds it: mark is given the cut and its
+// figures, and returns the plain marker of the cut to add the read to and
+// the read, or false to leave the cut as it is (ok is then false). It
+// ends the Writer for Write.
+//
+// A cut by the head rule is made, and the read added to its marker, in
+// the Writer's own head window, so that the cut of a large limit is one
+// output and no copy of it (a kept head of 64 MiB is held once, not three
+// times). The few bytes of the window it writes over are kept aside and
+// put back by the next call of any of the Writer's Result methods, which
+// ends the validity of the string this one returned: a caller that falls
+// back to a plain cut (ResultAt) lets the marked one go. Another strategy
+// cuts as ResultAt does and adds the read to a copy.
+func (w *Writer) ResultRestAt(limit int, mark func(out string, st Stats) (Found, Rest, bool)) (out string, st Stats, ok bool) {
+	w.finish()
+	w.restore()
+	limit = min(limit, w.limit)
+	if w.n <= limit || limit <= 0 || w.json != nil || w.tail {
+		out, st = w.resultAt(limit)
+		st.Replaced = w.fix.replaced
+		f, r, ok := mark(out, st)
+		if !ok {
+			return out, st, false
+		}
+		return WithRest(out, f, r), st, true
+	}
+	// The head rule, as resultAt cuts it, on the window in place.
+	head := w.head[:min(len(w.head), windowLen(limit))]
+	k := headPoint(head, w.n, limit)
+	dropped := w.n - k
+	st = Stats{Original: w.n, Kept: k, Dropped: dropped, Strategy: KeepHead, Replaced: w.fix.replaced}
+	ml := MarkerLen(dropped)
+	if k+ml > limit {
+		// A bare cut: no marker to name the read in.
+		out = bytesString(w.head[:k])
+		f, r, ok := mark(out, st)
+		if !ok {
+			return out, st, false
+		}
+		return WithRest(out, f, r), st, true
+	}
+	w.keep(k, k+ml)
+	b := appendMarker(w.head[:k], dropped)
+	out = bytesString(b)
+	f, r, ok := mark(out, st)
+	if !ok {
+		return out, st, false
+	}
+	extra := r.suffixLen()
+	if f.End > len(b) || f.End < 1 || len(b)+extra > cap(b) {
+		return WithRest(out, f, r), st, true
+	}
+	// The read goes before the marker's closing bracket: what follows
+	// that bracket (nothing, for the head rule) moves up by its length.
+	w.keep(k, len(b)+extra)
+	b = b[:len(b)+extra]
+	copy(b[f.End-1+extra:], b[f.End-1:len(b)-extra])
+	at := f.End - 1
+	at += copy(b[at:], restLead)
+	at += copy(b[at:], r.Tool)
+	b[at] = ' '
+	copy(b[at+1:], r.Args)
+	return bytesString(b), st, true
+}
+
+// keep sets aside the bytes of the head window in [from, to) (as far as
+// the window holds them) that a cut in place is about to write over, from
+// undoAt on: ResultRestAt's cuts start at one offset, its first from.
+func (w *Writer) keep(from, to int) {
+	if w.undo == nil {
+		w.undoAt = from
+	}
+	to = min(to, len(w.head))
+	if have := w.undoAt + len(w.undo); to > have {
+		w.undo = append(w.undo, w.head[have:to]...)
+	}
+}
+
+// restore puts back the bytes of the head window a cut in place wrote
+// over, so that the window holds the input's first bytes again.
+func (w *Writer) restore() {
+	if w.undo != nil {
+		copy(w.head[w.undoAt:len(w.head)], w.undo)
+		w.undo = nil
+	}
 }
 
 func (w *Writer) resultAt(limit int) (string, Stats) {

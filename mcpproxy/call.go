@@ -511,16 +511,23 @@ func (res *callResult) block(sc *wire.Scanner) error {
 			fields = append(fields, member{key: key, raw: raw})
 			return err
 		case key == "text" && (typ == "" || typ == "text"):
-			if res.texts > 0 {
-				res.writeText([]byte(shape.TextSeparator))
-			}
-			res.texts++
-			res.hasText, isText = true, true
 			if _, err := sc.Kind(); err != nil {
 				return err
 			}
+			// The text is counted, and its span noted, before the
+			// separator that comes before it: the separator belongs to it
+			// for fits (texts-1 separators) and for materialize (one
+			// before each span but the first), which may run as it is
+			// written; counted before them, one that took the text past
+			// the limit was measured one byte over and lost on the way to
+			// the cuts.
+			res.texts++
+			res.hasText, isText = true, true
 			if res.raw {
 				res.spans = append(res.spans, sc.Offset())
+			}
+			if res.texts > 1 {
+				res.writeText([]byte(shape.TextSeparator))
 			}
 			textFrom = res.text.total
 			res.curFrom = textFrom

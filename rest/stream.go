@@ -142,7 +142,14 @@ func (s *Stream) Result() (string, chain.Truncation, bool) {
 	// The output passed what the Stream holds, so it is over the limit:
 	// the cut that names the read is tried first, and the plain one is
 	// built only when it fails, so that a large limit costs one output.
-	kept, kt, ok := s.k.mark(s.e.Ref(), s.n, s.p, at, resumeAfterHead(s.w.Prefix()))
+	var kept string
+	var kt chain.Truncation
+	var ok bool
+	if s.p.HoldsTokens() || s.p.MaxBytes <= inPlaceFrom {
+		kept, kt, ok = s.k.mark(s.e.Ref(), s.n, s.p, at, resumeAfterHead(s.w.Prefix()))
+	} else {
+		kept, kt, ok = s.markInPlace()
+	}
 	if !ok {
 		_ = s.e.Abort()
 		return at(s.p)
@@ -151,6 +158,50 @@ func (s *Stream) Result() (string, chain.Truncation, bool) {
 		out, t, _ := at(s.p)
 		return out, t
 	})
+}
+
+// inPlaceFrom is the byte limit past which the cut that names the read is
+// made in the Writer's own storage (markInPlace): past 1 MiB [markWithin]
+// makes one cut, never a second one beside the first.
+const inPlaceFrom = 1 << 20
+
+// markInPlace is [Keeper.mark] of the Writer's cut under a byte limit of
+// more than inPlaceFrom, where markWithin cuts once, at the policy with
+// room kept for the read: the same cut, read and checks, but the read is
+// added to the cut's marker where the Writer built the cut
+// ([cut.Writer.ResultRestAt]), so that the head it keeps is held once,
+// not copied for the cut and again for the read. A plain cut made after
+// it (a failed commit) lets it go.
+func (s *Stream) markInPlace() (string, chain.Truncation, bool) {
+	p := s.p
+	q, ok := s.k.reserve(p, s.n, asIs)
+	if !ok {
+		return "", chain.Truncation{}, false
+	}
+	ref := s.e.Ref()
+	resumeAt := resumeAfterHead(s.w.Prefix())
+	var t chain.Truncation
+	out, _, ok := s.w.ResultRestAt(q.MaxBytes, func(out string, st cut.Stats) (cut.Found, cut.Rest, bool) {
+		if !st.Changed() {
+			return cut.Found{}, cut.Rest{}, false
+		}
+		t = shape.Figures(st, q)
+		if t.DroppedBytes == 0 {
+			return cut.Found{}, cut.Rest{}, false
+		}
+		f, ok := cutMarker(out, t)
+		if !ok {
+			return cut.Found{}, cut.Rest{}, false
+		}
+		t.Resume = resumeAt(out, f, t)
+		return f, cut.Rest{Tool: s.k.tool, Args: readArgs(ref, t.Resume)}, true
+	})
+	if !ok || !fits(out, p) {
+		return "", chain.Truncation{}, false
+	}
+	t.Limit, t.LimitTokens = p.MaxBytes, 0
+	t.Ref = ref
+	return out, t, true
 }
 
 // Abort discards what the Stream kept, for a front end that gives up the

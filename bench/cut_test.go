@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolcap/toolcap/cut"
 )
@@ -40,17 +41,33 @@ func lockJSON(n int) string {
 
 var keepErrors = []*regexp.Regexp{regexp.MustCompile(`(?i)\b(error|fail|panic)\b`)}
 
+// strategyInputs are the texts BenchmarkStrategy cuts, 1 MiB each, one per
+// shape of line a head_tail cut must find its ends in: prose lines of 45
+// bytes (ascii), of 94 bytes of 3-byte characters (cjk) and of 4-byte ones
+// (emoji), a go test log of 5 to 10-byte lines (log) and the same with
+// CRLF ends (crlf), lines of 2 bytes (tiny: a candidate head end every
+// other byte), no newline at all (noline), and a log whose last line is
+// longer than the tail window (longline: the tail finds no line start).
+func strategyInputs() []struct{ name, s string } {
+	const n = 1 << 20
+	return []struct{ name, s string }{
+		{"ascii/1MiB", text(alphabets[0].unit, n)},
+		{"cjk/1MiB", text(alphabets[1].unit, n)},
+		{"emoji/1MiB", text(alphabets[2].unit, n)},
+		{"log/1MiB", logText(n)},
+		{"crlf/1MiB", strings.ReplaceAll(logText(n*7/8), "\n", "\r\n")},
+		{"tiny/1MiB", text("0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n", n)},
+		{"noline/1MiB", text("The quick brown fox jumps over the lazy dog. ", n)},
+		{"longline/1MiB", logText(n-4*limit) + "\n" + text("0123456789abcdef", 4*limit)},
+	}
+}
+
 // BenchmarkStrategy cuts 1 MiB to 16 KiB with each text strategy: head
 // (impl=head, the rule of middleware.Truncate), head_tail (impl=head_tail)
 // and head_tail with keep_lines (impl=head_tail_lines, which must match
 // every line of the dropped middle).
 func BenchmarkStrategy(b *testing.B) {
-	inputs := []struct{ name, s string }{
-		{"ascii/1MiB", text(alphabets[0].unit, 1<<20)},
-		{"cjk/1MiB", text(alphabets[1].unit, 1<<20)},
-		{"log/1MiB", logText(1 << 20)},
-	}
-	for _, in := range inputs {
+	for _, in := range strategyInputs() {
 		for _, impl := range []struct {
 			name string
 			spec cut.Spec
@@ -109,11 +126,14 @@ func BenchmarkJSON(b *testing.B) {
 // on: each input is over the limit, each cut fills most of it, and the
 // JSON cut is structural.
 func TestStrategyInputs(t *testing.T) {
-	for _, s := range []string{logText(1 << 20), text(alphabets[1].unit, 1<<20)} {
+	for _, in := range strategyInputs() {
+		if len(in.s) < 900<<10 || len(in.s) > 1<<20 || !utf8.ValidString(in.s) {
+			t.Fatalf("%s: %d bytes, valid UTF-8 %v", in.name, len(in.s), utf8.ValidString(in.s))
+		}
 		for _, spec := range []cut.Spec{{}, {Keep: cut.KeepHeadTail}, {Keep: cut.KeepHeadTail, KeepLines: keepErrors}} {
-			out, st := cut.Cut(s, limit, spec)
-			if len(out) > limit || len(out) < limit-100 || st.Dropped == 0 {
-				t.Errorf("%q: %d bytes, dropped %d", spec.Keep, len(out), st.Dropped)
+			out, st := cut.Cut(in.s, limit, spec)
+			if len(out) > limit || len(out) < limit-100 || st.Dropped == 0 || st.Replaced != 0 {
+				t.Errorf("%s, %q: %d bytes, dropped %d, replaced %d", in.name, spec.Keep, len(out), st.Dropped, st.Replaced)
 			}
 		}
 	}

@@ -142,7 +142,8 @@ func windowsValid(content string, limit int, spec Spec) bool {
 // set aside: up to 3 bytes, never part of what a cut shows.
 func validWindow(w string, atEnd bool) bool {
 	if atEnd {
-		for i := 0; i < utf8.UTFMax-1 && i < len(w) && !utf8.RuneStart(w[i]); i++ {
+		// w[0] each time: the loop shortens w as it goes.
+		for i := 0; i < utf8.UTFMax-1 && len(w) > 0 && !utf8.RuneStart(w[0]); i++ {
 			w = w[1:]
 		}
 		return utf8.ValidString(w)

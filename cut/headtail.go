@@ -1,7 +1,9 @@
 package cut
 
 import (
+	"encoding/binary"
 	"math"
+	"math/bits"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -255,11 +257,48 @@ func (v *view) split(room int, share float64, maxHead, minTail int) (h, t int) {
 	hb = min(hb, maxHead)
 	wh := hb / 10
 
-	bestH, bestT, best := -1, -1, -1
-	lastNL := -1 // the last head candidate, for a hard tail
+	// lastNL is the latest head candidate, for a hard tail.
+	var bestH, bestT, lastNL int
+	lo0, hi0 := max(hb-wh, 0), min(hb, len(v.head)-1)
+	d := n - room // a head end p leaves the tail room from d+p
+	if minTail <= d+lo0 {
+		// No candidate's tail is held back by minTail: the common case,
+		// searched a word of candidates at a time.
+		bestH, bestT, lastNL = v.nearestEnds(lo0, hi0, d, room)
+	} else {
+		bestH, bestT, lastNL = v.nearestEndsBytes(lo0, hi0, room, n, minTail)
+	}
+	if bestH >= 0 {
+		return bestH, bestT
+	}
+	if lastNL >= 0 {
+		// The head ends on a line; the tail, with no line start near its
+		// budget, takes all the room left.
+		return lastNL, v.hardTail(max(n-(room-lastNL), minTail))
+	}
+	// The head found no line end: see whether the tail alone can start on a
+	// line, and give the head the rest.
+	tailRoom := tb
+	lo := max(n-tailRoom, minTail)
+	hi := n - tailRoom + tailRoom/10
+	if t = v.lineStart(lo); t <= hi && t < n {
+		return v.hardHead(min(room-(n-t), maxHead)), t
+	}
+	h = v.hardHead(hb)
+	return h, v.hardTail(max(n-(room-h), minTail))
+}
+
+// nearestEndsBytes is the search of split over the head ends p in [lo0,
+// hi0], one line at a time: for each (v.head[p] is a newline), the tail gets
+// room-p bytes and starts at the first line start at or after
+// max(n-(room-p), minTail), when that lies in the first 10% of its room.
+// It returns the pair that keeps the most bytes (bestH < 0 if none) and the
+// latest candidate (-1 if none).
+func (v *view) nearestEndsBytes(lo0, hi0, room, n, minTail int) (bestH, bestT, lastNL int) {
+	bestH, bestT, lastNL = -1, -1, -1
+	best := -1
 	// From the latest head end down, so that the first pair that fills the
 	// room exactly ends the search, and a tie keeps the later head.
-	lo0, hi0 := max(hb-wh, 0), min(hb, len(v.head)-1)
 	for end := hi0 + 1; end > lo0; {
 		i := strings.LastIndexByte(v.head[lo0:end], '\n')
 		if i < 0 {
@@ -282,24 +321,120 @@ func (v *view) split(room int, share float64, maxHead, minTail int) (h, t int) {
 			}
 		}
 	}
-	if best >= 0 {
-		return bestH, bestT
+	return bestH, bestT, lastNL
+}
+
+// nearestEnds is nearestEndsBytes for minTail <= d+lo0, where d = n-room,
+// with the same result, at a cost that does not grow with the number of
+// lines: what made head_tail cost 1.5x head on a log of short lines was one
+// LastIndexByte and one IndexByte call per candidate.
+//
+// Candidate p's tail starts at d+p, less its gap: the distance from
+// content[d+p-1] to the next newline. The pair keeps room-gap bytes, so the
+// best is the smallest gap (the latest p on a tie, 0 a fill), valid when
+// the tail start lies in the first 10% of the tail's room: gap <=
+// (room-p)/10. Candidates are taken 64 at a time, latest first, as a word of
+// bits (bit i: v.head[lo0+i] is a newline) beside the word of the content
+// 64 bytes from d+lo0-1 (bit i: content[d+lo0-1+i] is a newline), so that
+// each gap is a shift and a count of trailing zeros.
+func (v *view) nearestEnds(lo0, hi0, d, room int) (bestH, bestT, lastNL int) {
+	bestH, bestT, lastNL = -1, -1, -1
+	if hi0 < lo0 {
+		return
 	}
-	if lastNL >= 0 {
-		// The head ends on a line; the tail, with no line start near its
-		// budget, takes all the room left.
-		return lastNL, v.hardTail(max(n-(room-lastNL), minTail))
+	cands := hi0 - lo0 + 1
+	words := (cands + 63) / 64
+	// base is the tail window's index of content[d+lo0-1]: d >= n-limit,
+	// so it lies in the window, which holds the last limit+4 bytes.
+	base := d + lo0 - 1 - (v.n - len(v.tail))
+	// above is the index (relative to base) of the first newline past the
+	// word being searched, or -1: the next newline of a candidate whose
+	// word holds none after it. No valid gap reaches past the latest
+	// candidate's (room-hi0)/10.
+	above := -1
+	if from, to := base+words*64, min(len(v.tail), base+cands+(room-hi0)/10); from < to {
+		if j := strings.IndexByte(v.tail[from:to], '\n'); j >= 0 {
+			above = words*64 + j
+		}
 	}
-	// The head found no line end: see whether the tail alone can start on a
-	// line, and give the head the rest.
-	tailRoom := tb
-	lo := max(n-tailRoom, minTail)
-	hi := n - tailRoom + tailRoom/10
-	if t = v.lineStart(lo); t <= hi && t < n {
-		return v.hardHead(min(room-(n-t), maxHead)), t
+	tword := func(i0 int) uint64 {
+		if base+i0 >= len(v.tail) {
+			return 0
+		}
+		return newlineBits(v.tail, base+i0, min(64, len(v.tail)-(base+i0)))
 	}
-	h = v.hardHead(hb)
-	return h, v.hardTail(max(n-(room-h), minTail))
+	bestGap := -1
+	twHigh := tword(words * 64) // the newlines of the word above
+	for w := words - 1; w >= 0; w-- {
+		i0 := w * 64
+		hw := newlineBits(v.head, lo0+i0, min(64, cands-i0))
+		tw := tword(i0)
+		if lastNL < 0 && hw != 0 {
+			lastNL = lo0 + i0 + 63 - bits.LeadingZeros64(hw)
+		}
+		if bestGap >= 0 && bestGap <= 8 {
+			// Only a gap below bestGap can win: keep the candidates with a
+			// newline less than bestGap bytes after, a few shifts for a
+			// word, so that a short best gap skips the walk below.
+			var near uint64
+			for k := range bestGap {
+				near |= tw>>k | twHigh<<(64-k)
+			}
+			hw &= near
+		}
+		twHigh = tw
+		for hw != 0 {
+			b := 63 - bits.LeadingZeros64(hw)
+			hw &^= 1 << b
+			next := above
+			if m := tw >> b; m != 0 {
+				next = i0 + b + bits.TrailingZeros64(m)
+			} else if next < 0 {
+				continue
+			}
+			p := lo0 + i0 + b
+			gap := next - (i0 + b)
+			if gap > (room-p)/10 || (bestGap >= 0 && gap >= bestGap) {
+				continue
+			}
+			bestGap, bestH, bestT = gap, p, d+p+gap
+			if gap == 0 {
+				return
+			}
+		}
+		if tw != 0 {
+			above = i0 + bits.TrailingZeros64(tw)
+		}
+	}
+	return
+}
+
+// newlineBits returns the newlines of s[from:from+k], k <= 64, as bits:
+// bit i is set when s[from+i] is a newline. It reads 8 bytes at a time.
+func newlineBits(s string, from, k int) uint64 {
+	const (
+		ones = 0x0101010101010101
+		low7 = 0x7f7f7f7f7f7f7f7f
+		// gather moves bit 8j of a word to bit 56+j.
+		gather = 0x0102040810204080
+	)
+	b := stringBytes(s[from : from+k])
+	var w uint64
+	i := 0
+	for ; len(b) >= 8; i += 8 {
+		x := binary.LittleEndian.Uint64(b) ^ ('\n' * ones)
+		b = b[8:]
+		// The high bit of each byte of z is set exactly when that byte
+		// of x is 0: the addition carries into it from any other value.
+		z := ^((x&low7 + low7) | x | low7)
+		w |= ((z >> 7) * gather >> 56) << i
+	}
+	for j, c := range b {
+		if c == '\n' {
+			w |= 1 << (i + j)
+		}
+	}
+	return w
 }
 
 // lineStart returns the first t >= lo that starts a line (content[t-1] is

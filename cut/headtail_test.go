@@ -124,3 +124,31 @@ func TestHeadTail(t *testing.T) {
 		})
 	}
 }
+
+// TestHeadTailReadsOnlyWindows checks that a head_tail cut of text whose
+// windows are valid reads only them, wherever the tail window's edge falls
+// in a multi-byte character: an invalid byte in the dropped middle then
+// counts as it is (Original is the input's length, nothing Replaced),
+// which a cut that read the whole input would count as a U+FFFD.
+func TestHeadTailReadsOnlyWindows(t *testing.T) {
+	const limit = 200
+	for _, unit := range []string{"é", "敏", "🦊"} {
+		for pad := range len(unit) {
+			// The tail window, the last limit+4 bytes, starts pad bytes
+			// further into the run of unit.
+			in := strings.Repeat("a", 500) + "\xff" + strings.Repeat("a", 500) +
+				strings.Repeat(unit, 300/len(unit)) + strings.Repeat("z", pad)
+			t.Run(fmt.Sprintf("%s/pad=%d", unit, pad), func(t *testing.T) {
+				out, st := cut.Cut(in, limit, cut.Spec{Keep: cut.KeepHeadTail})
+				got := struct{ Original, Replaced int }{st.Original, st.Replaced}
+				want := struct{ Original, Replaced int }{len(in), 0}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("Cut() figures mismatch (-want +got):\n%s", diff)
+				}
+				if msg := check(in, limit, cut.Spec{Keep: cut.KeepHeadTail}, out, st); msg != "" {
+					t.Error(msg)
+				}
+			})
+		}
+	}
+}

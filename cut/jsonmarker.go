@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // jsonStringMarker is the marker at the end of a string [JSONValue] cut,
 // as written in the document: its newline escaped, then the closing quote.
-var jsonStringMarker = regexp.MustCompile(regexp.QuoteMeta(`\n`+markerPrefix[1:]) + `(\d+)` + regexp.QuoteMeta(markerSuffix+`"`))
+// Compiled at its first use, not at start-up: every toolcap process, the
+// Claude Code hook's included, would pay for it.
+var jsonStringMarker = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(regexp.QuoteMeta(`\n`+markerPrefix[1:]) + `(\d+)` + regexp.QuoteMeta(markerSuffix+`"`))
+})
 
 // AddDroppedInJSON raises the counts of the markers [JSONValue] put at the
 // end of the strings it cut in doc, for strings an earlier reader had
@@ -24,7 +29,7 @@ var jsonStringMarker = regexp.MustCompile(regexp.QuoteMeta(`\n`+markerPrefix[1:]
 func AddDroppedInJSON(doc []byte, add func(kept []byte) int) []byte {
 	var b []byte
 	last := 0
-	for _, m := range jsonStringMarker.FindAllSubmatchIndex(doc, -1) {
+	for _, m := range jsonStringMarker().FindAllSubmatchIndex(doc, -1) {
 		extra := add(doc[jsonStringStart(doc, m[0]):m[0]])
 		if extra <= 0 {
 			continue

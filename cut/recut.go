@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -112,14 +113,17 @@ func recutPlain(text string, limit int, spec Spec) (string, Stats) {
 
 // headTailMarker finds the marker a head_tail cut puts on a line of its own
 // between the head and the tail.
-var headTailMarker = regexp.MustCompile(`\n\[truncated: (\d+) bytes dropped, refine your query\]\n`)
+// Compiled at its first use, not at start-up (see jsonStringMarker).
+var headTailMarker = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\n\[truncated: (\d+) bytes dropped, refine your query\]\n`)
+})
 
 // recutHeadTail is Recut for a text a head_tail cut made: the head and the
 // tail each give up about half of what has to go. It reports false for a
 // text without such a marker, or a limit too small for the marker and a
 // byte.
 func recutHeadTail(text string, limit int) (string, Stats, bool) {
-	m := headTailMarker.FindStringSubmatchIndex(text)
+	m := headTailMarker().FindStringSubmatchIndex(text)
 	if m == nil {
 		return "", Stats{}, false
 	}

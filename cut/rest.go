@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Rest is the read a marker names when the whole output was kept, so that
@@ -165,12 +166,13 @@ func recutRest(text string, limit int, recut func(plain string, limit int, read 
 }
 
 // offsetMember finds the "offset" member of a read's arguments.
-var offsetMember = regexp.MustCompile(`"offset":(\d+)`)
+// Compiled at its first use, not at start-up (see jsonStringMarker).
+var offsetMember = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"offset":(\d+)`) })
 
 // movedOffset returns args with its "offset" moved back by by bytes (when
 // by > 0), never below 0.
 func movedOffset(args string, by int) string {
-	m := offsetMember.FindStringSubmatchIndex(args)
+	m := offsetMember().FindStringSubmatchIndex(args)
 	if m == nil || by <= 0 {
 		return args
 	}

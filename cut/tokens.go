@@ -179,7 +179,7 @@ func recutTokensPlain(text string, maxBytes, maxTokens int, c Counter, spec Spec
 			return out, st
 		}
 	}
-	if _, _, ok := SplitMarker(text); !ok && !headTailMarker.MatchString(text) {
+	if _, _, ok := SplitMarker(text); !ok && !headTailMarker().MatchString(text) {
 		return CutTokens(text, maxBytes, maxTokens, c, spec)
 	}
 	n := len(text)

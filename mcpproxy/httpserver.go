@@ -133,7 +133,7 @@ func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	}
 	h.token = opts.Token
 	if opts.ForwardAuth && opts.UpstreamURL != "" {
-		m, err := newResourceMetadata(opts.UpstreamURL, opts.PublicOrigin)
+		m, err := newResourceMetadata(opts.UpstreamURL, opts.PublicOrigin, p.logger)
 		if err != nil {
 			// The dial refuses it as well: every session fails to start.
 			p.logger.Warn("no protected resource metadata for the upstream", "url", opts.UpstreamURL, "error", err)

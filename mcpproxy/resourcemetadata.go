@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // ResourceMetadataPath is where OAuth protected resource metadata is
@@ -24,10 +26,21 @@ import (
 const ResourceMetadataPath = "/.well-known/oauth-protected-resource"
 
 // Bounds of fetching the upstream's protected resource metadata: a
-// document is a few hundred bytes, and a client is waiting.
+// document is a few hundred bytes, a client is waiting, and a redirect is
+// followed only within the upstream's origin, where a few are plenty.
 const (
-	maxResourceMetadata  = 64 << 10
-	resourceMetadataWait = 10 * time.Second
+	maxResourceMetadata       = 64 << 10
+	resourceMetadataWait      = 10 * time.Second
+	maxResourceMetadataRedirs = 5
+)
+
+// What a client is told when the upstream's metadata cannot be served: the
+// same words whatever went wrong, since the error's text names the
+// upstream's address and port, which may be internal. The proxy's log has
+// the detail.
+const (
+	metadataUnavailable = "toolcap: the upstream's protected resource metadata is unavailable (the proxy's log says why)"
+	metadataNone        = "toolcap: the upstream publishes no protected resource metadata"
 )
 
 // resourceMetadata maps the upstream's OAuth protected resource metadata
@@ -47,12 +60,24 @@ const (
 // directly. The rest of the document (authorization_servers,
 // scopes_supported, ...) is the upstream's: the client authorizes with
 // the upstream's authorization server itself, not through the proxy.
+//
+// Every document is fetched from the upstream's origin (the scheme, host
+// and port of its URL) and from nowhere else: a resource_metadata naming
+// another origin is ignored, and a redirect is followed only within the
+// origin. Any client may GET the metadata, so a document the upstream
+// could place anywhere would let anyone make the proxy fetch any URL it
+// can reach (its loopback, its private network) and learn from the answer.
 type resourceMetadata struct {
 	upstream       string // the upstream's endpoint URL, as given
 	upstreamOrigin string // scheme://host of upstream
 	pathDoc        string // where the upstream's metadata for its endpoint is: ResourceMetadataPath + its path
 	rootDoc        string // where the upstream's metadata for its origin is
 	client         *http.Client
+	log            hclog.Logger
+
+	// The upstream's origin, as sameOrigin compares it: the scheme, the
+	// host in lower case, the port with the scheme's default filled in.
+	scheme, host, port string
 
 	// public is the proxy's origin as its clients reach it
 	// (HTTPOptions.PublicOrigin); "" takes it from each request.
@@ -61,14 +86,20 @@ type resourceMetadata struct {
 	// announced is the last resource_metadata URL the upstream's
 	// WWW-Authenticate named for its endpoint (not its root document): the
 	// proxy's document for its endpoint is fetched from there first, as
-	// the client would have fetched it.
+	// the client would have fetched it. It is always on the upstream's
+	// origin.
 	announced atomic.Pointer[string]
+	// ignored is the last resource_metadata on another origin the
+	// upstream named, so that it is logged once, not with every refusal.
+	ignored atomic.Pointer[string]
 }
 
 // newResourceMetadata returns the mapping for the upstream endpoint at
 // rawURL, an http:// or https:// URL, to the proxy at public, its origin as
-// clients reach it ("" for the one each request names).
-func newResourceMetadata(rawURL, public string) (*resourceMetadata, error) {
+// clients reach it ("" for the one each request names). What clients are
+// not told (why a fetch failed, a resource_metadata ignored) goes to
+// logger; nil logs nothing.
+func newResourceMetadata(rawURL, public string, logger hclog.Logger) (*resourceMetadata, error) {
 	if public != "" {
 		if err := CheckPublicOrigin(public); err != nil {
 			return nil, err
@@ -81,17 +112,23 @@ func newResourceMetadata(rawURL, public string) (*resourceMetadata, error) {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%q is not an http:// or https:// URL", rawURL)
 	}
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
 	origin := u.Scheme + "://" + u.Host
 	m := &resourceMetadata{
 		upstream:       rawURL,
 		upstreamOrigin: origin,
 		rootDoc:        origin + ResourceMetadataPath,
-		// Its own client: the document is public, so none of the
-		// upstream connection's headers go with it, and a client is
-		// waiting for it.
-		client: &http.Client{Timeout: resourceMetadataWait},
-		public: strings.TrimSuffix(public, "/"),
+		log:            logger,
+		scheme:         u.Scheme,
+		host:           strings.ToLower(u.Hostname()),
+		port:           originPort(u),
+		public:         strings.TrimSuffix(public, "/"),
 	}
+	// Its own client: the document is public, so none of the upstream
+	// connection's headers go with it, and a client is waiting for it.
+	m.client = &http.Client{Timeout: resourceMetadataWait, CheckRedirect: m.checkRedirect}
 	// RFC 9728, section 3.1: the well-known path goes between the host
 	// and the path; a path of "/" alone is the root.
 	m.pathDoc = m.rootDoc
@@ -99,6 +136,47 @@ func newResourceMetadata(rawURL, public string) (*resourceMetadata, error) {
 		m.pathDoc = origin + ResourceMetadataPath + p
 	}
 	return m, nil
+}
+
+// originPort returns u's port, or its scheme's default port when it names
+// none, so that http://up and http://up:80 are one origin.
+func originPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch u.Scheme {
+	case "http":
+		return "80"
+	case "https":
+		return "443"
+	}
+	return ""
+}
+
+// sameOrigin reports whether u is on the upstream's origin (RFC 6454: the
+// same scheme, host and port), with no userinfo: the proxy fetches
+// documents there and nowhere else. A URL with userinfo is refused even on
+// the origin, since the fetch would send it as Basic credentials, which
+// the upstream never gave the proxy.
+func (m *resourceMetadata) sameOrigin(u *url.URL) bool {
+	return u.User == nil && u.Scheme == m.scheme && strings.ToLower(u.Hostname()) == m.host && originPort(u) == m.port
+}
+
+// checkRedirect follows a redirect of a document's fetch only within the
+// upstream's origin, and only a few times. A redirect within it reaches
+// nothing the proxy does not reach already (it relays the upstream's MCP
+// there), and a server may well answer its well-known path with one (a
+// trailing slash, a static file); one to another origin would take the
+// fetch wherever the upstream pointed, which is what the origin rule
+// forbids.
+func (m *resourceMetadata) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > maxResourceMetadataRedirs {
+		return fmt.Errorf("more than %d redirects", maxResourceMetadataRedirs)
+	}
+	if !m.sameOrigin(req.URL) {
+		return fmt.Errorf("a redirect to %s, not on the upstream's origin %s, is not followed", req.URL.Redacted(), m.upstreamOrigin)
+	}
+	return nil
 }
 
 // CheckPublicOrigin reports what is wrong with origin as an
@@ -139,8 +217,10 @@ func (m *resourceMetadata) proxyURLs(r *http.Request, path string) (origin, endp
 // WWW-Authenticate values for the client of r, a request to the proxy's
 // endpoint: each resource_metadata parameter names the proxy's copy of the
 // document it named instead (see [resourceMetadata]), its endpoint
-// document unless it named the upstream's root one. It returns nil when m
-// is nil or r named no host: the values are then relayed as they came.
+// document unless it named the upstream's root one. A document on another
+// origin than the upstream's is not fetched: the proxy's copy is then the
+// upstream's own well-known one. It returns nil when m is nil or r named
+// no host: the values are then relayed as they came.
 func (m *resourceMetadata) challengeRewriter(r *http.Request) func(string) string {
 	if m == nil {
 		return nil
@@ -155,13 +235,29 @@ func (m *resourceMetadata) challengeRewriter(r *http.Request) func(string) strin
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				return named // not a document the proxy could fetch: as it came
 			}
-			if named == m.rootDoc {
+			switch {
+			case !m.sameOrigin(u):
+				m.ignore(named)
+				m.announced.Store(nil)
+			case named == m.rootDoc:
 				return origin + ResourceMetadataPath
+			default:
+				m.announced.Store(&named)
 			}
-			m.announced.Store(&named)
 			return origin + ResourceMetadataPath + r.URL.Path
 		})
 	}
+}
+
+// ignore logs that the upstream named a resource_metadata on another
+// origin, the first time it names that one: the upstream says so with
+// every refusal, and once is enough for the operator.
+func (m *resourceMetadata) ignore(named string) {
+	if prev := m.ignored.Swap(&named); prev != nil && *prev == named {
+		return
+	}
+	m.log.Warn("the upstream's WWW-Authenticate names protected resource metadata on another origin: not fetched, the upstream's own well-known document is served instead",
+		"resource_metadata", named, "upstream_origin", m.upstreamOrigin)
 }
 
 // ServeHTTP answers a GET of the proxy's protected resource metadata:
@@ -171,7 +267,9 @@ func (m *resourceMetadata) challengeRewriter(r *http.Request) func(string) strin
 // resource_metadata its last refusal named, else from its own well-known
 // path; its root document from its root), rewrites the resource, and
 // answers it; an upstream that has none is answered 404, one that cannot
-// be reached or answers something else than a JSON object 502.
+// be reached or answers something else than a JSON object 502. Neither
+// answer says more than that (the error names the upstream's address,
+// which may be internal): the detail goes to the log.
 func (m *resourceMetadata) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -208,15 +306,19 @@ func (m *resourceMetadata) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, errNoMetadata):
-		http.Error(w, fmt.Sprintf("toolcap: the upstream publishes no protected resource metadata (%s)", strings.Join(sources, ", ")), http.StatusNotFound)
+		// An upstream without metadata is a normal case, not a fault.
+		m.log.Debug("the upstream publishes no protected resource metadata", "sources", sources)
+		http.Error(w, metadataNone, http.StatusNotFound)
 		return
 	case err != nil:
-		http.Error(w, "toolcap: the upstream's protected resource metadata: "+err.Error(), http.StatusBadGateway)
+		m.log.Warn("cannot fetch the upstream's protected resource metadata", "sources", sources, "error", err)
+		http.Error(w, metadataUnavailable, http.StatusBadGateway)
 		return
 	}
 	doc, err = rewriteResource(doc, map[string]string{m.upstream: endpoint, m.upstreamOrigin: origin})
 	if err != nil {
-		http.Error(w, fmt.Sprintf("toolcap: the upstream's protected resource metadata (%s): %v", sources[0], err), http.StatusBadGateway)
+		m.log.Warn("the upstream's protected resource metadata cannot be served", "sources", sources, "error", err)
+		http.Error(w, metadataUnavailable, http.StatusBadGateway)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -233,11 +335,17 @@ func (m *resourceMetadata) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 var errNoMetadata = errors.New("no protected resource metadata")
 
 // fetch GETs the upstream's document at src, with no credentials: the
-// metadata is public, and a client fetches it without any.
+// metadata is public, and a client fetches it without any. src must be on
+// the upstream's origin.
 func (m *resourceMetadata) fetch(ctx context.Context, src string) ([]byte, http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !m.sameOrigin(req.URL) {
+		// challengeRewriter keeps only documents on the origin: this is
+		// the last guard, not the rule.
+		return nil, nil, fmt.Errorf("%s is not on the upstream's origin %s", req.URL.Redacted(), m.upstreamOrigin)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := m.client.Do(req)

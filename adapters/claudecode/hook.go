@@ -390,19 +390,8 @@ func (h *Hook) keep(d *decoder, in Input, resp json.RawMessage, p shape.Policy) 
 	if !ok || len(parts) == 0 {
 		return nil, chain.Truncation{}, false
 	}
-	if int64(file.n) > h.Store.MaxEntryBytes() {
-		// The entry bound would keep less than the whole: the Read would
-		// end early. The plain cut says the truth.
-		return nil, chain.Truncation{}, false
-	}
-	e, err := d.create(h.Store, in.SessionID, file)
-	if err != nil {
-		h.fail("create", err)
-		return nil, chain.Truncation{}, false
-	}
-	path, ok := h.Store.EntryPath(in.SessionID, e.Ref())
+	e, path, ok := h.openEntry(d, in, file)
 	if !ok {
-		_ = e.Abort()
 		return nil, chain.Truncation{}, false
 	}
 	extra := cut.RestMarkerLen(0, cut.UnitBytes, cut.Rest{Tool: ReadTool, Args: widestArgs(path)}) - cut.MarkerLen(0)
@@ -450,19 +439,7 @@ func (h *Hook) keep(d *decoder, in Input, resp json.RawMessage, p shape.Policy) 
 		_ = e.Abort()
 		return nil, chain.Truncation{}, false
 	}
-	if err := file.writeTo(e); err != nil {
-		_ = e.Abort()
-		h.fail("write", err)
-		return nil, chain.Truncation{}, false
-	}
-	info, err := e.Commit()
-	if err != nil {
-		h.fail("commit", err)
-		return nil, chain.Truncation{}, false
-	}
-	if info.Size < int64(file.n) {
-		// The entry bound kept less than the whole: the Read would end
-		// early. The plain cut says the truth.
+	if !h.commitEntry(e, file) {
 		return nil, chain.Truncation{}, false
 	}
 	t.Limit = p.MaxBytes
@@ -685,6 +662,46 @@ func writeString(w io.Writer, s string) error {
 		s = s[n:]
 	}
 	return nil
+}
+
+// openEntry creates the store entry that is to keep file, for in's
+// session, and returns it with the path a Read names it by. It reports
+// false, and the plain cut stands, when the entry bound would keep less
+// than the whole file (the Read would end early), when the store fails
+// (logged), or when it names no path for the entry (aborted).
+func (h *Hook) openEntry(d *decoder, in Input, file *keptFile) (rest.Entry, string, bool) {
+	if int64(file.n) > h.Store.MaxEntryBytes() {
+		return nil, "", false
+	}
+	e, err := d.create(h.Store, in.SessionID, file)
+	if err != nil {
+		h.fail("create", err)
+		return nil, "", false
+	}
+	path, ok := h.Store.EntryPath(in.SessionID, e.Ref())
+	if !ok {
+		_ = e.Abort()
+		return nil, "", false
+	}
+	return e, path, true
+}
+
+// commitEntry writes file to e, an entry openEntry opened, and commits
+// it. It reports false, and the plain cut stands, when the write fails
+// (e aborted) or the commit does (both logged), or when the entry bound
+// kept less than the whole file after all: the Read would end early.
+func (h *Hook) commitEntry(e rest.Entry, file *keptFile) bool {
+	if err := file.writeTo(e); err != nil {
+		_ = e.Abort()
+		h.fail("write", err)
+		return false
+	}
+	info, err := e.Commit()
+	if err != nil {
+		h.fail("commit", err)
+		return false
+	}
+	return info.Size >= int64(file.n)
 }
 
 // fail logs a store failure; the cut goes on with a plain marker.

@@ -32,17 +32,9 @@ func (h *Hook) keepJSON(d *decoder, in Input, s string, p shape.Policy) (json.Ra
 	if pageableJSON(s) {
 		form, _ = pageable(s)
 	}
-	if int64(len(form)) > h.Store.MaxEntryBytes() {
-		return nil, chain.Truncation{}, false
-	}
-	e, err := d.create(h.Store, in.SessionID, &keptFile{s: form, n: len(form)})
-	if err != nil {
-		h.fail("create", err)
-		return nil, chain.Truncation{}, false
-	}
-	path, ok := h.Store.EntryPath(in.SessionID, e.Ref())
+	file := &keptFile{s: form, n: len(form)}
+	e, path, ok := h.openEntry(d, in, file)
 	if !ok {
-		_ = e.Abort()
 		return nil, chain.Truncation{}, false
 	}
 	room := p.MaxBytes - cut.RestMarkerLen(len(form), cut.UnitBytes, cut.Rest{Tool: ReadTool, Args: widestArgs(path)})
@@ -70,17 +62,7 @@ func (h *Hook) keepJSON(d *decoder, in Input, s string, p shape.Policy) (json.Ra
 		_ = e.Abort()
 		return nil, chain.Truncation{}, false
 	}
-	if err := writeString(e, form); err != nil {
-		_ = e.Abort()
-		h.fail("write", err)
-		return nil, chain.Truncation{}, false
-	}
-	info, err := e.Commit()
-	if err != nil {
-		h.fail("commit", err)
-		return nil, chain.Truncation{}, false
-	}
-	if info.Size < int64(len(form)) {
+	if !h.commitEntry(e, file) {
 		return nil, chain.Truncation{}, false
 	}
 	enc, err := marshal(out)

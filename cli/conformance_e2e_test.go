@@ -491,11 +491,7 @@ var sdkClientGaps = map[string]string{
 // knownClientGaps are the client scenarios, by mode ("stdio" or "listen")
 // and name, that the client passes directly and not through toolcap, with
 // why; they are treated as knownConformanceGaps are.
-var knownClientGaps = map[string]string{
-	"listen/auth/2025-03-26-oauth-endpoint-fallback": "under the 2025-03-26 spec, a server with no metadata at all has its own origin for authorization server, and the client " +
-		"registers, authorizes and gets its token at /register, /authorize and /token there: through toolcap that origin is the proxy's, " +
-		"which relays MCP and the upstream's protected resource metadata, not an authorization server's endpoints (docs/mcp.md)",
-}
+var knownClientGaps = map[string]string{}
 
 // runClient runs client scenario name with command as the client and
 // returns what it came to. A client that exits with an error fails the

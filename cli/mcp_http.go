@@ -54,6 +54,11 @@ func serveHTTP(ctx context.Context, proxy *mcpproxy.Proxy, addr string, opts mcp
 		// authorize: the upstream's metadata, mapped to the proxy's URL.
 		mux.Handle(mcpproxy.ResourceMetadataPath+"/mcp", handler.ResourceMetadata())
 		mux.Handle(mcpproxy.ResourceMetadataPath, handler.ResourceMetadata())
+		// Where a 2025-03-26 client authorizes when the upstream
+		// publishes no metadata: the upstream's own endpoints, relayed.
+		for _, p := range mcpproxy.LegacyAuthorizationPaths {
+			mux.Handle(p, handler.LegacyAuthorization())
+		}
 	}
 	// The handler bounds the reading of bodies itself; a read timeout here
 	// would end the long-lived event streams too. IdleTimeout closes

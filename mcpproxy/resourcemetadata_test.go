@@ -88,7 +88,8 @@ func (u *metaUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // metaServe serves a proxy with ForwardAuth in front of upstream's /v1/mcp
 // the way `toolcap mcp --listen --forward-auth` does: MCP at /mcp, the
-// metadata at the two well-known places.
+// metadata at the two well-known places, the 2025-03-26 fallback
+// authorization endpoints at theirs.
 func metaServe(t *testing.T, upstream string, logger hclog.Logger, publicOrigin ...string) *httptest.Server {
 	t.Helper()
 	p := hsProxy(t, logger)
@@ -104,6 +105,9 @@ func metaServe(t *testing.T, upstream string, logger hclog.Logger, publicOrigin 
 	mux.Handle("/mcp", h)
 	mux.Handle(mcpproxy.ResourceMetadataPath+"/mcp", h.ResourceMetadata())
 	mux.Handle(mcpproxy.ResourceMetadataPath, h.ResourceMetadata())
+	for _, p := range mcpproxy.LegacyAuthorizationPaths {
+		mux.Handle(p, h.LegacyAuthorization())
+	}
 	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -11,7 +11,7 @@ import (
 // answered, cancelled or failed (see disarm): a timer left running would
 // hold the session and the id for the whole timeout after the answer.
 func (s *session) armTimeout(id []byte, seq int64) {
-	key := string(id)
+	key := idKey(id)
 	// A request that reuses the id of one still pending replaces its
 	// record, so its timer goes with it.
 	s.disarm(key)
@@ -54,7 +54,7 @@ func (s *session) stopTimers() {
 // comes later, or whose result was still being read, is dropped as one to
 // no pending request, so the client gets exactly one answer.
 func (s *session) expire(id []byte, seq int64, d time.Duration) {
-	key := string(id)
+	key := idKey(id)
 	s.mu.Lock()
 	method := ""
 	if c := s.calls[key]; c != nil && c.seq == seq && !c.cancelled {

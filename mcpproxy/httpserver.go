@@ -54,9 +54,16 @@ type HTTPOptions struct {
 	// client to read them (a response is always taken): a client that
 	// falls further behind has its stream cut off rather than the proxy
 	// holding the rest. It is also how much of the GET stream is kept for
-	// a client that resumes it (Last-Event-ID). Zero means
-	// [DefaultStreamBuffer].
+	// a client that resumes it (Last-Event-ID), and how much of a POST
+	// stream's events already written (four times as much across a
+	// session's POST streams). Zero means [DefaultStreamBuffer].
 	StreamBuffer int
+	// ResumeGrace is how long a POST stream whose connection broke before
+	// its response went out waits for its client to resume it (a GET with
+	// the Last-Event-ID of the last event it read), its messages and
+	// response still kept for it; then they are dropped. Zero means
+	// [DefaultResumeGrace].
+	ResumeGrace time.Duration
 	// ProtocolVersions are the values of the MCP-Protocol-Version header
 	// accepted; another is answered 400. Nil means
 	// [DefaultProtocolVersions].
@@ -94,6 +101,10 @@ const (
 	DefaultMaxSessions  = 64
 	DefaultSessionIdle  = 30 * time.Minute
 	DefaultStreamBuffer = 1 << 20
+	// DefaultResumeGrace outlasts the go-sdk client's reconnections (5
+	// tries, 1 s growing by half each time, with jitter) and the
+	// TypeScript SDK's.
+	DefaultResumeGrace = time.Minute
 )
 
 // HTTPHandler returns an http.Handler serving MCP's streamable HTTP
@@ -103,12 +114,17 @@ const (
 // POST carries the client's messages: a request is answered on a stream of
 // server-sent events that ends with its response, and carries the
 // messages related to it (its progress notifications; the server's
-// requests and notifications while it is the only one pending); a
-// notification or a response is answered 202. The initialize request starts
-// a session, whose id the response's Mcp-Session-Id header gives. GET opens
-// the stream of what the server sends on its own; its events have ids, and
-// a GET with Last-Event-ID resumes it from there while the proxy still
-// holds the events. DELETE ends the session and stops its server.
+// requests, log lines and cancellations while it is the only one
+// pending); a notification or a response is answered 202. The initialize
+// request starts a session, whose id the response's Mcp-Session-Id header
+// gives. GET opens the stream of what the server sends on its own, and of
+// its notifications about the session (list_changed, resources/updated,
+// and any other not about a request), which go there when it is open.
+// Every event has an id that names its stream: a GET with Last-Event-ID
+// resumes the GET stream from there while the proxy still holds the
+// events, or a POST stream whose connection broke (within
+// [HTTPOptions.ResumeGrace]) with the events after that id and the rest,
+// its response last. DELETE ends the session and stops its server.
 //
 // Every check that needs only headers is made before a body is read:
 // a Host that is not a loopback name on a loopback listener (DNS
@@ -127,6 +143,7 @@ func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		maxSessions: opts.MaxSessions,
 		idle:        opts.SessionIdle,
 		streamMax:   opts.StreamBuffer,
+		resumeGrace: opts.ResumeGrace,
 		versions:    opts.ProtocolVersions,
 		forwardAuth: opts.ForwardAuth,
 		sessions:    map[string]*httpSession{},
@@ -162,6 +179,10 @@ func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	if h.streamMax <= 0 {
 		h.streamMax = DefaultStreamBuffer
 	}
+	h.replayMax = 4 * h.streamMax
+	if h.resumeGrace <= 0 {
+		h.resumeGrace = DefaultResumeGrace
+	}
 	if h.versions == nil {
 		h.versions = DefaultProtocolVersions
 	}
@@ -180,6 +201,8 @@ type HTTPHandler struct {
 	maxSessions int
 	idle        time.Duration
 	streamMax   int
+	replayMax   int           // the bytes a session's POST streams keep once written, for resumption
+	resumeGrace time.Duration // how long a broken POST stream waits to be resumed
 	versions    []string
 	forwardAuth bool
 	meta        *resourceMetadata // the upstream's metadata, mapped; nil when not served
@@ -402,28 +425,37 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("toolcap: a request with id %s is already pending in this session; it was not forwarded", truncID([]byte(dup))))
 		return
 	}
-	defer s.closeStream(st)
 	err = s.send(body)
 	// The relay has taken the body: its bytes go back to the budget while
 	// the response is awaited.
 	h.budget.give(held)
 	held, body = 0, nil
 	if err != nil {
+		s.drop(st)
 		http.Error(w, "toolcap: the session ended", http.StatusNotFound)
 		return
 	}
+	// The stream is served by this POST's connection, its number 1, and
+	// when that breaks, by a GET that resumes it (serveGET).
+	const conn = 1
 	// With ForwardAuth, an upstream's refusal of these requests is the
-	// answer itself (its status and headers), not an error in a 200.
+	// answer itself (its status and headers), not an error in a 200: no
+	// priming event may go before it.
 	if s.auth == nil {
-		st.serve(w, r)
+		s.finished(st, conn, st.serve(w, r, conn, primes(r.Header.Get(versionHeader))))
 		return
 	}
 	g := s.auth.guard(w, postIDs(reqs), h.meta.challengeRewriter(r))
-	st.serve(g, r)
-	if g.relayed() && initialize {
-		// A session the upstream refused to start holds no slot.
-		s.close()
+	complete := st.serve(g, r, conn, false)
+	if g.relayed() {
+		s.drop(st) // the answer was the refusal: there is nothing to resume
+		if initialize {
+			// A session the upstream refused to start holds no slot.
+			s.close()
+		}
+		return
 	}
+	s.finished(st, conn, complete)
 }
 
 // ResourceMetadata returns the handler of the proxy's OAuth protected
@@ -518,8 +550,19 @@ func (h *HTTPHandler) start(authorization string) (*httpSession, error) {
 // its params' _meta names (empty when none), by which the server's
 // progress notifications find its stream.
 type postRequest struct {
-	id    string
-	token string
+	id    string // as it came
+	key   string // idKey of id: what a response's id is matched by
+	token string // idKey of the token
+}
+
+// newPostRequest returns the postRequest of a request whose id is id and
+// whose progress token is token (as JSON; "" for none).
+func newPostRequest(id []byte, token string) postRequest {
+	r := postRequest{id: string(id), key: idKey(id)}
+	if token != "" {
+		r.token = idKey([]byte(token))
+	}
+	return r
 }
 
 // requestsOf reads the requests of a POST's body, one message or a batch,
@@ -533,7 +576,7 @@ func requestsOf(body []byte) ([]postRequest, bool, error) {
 		if !env.isRequest() {
 			return nil, false, nil
 		}
-		return []postRequest{{id: string(env.id), token: progressTokenOf(body)}}, env.method == "initialize", nil
+		return []postRequest{newPostRequest(env.id, progressTokenOf(body))}, env.method == "initialize", nil
 	}
 	// The nesting is measured the way the relay measures it, over the
 	// whole batch: encoding/json below measures each element on its own,
@@ -575,7 +618,7 @@ func requestsOf(body []byte) ([]postRequest, bool, error) {
 		// An id of null is no id, as the relay reads it: the element is a
 		// notification, which gets no response to wait for.
 		if env.ID != nil && string(env.ID) != "null" && env.Method != nil {
-			reqs = append(reqs, postRequest{id: string(env.ID), token: progressTokenOf(elem)})
+			reqs = append(reqs, newPostRequest(env.ID, progressTokenOf(elem)))
 			initialize = initialize || *env.Method == "initialize"
 		}
 	}

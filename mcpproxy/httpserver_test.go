@@ -633,7 +633,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// TestHTTPResumesGETStream: GET stream events have ids, and a GET with
+// TestHTTPResumesGETStream: GET stream events have ids (stream 0's), and a GET with
 // Last-Event-ID gets the events after it, those sent while no stream was
 // open included.
 func TestHTTPResumesGETStream(t *testing.T) {
@@ -695,7 +695,7 @@ func TestHTTPResumesGETStream(t *testing.T) {
 		got = append(got, [2]string{id, data})
 	}
 	resp.Body.Close()
-	want := [][2]string{{"1", note(1)}, {"2", note(2)}, {"3", note(3)}}
+	want := [][2]string{{"0_1", note(1)}, {"0_2", note(2)}, {"0_3", note(3)}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the first GET stream (-want +got):\n%s", diff)
 	}
@@ -703,14 +703,14 @@ func TestHTTPResumesGETStream(t *testing.T) {
 	// event 3 again, then those.
 	time.Sleep(100 * time.Millisecond) // the proxy sees the stream closed
 	hsEvents(t, hsPost(t, hs.URL, session, `{"jsonrpc":"2.0","id":3,"method":"notes"}`, nil).Body)
-	resp, br = get("2")
+	resp, br = get("0_2")
 	defer resp.Body.Close()
 	got = nil
 	for range 4 {
 		id, data := event(br)
 		got = append(got, [2]string{id, data})
 	}
-	want = [][2]string{{"3", note(3)}, {"4", note(4)}, {"5", note(5)}, {"6", note(6)}}
+	want = [][2]string{{"0_3", note(3)}, {"0_4", note(4)}, {"0_5", note(5)}, {"0_6", note(6)}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the resumed GET stream (-want +got):\n%s", diff)
 	}

@@ -2,12 +2,15 @@ package mcpproxy
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,9 +24,11 @@ type httpSession struct {
 	inMu sync.Mutex
 
 	mu       sync.Mutex
-	pending  map[string]*eventStream // POST streams waiting for a response, by request id
-	progress map[string]*eventStream // the same streams, by the progress token their requests gave
+	pending  map[string]*eventStream // POST streams waiting for a response, by request id (idKey)
+	progress map[string]*eventStream // the same streams, by the progress token their requests gave (idKey)
 	posts    []*eventStream          // the POST streams waiting for a response, oldest first
+	streams  map[uint64]*eventStream // the POST streams a client may resume, by number
+	streamN  uint64                  // the number of the latest POST stream; the GET stream is 0
 	get      *getStream              // the GET stream, when one is open
 	log      eventLog                // what goes on the GET stream
 	active   int                     // requests being served and streams open
@@ -34,6 +39,10 @@ type httpSession struct {
 	// dropWarned: the log's dropping messages while no stream was open
 	// was warned about, since the last stream opened.
 	dropWarned bool
+	// replay is the bytes the session's POST streams hold only for a
+	// client that resumes them (events already written): bounded by
+	// h.replayMax across them.
+	replay atomic.Int64
 }
 
 // newHTTPSession returns a session with one request active in it (the
@@ -50,6 +59,7 @@ func newHTTPSession(h *HTTPHandler, auth *UpstreamAuth) *httpSession {
 		inR:      inR,
 		pending:  map[string]*eventStream{},
 		progress: map[string]*eventStream{},
+		streams:  map[uint64]*eventStream{},
 		done:     make(chan struct{}),
 	}
 	// A timer, not a goroutine waiting: an idle session holds no thread
@@ -117,13 +127,41 @@ func (s *httpSession) send(msg []byte) error {
 }
 
 // WriteMessage takes one of the relay's messages for the client and routes
-// it to its stream (see route).
+// it to its stream (see route). The relay reuses msg's bytes once it
+// returns: they are copied, once, to wait for their stream.
 func (s *httpSession) WriteMessage(msg []byte) error {
-	env, err := envelopeOfMessage(msg)
+	return s.deliver(heldMsg{bytes.Clone(msg)})
+}
+
+// writeMessageFunc takes the message write makes, as [piecesConn] says:
+// made straight into chunks the session owns, never moved or copied
+// again, so that a large result waiting for its stream is held once.
+func (s *httpSession) writeMessageFunc(write func(jsonWriter)) error {
+	var cw chunkWriter
+	write(&cw)
+	return s.deliver(cw.message())
+}
+
+// ownedConn is a Conn that holds messages for a while (the proxy's HTTP
+// sessions, until their streams' clients read them), and takes over a
+// message whose bytes its writer will never touch again, rather than
+// copying them.
+type ownedConn interface {
+	// writeOwned takes the message in parts, as WriteMessage takes one
+	// in one piece; the parts are the Conn's from then on.
+	writeOwned(parts [][]byte) error
+}
+
+// writeOwned takes a message the session owns from now on (see
+// [ownedConn]).
+func (s *httpSession) writeOwned(parts [][]byte) error { return s.deliver(heldMsg(parts)) }
+
+// deliver routes msg, which the session owns.
+func (s *httpSession) deliver(msg heldMsg) error {
+	env, err := msg.envelope()
 	if err != nil {
 		env = nil // not a response: it goes where unrelated messages go
 	}
-	msg = bytes.Clone(msg) // it waits for its stream
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -133,26 +171,47 @@ func (s *httpSession) WriteMessage(msg []byte) error {
 	return nil
 }
 
+// relatesToCall reports whether a message of the server's, env, other
+// than a response, may belong to a request of the client's being served:
+// a request of the server's (roots, sampling, elicitation, made while
+// serving one), a log line, progress, a cancellation of a request of the
+// server's, the end of an elicitation. Any other notification
+// (list_changed, resources/updated, one MCP does not define) is about the
+// session, not about a request.
+func relatesToCall(env *message) bool {
+	if env.isRequest() {
+		return true
+	}
+	switch env.method {
+	case "notifications/message", "notifications/progress", "notifications/cancelled",
+		"notifications/elicitation/complete":
+		return true
+	}
+	return false
+}
+
 // route sends msg, whose envelope is env (nil when unknown), on its way;
 // it requires s.mu. A response goes to the POST stream of its request. A
 // progress notification goes to the stream of the request that gave its
-// token; one whose POST stream is gone is dropped. Another message may relate to a pending request without saying so
+// token; one whose POST stream is gone is dropped. A notification about
+// the session (relatesToCall false) goes on the GET stream when one is
+// open. Another message may relate to a pending request without saying so
 // (a log line, or a request of the server's, made while serving it): when
 // one POST stream is waiting, it goes there, before that request's
 // response, as it came; otherwise on the GET stream. When no GET stream is
 // open, it goes to the oldest POST stream waiting, or waits in the GET
 // stream's log for the next stream to open.
-func (s *httpSession) route(msg []byte, env *message) {
+func (s *httpSession) route(msg heldMsg, env *message) {
 	response := env != nil && env.isResponse()
 	if response {
-		id := string(env.id)
+		id := idKey(env.id)
 		if st := s.pending[id]; st != nil {
 			delete(s.pending, id)
 			if tok := st.tokens[id]; tok != "" && s.progress[tok] == st {
 				delete(s.progress, tok)
 			}
 			if _, finished := st.push(msg, true, false); finished {
-				s.detach(st)
+				s.unroute(st)
 			}
 			return
 		}
@@ -165,19 +224,23 @@ func (s *httpSession) route(msg []byte, env *message) {
 		return
 	}
 	if env != nil && env.method == "notifications/progress" && len(s.progress) > 0 {
-		if st := s.progress[notifiedToken(msg)]; st != nil {
+		if st := s.progress[idKey([]byte(notifiedToken(msg.flat())))]; st != nil {
 			// Its own request's stream: a client that does not read it
 			// past the bound has it cut off.
 			if ok, _ := st.push(msg, false, true); !ok {
-				s.detach(st)
+				s.unroute(st)
 				s.h.p.logger.Warn("a client fell behind on a POST stream by more than the stream buffer; the stream was cut off",
 					"session", s.id, "stream_buffer", s.h.streamMax)
 			}
 			return
 		}
 	}
+	if env != nil && !relatesToCall(env) && s.get != nil {
+		s.logEvent(msg)
+		return
+	}
 	var st *eventStream
-	if !response && len(s.posts) == 1 {
+	if len(s.posts) == 1 {
 		st = s.posts[0]
 	}
 	if st == nil && s.get == nil && len(s.posts) > 0 {
@@ -201,23 +264,25 @@ func (s *httpSession) openStream(reqs []postRequest) (*eventStream, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, r := range reqs {
-		if s.pending[r.id] != nil || slices.ContainsFunc(reqs[:i], func(o postRequest) bool { return o.id == r.id }) {
+		if s.pending[r.key] != nil || slices.ContainsFunc(reqs[:i], func(o postRequest) bool { return o.key == r.key }) {
 			return nil, r.id
 		}
 	}
-	st := newEventStream(len(reqs), s.h.streamMax)
+	s.streamN++
+	st := newEventStream(s, s.streamN, len(reqs))
 	for _, r := range reqs {
-		s.pending[r.id] = st
-		st.ids = append(st.ids, r.id)
+		s.pending[r.key] = st
+		st.ids = append(st.ids, r.key)
 		if r.token != "" {
 			s.progress[r.token] = st
 			if st.tokens == nil {
 				st.tokens = map[string]string{}
 			}
-			st.tokens[r.id] = r.token
+			st.tokens[r.key] = r.token
 		}
 	}
 	s.posts = append(s.posts, st)
+	s.streams[st.num] = st
 	if s.get == nil {
 		// What waited for a stream goes on this one.
 		for _, ev := range s.log.after(s.log.delivered) {
@@ -228,15 +293,10 @@ func (s *httpSession) openStream(reqs []postRequest) (*eventStream, string) {
 	return st, ""
 }
 
-// closeStream forgets a POST stream whose handler returns.
-func (s *httpSession) closeStream(st *eventStream) {
-	s.mu.Lock()
-	s.detach(st)
-	s.mu.Unlock()
-}
-
-// detach forgets a POST stream: it gets no more messages. It requires s.mu.
-func (s *httpSession) detach(st *eventStream) {
+// unroute takes a POST stream out of routing: it gets no more messages
+// (it has all its responses, or it was cut off or let go). It may still be
+// served, or resumed. It requires s.mu.
+func (s *httpSession) unroute(st *eventStream) {
 	s.posts = slices.DeleteFunc(s.posts, func(x *eventStream) bool { return x == st })
 	for _, id := range st.ids {
 		if s.pending[id] == st {
@@ -248,6 +308,56 @@ func (s *httpSession) detach(st *eventStream) {
 			delete(s.progress, tok)
 		}
 	}
+}
+
+// forget lets a POST stream go: no more messages, no resumption, and what
+// it held is released. It requires s.mu.
+func (s *httpSession) forget(st *eventStream) {
+	s.unroute(st)
+	if s.streams[st.num] == st {
+		delete(s.streams, st.num)
+	}
+	st.end()
+}
+
+// finished is called when a connection serving st returns: complete says
+// it wrote the stream's last response and ended normally, which lets the
+// stream go. Otherwise (the client went away, or a write failed) the
+// stream waits h.resumeGrace for its client to resume it (GET with
+// Last-Event-ID), still taking its messages, unless a newer connection
+// serves it already.
+func (s *httpSession) finished(st *eventStream, conn uint64, complete bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	grace := s.h.resumeGrace
+	if complete || s.closed {
+		grace = 0
+	}
+	expire := func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if st.abandoned(conn) {
+			s.h.p.logger.Info("a POST stream whose connection broke was not resumed in time; it was let go",
+				"session", s.id, "stream", st.num, "resume_grace", grace.String())
+			s.forget(st)
+		}
+	}
+	if !st.release(conn, grace, expire) {
+		return // a newer connection serves it
+	}
+	if grace == 0 || st.isEnded() {
+		s.forget(st)
+		return
+	}
+	s.h.p.logger.Debug("a POST stream's connection broke before its response; it waits for its client to resume it",
+		"session", s.id, "stream", st.num, "resume_grace", grace.String())
+}
+
+// drop lets a POST stream go at once.
+func (s *httpSession) drop(st *eventStream) {
+	s.mu.Lock()
+	s.forget(st)
+	s.mu.Unlock()
 }
 
 // Close ends the client's side: the relay reads EOF.
@@ -265,7 +375,11 @@ func (s *httpSession) close() {
 		for _, st := range s.posts {
 			st.end()
 		}
+		for _, st := range s.streams {
+			st.end()
+		}
 		s.posts = nil
+		clear(s.streams)
 		clear(s.pending)
 		clear(s.progress)
 		if s.get != nil {
@@ -292,7 +406,7 @@ type eventLog struct {
 
 type logEvent struct {
 	id  uint64
-	msg []byte
+	msg heldMsg
 }
 
 // after returns the events after id, a copy the caller may keep.
@@ -310,17 +424,17 @@ func (l *eventLog) after(id uint64) []logEvent {
 // logEvent appends msg to the GET stream's log, and drops the oldest
 // events past the bound. A GET stream that had not written an event
 // dropped has fallen behind by the bound: it is cut off. It requires s.mu.
-func (s *httpSession) logEvent(msg []byte) {
+func (s *httpSession) logEvent(msg heldMsg) {
 	l := &s.log
 	l.last++
 	l.events = append(l.events, logEvent{id: l.last, msg: msg})
-	l.bytes += len(msg)
+	l.bytes += msg.size()
 	lost := 0
 	for l.bytes > s.h.streamMax && len(l.events) > 1 {
 		old := l.events[0]
 		l.events[0] = logEvent{} // released, even before the array is
 		l.events = l.events[1:]
-		l.bytes -= len(old.msg)
+		l.bytes -= old.msg.size()
 		if old.id > l.delivered || (s.get != nil && old.id > s.get.cursor) {
 			lost++
 		}
@@ -365,16 +479,48 @@ func (g *getStream) signal() {
 	}
 }
 
-// serveGET serves the GET stream: the log's events from where the client
-// resumes (Last-Event-ID) or from the first it was not sent.
+// Event ids. Every event of a session has an id unique in the session
+// that names its stream: "S_N", the Nth event of stream S, where the GET
+// stream is 0 and each POST stream has the next number (1, 2, ...), N
+// counting from 1 (a POST stream's priming event, which carries no
+// message, is its 0). The go-sdk and the TypeScript SDK write theirs the
+// same way; a client treats them as opaque, sends the last it read as
+// Last-Event-ID, and gets the events of that stream after it.
+
+// appendEventID appends the id of event n of stream.
+func appendEventID(b []byte, stream, n uint64) []byte {
+	b = strconv.AppendUint(b, stream, 10)
+	b = append(b, '_')
+	return strconv.AppendUint(b, n, 10)
+}
+
+// parseEventID reads an event id of the proxy's: its stream and number.
+func parseEventID(id string) (stream, n uint64, ok bool) {
+	a, b, found := strings.Cut(id, "_")
+	if !found {
+		return 0, 0, false
+	}
+	stream, err1 := strconv.ParseUint(a, 10, 64)
+	n, err2 := strconv.ParseUint(b, 10, 64)
+	return stream, n, err1 == nil && err2 == nil
+}
+
+// serveGET serves a GET: the session's GET stream, its log's events from
+// where the client resumes (Last-Event-ID of stream 0) or from the first
+// it was not sent; or, with the Last-Event-ID of a POST stream, the rest of
+// that stream.
 func (s *httpSession) serveGET(w http.ResponseWriter, r *http.Request) {
 	g := &getStream{wake: make(chan struct{}, 1)}
 	resume := r.Header.Get("Last-Event-ID")
 	var from uint64
 	if resume != "" {
-		n, err := strconv.ParseUint(resume, 10, 64)
-		if err != nil {
-			http.Error(w, "toolcap: Last-Event-ID is not an event id of this proxy's", http.StatusBadRequest)
+		stream, n, ok := parseEventID(resume)
+		if !ok {
+			http.Error(w, "toolcap: malformed Last-Event-ID "+strconv.Quote(resume)+": not an event id of this proxy's", http.StatusBadRequest)
+			return
+		}
+		if stream != 0 {
+			s.resumePOST(w, r, stream, n)
 			return
 		}
 		from = n
@@ -389,7 +535,7 @@ func (s *httpSession) serveGET(w http.ResponseWriter, r *http.Request) {
 		g.cursor = min(from, s.log.last)
 		if len(s.log.events) > 0 && g.cursor+1 < s.log.events[0].id {
 			s.h.p.logger.Warn("a client resumed its GET stream after events the proxy no longer holds",
-				"session", s.id, "last_event_id", from, "oldest_held", s.log.events[0].id)
+				"session", s.id, "last_event_id", resume, "oldest_held", s.log.events[0].id)
 		}
 	} else {
 		g.cursor = s.log.delivered
@@ -417,12 +563,12 @@ func (s *httpSession) serveGET(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, ev := range evs {
 			b = append(b[:0], "id: "...)
-			b = strconv.AppendUint(b, ev.id, 10)
+			b = appendEventID(b, 0, ev.id)
 			b = append(b, "\nevent: message\ndata: "...)
 			if _, err := w.Write(b); err != nil {
 				return
 			}
-			if _, err := w.Write(ev.msg); err != nil {
+			if err := ev.msg.writeTo(w); err != nil {
 				return
 			}
 			if _, err := io.WriteString(w, "\n\n"); err != nil {
@@ -448,6 +594,31 @@ func (s *httpSession) serveGET(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// resumePOST serves the rest of POST stream number stream to a client
+// that read it up to its event n: the events after n, then the rest as it
+// comes, until its last response. A stream the session no longer holds
+// (answered and let go, or not resumed within the grace), or events after
+// n it no longer holds, is answered 400, as the go-sdk's server answers a
+// Last-Event-ID it cannot replay from (404 would tell the client its
+// session is gone).
+func (s *httpSession) resumePOST(w http.ResponseWriter, r *http.Request, stream, n uint64) {
+	s.mu.Lock()
+	st := s.streams[stream]
+	var conn uint64
+	why := "it was answered, or not resumed in time"
+	if st != nil {
+		conn, why = st.resume(n)
+	}
+	s.mu.Unlock()
+	if conn == 0 {
+		s.h.p.logger.Info("a client could not resume a POST stream", "session", s.id, "stream", stream, "last_event_id", n, "why", why)
+		http.Error(w, fmt.Sprintf("toolcap: failed to replay events: stream %d after event %d: %s", stream, n, why), http.StatusBadRequest)
+		return
+	}
+	complete := st.serve(w, r, conn, false)
+	s.finished(st, conn, complete)
+}
+
 // startEvents begins a response of server-sent events.
 func startEvents(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -458,22 +629,46 @@ func startEvents(w http.ResponseWriter) {
 	}
 }
 
-// eventStream is the stream of server-sent events answering one POST.
+// eventStream is the stream of server-sent events answering one POST. Its
+// events are kept, each with its number, until the stream has been
+// written whole on a connection that ended normally, so that a client
+// whose connection broke can resume it from the last event it read (see
+// httpSession.resumePOST): those not written yet (a response always, any
+// other message while they are within the bound), and those written
+// (within the bound of the stream, and of the session across its streams).
 type eventStream struct {
-	bound  int
-	ids    []string          // the requests it answers
-	tokens map[string]string // their progress tokens, by request id
+	s      *httpSession
+	num    uint64            // its number in the session: the S of its events' ids
+	bound  int               // of bytes waiting, and of bytes kept once written
+	ids    []string          // the requests it answers, by idKey
+	tokens map[string]string // their progress tokens (idKey), by request
 
-	mu    sync.Mutex
-	msgs  [][]byte
-	bytes int  // of msgs
-	left  int  // responses still to come
-	ended bool // the session ended, or the client fell behind
-	wake  chan struct{}
+	mu      sync.Mutex
+	events  []streamEvent // held, oldest first: the first is number first
+	first   uint64
+	written uint64 // the number of the last event written on the connection serving it
+	waiting int    // bytes of the events after written
+	kept    int    // bytes of the events up to written, kept for a resumption
+	left    int    // responses still to come
+	ended   bool   // the session ended, the client fell behind, or the stream was let go
+	conn    uint64 // the connection serving it (see serve); 0 when none
+	conns   uint64 // the connections it has had
+	wake    chan struct{}
+	grace   *time.Timer // lets it go when no connection resumes it
 }
 
-func newEventStream(responses, bound int) *eventStream {
-	return &eventStream{left: responses, bound: bound, wake: make(chan struct{}, 1)}
+type streamEvent struct {
+	msg      heldMsg
+	response bool
+}
+
+// newEventStream returns the stream number num of s for responses
+// responses, served by its POST's connection (number 1).
+func newEventStream(s *httpSession, num uint64, responses int) *eventStream {
+	return &eventStream{
+		s: s, num: num, left: responses, bound: s.h.streamMax,
+		first: 1, conn: 1, conns: 1, wake: make(chan struct{}, 1),
+	}
 }
 
 // push queues msg. A response is always taken; another message is not when
@@ -481,23 +676,24 @@ func newEventStream(responses, bound int) *eventStream {
 // fallen behind: push reports false, and with cut the stream ends (its
 // client is cut off). finished reports that the stream has all its
 // responses (or has ended): it takes no more.
-func (st *eventStream) push(msg []byte, response, cut bool) (ok, finished bool) {
+func (st *eventStream) push(msg heldMsg, response, cut bool) (ok, finished bool) {
+	size := msg.size()
 	st.mu.Lock()
 	if st.ended {
 		st.mu.Unlock()
 		return false, true
 	}
-	if !response && st.bytes > 0 && st.bytes+len(msg) > st.bound {
+	if !response && st.waiting > 0 && st.waiting+size > st.bound {
 		if cut {
-			st.ended, st.msgs, st.bytes = true, nil, 0
+			st.endLocked()
 		}
 		finished = st.ended || st.left == 0
 		st.mu.Unlock()
 		st.signal()
 		return false, finished
 	}
-	st.msgs = append(st.msgs, msg)
-	st.bytes += len(msg)
+	st.events = append(st.events, streamEvent{msg: msg, response: response})
+	st.waiting += size
 	if response && st.left > 0 {
 		st.left--
 	}
@@ -507,11 +703,23 @@ func (st *eventStream) push(msg []byte, response, cut bool) (ok, finished bool) 
 	return true, finished
 }
 
+// end lets the stream's events go; a connection serving it returns.
 func (st *eventStream) end() {
 	st.mu.Lock()
-	st.ended = true
+	st.endLocked()
 	st.mu.Unlock()
 	st.signal()
+}
+
+func (st *eventStream) endLocked() {
+	st.ended = true
+	clear(st.events)
+	st.events = nil
+	st.s.replay.Add(-int64(st.kept))
+	st.waiting, st.kept = 0, 0
+	if st.grace != nil {
+		st.grace.Stop()
+	}
 }
 
 func (st *eventStream) signal() {
@@ -521,38 +729,291 @@ func (st *eventStream) signal() {
 	}
 }
 
-// serve writes the stream's events until its last response, the end of the
-// session, or the client's going away.
-func (st *eventStream) serve(w http.ResponseWriter, r *http.Request) {
+// last is the number of the latest event; it requires st.mu.
+func (st *eventStream) last() uint64 { return st.first + uint64(len(st.events)) - 1 }
+
+// wrote records that the connection conn has written the events up to
+// number n: they are kept only for a resumption from now on, within the
+// bounds (the oldest let go first).
+func (st *eventStream) wrote(conn, n uint64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.conn != conn || st.ended || n <= st.written {
+		return
+	}
+	moved := 0
+	for i := st.written + 1; i <= n; i++ {
+		moved += st.events[i-st.first].msg.size()
+	}
+	st.written = n
+	st.waiting -= moved
+	st.kept += moved
+	replay := st.s.replay.Add(int64(moved))
+	limit := int64(st.s.h.replayMax)
+	for st.first <= st.written && (st.kept > st.bound || replay > limit) {
+		size := st.events[0].msg.size()
+		st.events[0] = streamEvent{} // released, even before the array is
+		st.events = st.events[1:]
+		st.first++
+		st.kept -= size
+		replay = st.s.replay.Add(-int64(size))
+	}
+}
+
+// resume attaches a new connection to the stream for a client that read
+// it up to event n, superseding any connection serving it (the client
+// knows where it is; an older connection of its own may not have been
+// seen to break yet). It returns the connection's number, or 0 and why
+// when the events after n are not held. It requires the session's mu.
+func (st *eventStream) resume(n uint64) (uint64, string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	switch {
+	case st.ended:
+		return 0, "it was cut off or let go"
+	case n+1 < st.first:
+		return 0, fmt.Sprintf("the events after it are no longer held (the oldest held is %d_%d)", st.num, st.first)
+	case n > st.last():
+		return 0, "no such event was sent"
+	}
+	if st.grace != nil {
+		st.grace.Stop()
+		st.grace = nil
+	}
+	// What the client did not read waits again.
+	moved := 0
+	for i := n + 1; i <= st.written; i++ {
+		moved += st.events[i-st.first].msg.size()
+	}
+	st.written = min(st.written, n)
+	st.kept -= moved
+	st.waiting += moved
+	st.s.replay.Add(-int64(moved))
+	st.conns++
+	st.conn = st.conns
+	st.signal() // the superseded connection returns
+	return st.conn, ""
+}
+
+// release detaches the connection conn when it still serves the stream,
+// and then, with a grace, starts the clock after which expire lets the
+// stream go unless a connection resumed it. It reports whether conn was
+// serving it, and whether the stream has ended.
+func (st *eventStream) release(conn uint64, grace time.Duration, expire func()) (current bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.conn != conn {
+		return false
+	}
+	st.conn = 0
+	if grace > 0 && !st.ended {
+		st.grace = time.AfterFunc(grace, expire)
+	}
+	return true
+}
+
+func (st *eventStream) isEnded() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.ended
+}
+
+// abandoned reports that no connection has served the stream since conn
+// was released: its grace has passed unused.
+func (st *eventStream) abandoned(conn uint64) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.conn == 0 && st.conns == conn
+}
+
+// primes reports whether the POST streams of protocol version begin
+// with a priming event (an id and no data, 2025-11-25's SEP-1699), as the
+// go-sdk's server sends them: a client can then resume a stream that
+// breaks before its first message. Before 2025-11-25 clients do not
+// expect it; from 2026-07-28 streams are no longer resumed this way.
+func primes(version string) bool { return version >= "2025-11-25" && version < "2026-07-28" }
+
+// serve writes the stream's events after the last the connection conn's
+// client read (none when it opens the stream) until its last response,
+// the end of the stream or the session, the client's going away or a
+// newer connection's taking the stream over. With prime, it first writes a
+// priming event. It reports whether it wrote the last response and
+// nothing failed: the stream was delivered.
+func (st *eventStream) serve(w http.ResponseWriter, r *http.Request, conn uint64, prime bool) bool {
 	startEvents(w)
 	flusher, _ := w.(http.Flusher)
-	for {
-		st.mu.Lock()
-		msgs := st.msgs
-		st.msgs, st.bytes = nil, 0
-		done := st.left == 0 || st.ended
-		st.mu.Unlock()
-		for _, m := range msgs {
-			if _, err := io.WriteString(w, "event: message\ndata: "); err != nil {
-				return
-			}
-			if _, err := w.Write(m); err != nil {
-				return
-			}
-			if _, err := io.WriteString(w, "\n\n"); err != nil {
-				return
-			}
+	var b []byte
+	if prime {
+		b = append(b[:0], "id: "...)
+		b = appendEventID(b, st.num, 0)
+		b = append(b, "\ndata: \n\n"...)
+		if _, err := w.Write(b); err != nil {
+			return false
 		}
-		if flusher != nil && len(msgs) > 0 {
+		if flusher != nil {
 			flusher.Flush()
 		}
+	}
+	var evs []streamEvent
+	for {
+		st.mu.Lock()
+		if st.conn != conn || st.ended {
+			st.mu.Unlock()
+			return false
+		}
+		from := st.written + 1
+		evs = append(evs[:0], st.events[from-st.first:]...)
+		done := st.left == 0
+		st.mu.Unlock()
+		for i, ev := range evs {
+			b = append(b[:0], "id: "...)
+			b = appendEventID(b, st.num, from+uint64(i))
+			b = append(b, "\nevent: message\ndata: "...)
+			if _, err := w.Write(b); err != nil {
+				return false
+			}
+			if err := ev.msg.writeTo(w); err != nil {
+				return false
+			}
+			if _, err := io.WriteString(w, "\n\n"); err != nil {
+				return false
+			}
+		}
+		clear(evs) // the stream holds them; this copy of the list does not
+		if len(evs) > 0 {
+			if flusher != nil {
+				flusher.Flush()
+			}
+			st.wrote(conn, from+uint64(len(evs))-1)
+		}
 		if done {
-			return
+			// A client seen to have gone while the last events were
+			// written may not have them: it can resume.
+			return r.Context().Err() == nil
+		}
+		if len(evs) > 0 {
+			continue
 		}
 		select {
 		case <-st.wake:
 		case <-r.Context().Done():
-			return
+			return false
 		}
 	}
 }
+
+// heldMsg is one message of the server's held for a stream: its bytes, in
+// chunks that are never moved.
+type heldMsg [][]byte
+
+func (m heldMsg) size() int {
+	n := 0
+	for _, c := range m {
+		n += len(c)
+	}
+	return n
+}
+
+func (m heldMsg) writeTo(w io.Writer) error {
+	for _, c := range m {
+		if _, err := w.Write(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flat returns the message in one slice: its only chunk, or a copy.
+func (m heldMsg) flat() []byte {
+	if len(m) == 1 {
+		return m[0]
+	}
+	return bytes.Join(m, nil)
+}
+
+// envelope reads the message's envelope (see envelopeOfMessage), through
+// its chunks where they lie.
+func (m heldMsg) envelope() (*message, error) {
+	if len(m) == 1 {
+		return envelopeOfMessage(m[0])
+	}
+	rs := make([]io.Reader, len(m))
+	for i, c := range m {
+		rs[i] = bytes.NewReader(c)
+	}
+	r := newReader(io.MultiReader(rs...), 0, envelopeScan)
+	r.idMax = m.size() // the id is in the message, held whole already
+	env, err := r.next(nil)
+	if err != nil {
+		return nil, err
+	}
+	env.raw, env.tooLarge = nil, false
+	return env, nil
+}
+
+// chunkWriter is the [jsonWriter] a message is made into for a stream:
+// chunks that double in size from 4 KiB up to 1 MiB, never moved once
+// written (a bytes.Buffer would copy a large message each time it grows,
+// and hold twice its size meanwhile).
+type chunkWriter struct {
+	full [][]byte
+	cur  []byte
+}
+
+const (
+	firstChunk = 4 << 10
+	chunkMax   = 1 << 20
+)
+
+func (c *chunkWriter) room() {
+	if len(c.cur) < cap(c.cur) {
+		return
+	}
+	size := firstChunk
+	if c.cur != nil {
+		c.full = append(c.full, c.cur)
+		size = min(2*cap(c.cur), chunkMax)
+	}
+	c.cur = make([]byte, 0, size)
+}
+
+func (c *chunkWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		c.room()
+		k := copy(c.cur[len(c.cur):cap(c.cur)], p)
+		c.cur = c.cur[:len(c.cur)+k]
+		p = p[k:]
+	}
+	return n, nil
+}
+
+func (c *chunkWriter) WriteString(p string) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		c.room()
+		k := copy(c.cur[len(c.cur):cap(c.cur)], p)
+		c.cur = c.cur[:len(c.cur)+k]
+		p = p[k:]
+	}
+	return n, nil
+}
+
+func (c *chunkWriter) WriteByte(b byte) error {
+	c.room()
+	c.cur = append(c.cur, b)
+	return nil
+}
+
+// message returns what was written.
+func (c *chunkWriter) message() heldMsg {
+	if len(c.cur) > 0 {
+		return append(c.full, c.cur)
+	}
+	return c.full
+}
+
+var (
+	_ piecesConn = (*httpSession)(nil)
+	_ ownedConn  = (*httpSession)(nil)
+)

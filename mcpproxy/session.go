@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -106,6 +107,19 @@ func (w *frameWriter) write(msg []byte) error {
 func (w *frameWriter) writeAsSent(m *message) error {
 	if m.parts == nil {
 		return w.write(m.raw)
+	}
+	if oc, ok := w.conn.(ownedConn); ok {
+		// The parts are the reader's copy of this message alone, in
+		// chunks it allocated for it (wire.Scanner starts new ones for
+		// the next message, and never writes these again): handed over
+		// to a Conn that holds messages, rather than copied for it
+		// (TestHTTPRelaysResultsHeldInParts guards this).
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if err := oc.writeOwned(m.parts); err != nil {
+			return &writeError{client: w.client, err: err}
+		}
+		return nil
 	}
 	size := 0
 	for _, p := range m.parts {
@@ -254,7 +268,7 @@ func (s *session) noteRequest(m *message) {
 	if !m.isRequest() {
 		return
 	}
-	id := string(m.id)
+	id := idKey(m.id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
@@ -316,7 +330,7 @@ func (s *session) noteCancel(raw []byte) {
 	if json.Unmarshal(raw, &n) != nil || len(n.Params.RequestID) == 0 {
 		return
 	}
-	id := string(n.Params.RequestID)
+	id := idKey(n.Params.RequestID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.disarm(id)
@@ -332,7 +346,7 @@ func (s *session) reduce(m *message) ([]*pendingCall, int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m.id != nil {
-		c := s.calls[string(m.id)]
+		c := s.calls[idKey(m.id)]
 		if c == nil {
 			return nil, 0, false
 		}
@@ -409,7 +423,7 @@ func (s *session) fromServer(m *message) error {
 	}
 	switch {
 	case m.isResponse():
-		id := string(m.id)
+		id := idKey(m.id)
 		s.mu.Lock()
 		call := s.calls[id]
 		delete(s.calls, id)
@@ -471,7 +485,7 @@ func (s *session) dropDuplicateIDs(m *message) error {
 	var owed [][]byte
 	s.mu.Lock()
 	for _, raw := range ids {
-		id := string(raw)
+		id := idKey(raw)
 		if c := s.calls[id]; c != nil {
 			if !c.cancelled {
 				owed = append(owed, raw)
@@ -548,7 +562,7 @@ func (s *session) refuseDeepFromServer(m *message) error {
 // names, which cannot be forwarded for why, with an error: the request still
 // gets exactly one answer. A response to no pending request is dropped.
 func (s *session) answerInPlace(m *message, why string) error {
-	id := string(m.id)
+	id := idKey(m.id)
 	s.mu.Lock()
 	call := s.calls[id]
 	delete(s.calls, id)
@@ -634,4 +648,122 @@ func splitBatch(raw []byte) [][]byte {
 func envelopeOf(raw []byte, max int) (*message, error) {
 	r := newReader(bytes.NewReader(append(slices.Clone(raw), '\n')), max, len(raw)+16)
 	return r.next(nil)
+}
+
+// idKey is the key by which a JSON-RPC id (or a progress token) is
+// matched, its raw JSON given: ids match by value, not by their bytes, so
+// that a server answering id 1 as 1.0 or 1e0 answers it (JSON has one
+// number type; a peer that decodes it into a float writes it back as it
+// likes), and a string never matches a number ("1" is not 1). A number's
+// key is its exact decimal value (no float rounding: 9007199254740993 is
+// not 9007199254740992); a string's is its decoded text after a quote; any
+// other JSON is its bytes.
+func idKey(raw []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		if bytes.IndexByte(raw, '\\') < 0 && len(raw) >= 2 && raw[len(raw)-1] == '"' {
+			return string(raw[:len(raw)-1])
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return string(raw)
+		}
+		return `"` + s
+	case c == '-' || (c >= '0' && c <= '9'):
+		if k, ok := numberKey(raw); ok {
+			return k
+		}
+	}
+	return string(raw)
+}
+
+// numberKey returns the canonical form of the JSON number raw: an
+// integer as its decimal digits (without a sign for zero), any other value
+// as its significant digits and a power of ten ("15e-1" for 1.5 and
+// 0.15e1). It reports false for what is not a JSON number.
+func numberKey(raw []byte) (string, bool) {
+	i := 0
+	neg := raw[0] == '-'
+	if neg {
+		i++
+	}
+	intStart := i
+	for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+		i++
+	}
+	intDigits := raw[intStart:i]
+	if len(intDigits) == 0 || (len(intDigits) > 1 && intDigits[0] == '0') {
+		return "", false
+	}
+	if i == len(raw) && len(intDigits) <= 20 && (intDigits[0] != '0' || !neg) {
+		// The usual id, an integer as written, is already canonical: no
+		// allocation but the key's.
+		return string(raw), true
+	}
+	var frac []byte
+	if i < len(raw) && raw[i] == '.' {
+		i++
+		start := i
+		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return "", false
+		}
+		frac = raw[start:i]
+	}
+	exp := 0
+	if i < len(raw) && (raw[i] == 'e' || raw[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(raw) && (raw[i] == '+' || raw[i] == '-') {
+			eneg = raw[i] == '-'
+			i++
+		}
+		start := i
+		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+			// Clamped: ids whose exponents differ only past a billion
+			// are taken as equal, which no peer writes.
+			exp = min(exp*10+int(raw[i]-'0'), 1e9)
+			i++
+		}
+		if i == start {
+			return "", false
+		}
+		if eneg {
+			exp = -exp
+		}
+	}
+	if i != len(raw) {
+		return "", false
+	}
+	digits := append(append([]byte(nil), intDigits...), frac...)
+	exp -= len(frac)
+	digits = bytes.TrimLeft(digits, "0")
+	if len(digits) == 0 {
+		return "0", true
+	}
+	for digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+		exp++
+	}
+	var b []byte
+	if neg {
+		b = append(b, '-')
+	}
+	b = append(b, digits...)
+	switch {
+	case exp >= 0 && exp <= 64:
+		// An integer: written out, as one written without a fraction is.
+		for range exp {
+			b = append(b, '0')
+		}
+	default:
+		b = append(b, 'e')
+		b = strconv.AppendInt(b, int64(exp), 10)
+	}
+	return string(b), true
 }

@@ -1,0 +1,4 @@
+package mcpproxy
+
+// IDKey exposes idKey to the black-box tests.
+var IDKey = idKey

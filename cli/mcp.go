@@ -244,6 +244,44 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	if err != nil {
 		return configError(stderr, err)
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	dial := func(ctx context.Context) (mcpproxy.Conn, error) {
+		if f.url != "" {
+			var opts []mcpproxy.HTTPClientOption
+			if f.forwardAuth {
+				opts = append(opts, mcpproxy.ForwardAuth())
+			}
+			return mcpproxy.DialHTTP(ctx, f.url, httpHeaders(f.headers), logger, opts...)
+		}
+		cmd := exec.Command(f.command[0], f.command[1:]...)
+		cmd.Env = env
+		cmd.Stderr = stderr // the server's logs join ours; stdout is the protocol
+		return mcpproxy.Command(cmd, mcpGrace)
+	}
+	server := f.url
+	if server == "" {
+		server = f.command[0]
+	}
+
+	// Over stdio the server is started as soon as the limits are known
+	// to be valid: its start-up (a runtime, an interpreter, npx) is most
+	// of a session's start, and the rest of the proxy's own (the store's
+	// index, the proxy, the watch) is done while it starts, not before.
+	var upstream mcpproxy.Conn
+	if f.listen == "" {
+		if upstream, err = dial(ctx); err != nil {
+			fmt.Fprintf(stderr, "toolcap mcp: %s: %s\n", server, oneLine(err.Error()))
+			return exitFailed
+		}
+		// Until Serve owns it: a failure below stops the server again.
+		defer func() {
+			if upstream != nil {
+				_ = upstream.Close()
+			}
+		}()
+	}
+
 	opts := mcpproxy.Options{
 		Manifest:        res.Manifest,
 		Logger:          logger,
@@ -290,32 +328,12 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		applied(res.Manifest)
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	go watchManifests(ctx, &f.layers, env, logger, proxy, applied)
 	if metrics != nil {
 		if err := serveMetrics(ctx, metrics, f.metrics, f.token, logger); err != nil {
 			fmt.Fprintf(stderr, "toolcap mcp: %s\n", oneLine(err.Error()))
 			return exitFailed
 		}
-	}
-
-	dial := func(ctx context.Context) (mcpproxy.Conn, error) {
-		if f.url != "" {
-			var opts []mcpproxy.HTTPClientOption
-			if f.forwardAuth {
-				opts = append(opts, mcpproxy.ForwardAuth())
-			}
-			return mcpproxy.DialHTTP(ctx, f.url, httpHeaders(f.headers), logger, opts...)
-		}
-		cmd := exec.Command(f.command[0], f.command[1:]...)
-		cmd.Env = env
-		cmd.Stderr = stderr // the server's logs join ours; stdout is the protocol
-		return mcpproxy.Command(cmd, mcpGrace)
-	}
-	server := f.url
-	if server == "" {
-		server = f.command[0]
 	}
 
 	if f.listen != "" {
@@ -335,13 +353,10 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		}, f.maxConns, stderr, logger)
 	}
 
-	upstream, err := dial(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolcap mcp: %s: %s\n", server, oneLine(err.Error()))
-		return exitFailed
-	}
 	logger.Debug("relaying", "server", server)
-	err = proxy.Serve(ctx, mcpproxy.StreamConn(stdioConn{stdin, stdout}), upstream)
+	conn := upstream
+	upstream = nil // Serve closes it
+	err = proxy.Serve(ctx, mcpproxy.StreamConn(stdioConn{stdin, stdout}), conn)
 	switch {
 	case err == nil:
 		return exitOK

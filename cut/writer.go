@@ -116,7 +116,7 @@ func (w *Writer) put(p []byte) {
 		if w.n <= JSONMaxInput(w.limit) {
 			// While the whole input is held, the head window is its
 			// prefix (see prefix): one copy of the input, not two.
-			w.json = appendDoubling(w.json, p, JSONMaxInput(w.limit))
+			w.json = appendJSON(w.json, p, w.win, JSONMaxInput(w.limit))
 		} else {
 			// The head window is taken from what was held, then kept on
 			// its own below.
@@ -157,18 +157,34 @@ func appendBounded(b, p []byte, most int) []byte {
 	return append(b, p...)
 }
 
-// appendDoubling appends p to b, doubling b's capacity as it grows, to at
-// most most bytes (len(b)+len(p) must be within it). append grows a large
-// slice by a quarter at a time: holding a document of 8 MiB then allocates
-// and copies about five times its size, where doubling allocates twice it,
-// and the capacity not yet written to is never touched.
-func appendDoubling(b, p []byte, most int) []byte {
-	if len(b)+len(p) > cap(b) {
-		nb := make([]byte, len(b), min(most, max(2*cap(b), len(b)+len(p), 4096)))
-		copy(nb, b)
-		b = nb
+// appendJSON appends p to b, the document a KeepJSON Writer holds, growing
+// b to at most most bytes (len(b)+len(p) must be within it). Each buffer
+// it outgrows stays in the process's memory (a short process never gets
+// it back), so the sizes are chosen for the sum: b doubles up to 1 MiB;
+// past it, it grows straight to win, the limit's window, while the input
+// may still fit the limit (a document that fits is then held in one
+// buffer of its final size), and otherwise doubles, going straight to most
+// from the step that would reach half of it. An 8 MB document at a 1 MiB
+// limit (most 8 MiB) takes buffers of 1, 2 and 8 MiB, where doubling took
+// 1, 2, 4 and 8; at an 8 MiB limit, 1 and 8 MiB. (append grows a large
+// slice by a quarter at a time: about five times the document.) The
+// capacity not yet written to is never touched.
+func appendJSON(b, p []byte, win, most int) []byte {
+	need := len(b) + len(p)
+	if need <= cap(b) {
+		return append(b, p...)
 	}
-	return append(b, p...)
+	size := max(2*cap(b), need, 4096)
+	switch {
+	case size <= 1<<20:
+	case need <= win:
+		size = max(win, need)
+	case size >= most/2:
+		size = most
+	}
+	nb := make([]byte, len(b), min(most, size))
+	copy(nb, b)
+	return append(nb, p...)
 }
 
 // writeRing keeps the last win bytes of the content, p being its latest.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"unsafe"
+
+	"github.com/toolcap/toolcap/internal/hugepage"
 )
 
 // Writer cuts content that arrives in pieces, such as a tool's output read
@@ -151,6 +153,7 @@ func appendBounded(b, p []byte, most int) []byte {
 			size = most
 		}
 		nb := make([]byte, len(b), min(most, size))
+		hugepage.Advise(nb) // a window of megabytes is filled from here on
 		copy(nb, b)
 		b = nb
 	}

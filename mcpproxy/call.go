@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/hugepage"
 	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
 	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/shape"
@@ -361,6 +362,7 @@ func (res *callResult) materialize(teed [][]byte) {
 	if len(res.text.head) == 0 {
 		// What the head takes is known: one allocation of that size.
 		res.text.head = make([]byte, 0, hold)
+		hugepage.Advise(res.text.head)
 	}
 	var pos int64
 	emit := func(p []byte) {
@@ -373,7 +375,10 @@ func (res *callResult) materialize(teed [][]byte) {
 		}
 		pos += int64(len(p))
 	}
-	br := bufio.NewReaderSize(nil, readBuffer)
+	// Valid UTF-8 as it was read (nothing replaced), a text decodes again
+	// straight from the copy, in place, not checked twice.
+	direct := res.sc.Replaced() == 0
+	var br *bufio.Reader
 	var cur partsCursor
 	for i, at := range res.spans {
 		if pos >= total {
@@ -384,6 +389,13 @@ func (res *callResult) materialize(teed [][]byte) {
 		}
 		// Each text from its opening quote, to its closing one or to the
 		// end of the copy, for the text being read.
+		if direct {
+			wire.DecodeParts(teed, at, emit)
+			continue
+		}
+		if br == nil {
+			br = bufio.NewReaderSize(nil, readBuffer)
+		}
 		br.Reset(cur.from(teed, at))
 		_, _ = wire.NewScanner(br).String(emit)
 	}

@@ -215,8 +215,8 @@ func openHookStore(ctx context.Context, layers *layerFlags, env []string, logger
 // hookMemoryLimit is the heap size at which the hook collects garbage,
 // and more by 8 times what the tool's policy holds of a streamed text
 // (shape.Policy.Hold). A payload the hook holds whole (at most
-// claudecode.StreamAbove, 8 MiB) costs it about 3.4 times its length for
-// valid UTF-8, under 30 MiB; a longer one is streamed in memory bounded by
+// claudecode.StreamAbove, 8 MiB) costs it under 30 MiB (the buffer of the
+// bound, 10 MiB, counted whole); a longer one is streamed in memory bounded by
 // the limits, and this bounds the garbage its reading leaves. The limit is
 // soft: past it the collector runs, as it would with its default setting,
 // which costs time, not the hook's failure.

@@ -81,15 +81,20 @@ func Size(blocks []Block) int {
 // result without text blocks has no text to cut: it is neither measured
 // nor cut as a text.
 func JoinText(blocks []Block) (string, bool) {
-	n, count := 0, 0
+	n, count, only := 0, 0, ""
 	for _, b := range blocks {
 		if b.Kind == BlockText {
 			n += len(b.Text)
 			count++
+			only = b.Text
 		}
 	}
-	if count == 0 {
+	switch count {
+	case 0:
 		return "", false
+	case 1:
+		// One text is its own join: no copy of what may be megabytes.
+		return only, true
 	}
 	var sb strings.Builder
 	sb.Grow(n + (count-1)*len(TextSeparator))

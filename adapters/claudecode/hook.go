@@ -3,7 +3,6 @@ package claudecode
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -644,24 +643,6 @@ func markParts(tool string, out json.RawMessage, parts []part, mark func(part, s
 	o.m["content"] = enc
 	enc, err = o.encode()
 	return enc, err == nil
-}
-
-// writeString writes s to w through a small buffer: a string of any size
-// is written without a copy of it whole.
-func writeString(w io.Writer, s string) error {
-	if sw, ok := w.(io.StringWriter); ok {
-		_, err := sw.WriteString(s)
-		return err
-	}
-	buf := make([]byte, min(len(s), 256<<10))
-	for len(s) > 0 {
-		n := copy(buf, s)
-		if _, err := w.Write(buf[:n]); err != nil {
-			return err
-		}
-		s = s[n:]
-	}
-	return nil
 }
 
 // openEntry creates the store entry that is to keep file, for in's

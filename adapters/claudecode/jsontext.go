@@ -32,6 +32,10 @@ type decoder struct {
 	// st is the stream a streamed output was read by, whose long texts
 	// its placeholders stand for (long.go); nil for an output held whole.
 	st *respStream
+	// spare is memory a long string is decoded into while it fits: the
+	// bytes of the payload's buffer past the payload (readPrefix), pages
+	// the payload's own adjoin, not fresh ones of their own.
+	spare []byte
 }
 
 // rawKey names a JSON value by where it sits in memory.
@@ -64,9 +68,10 @@ func (d *decoder) str(raw []byte) (string, error) {
 	if s, ok := d.strs[k]; ok {
 		return s, nil
 	}
-	s, err := unquote(raw)
+	s, used, err := unquoteTo(d.spare, raw)
 	if err == nil {
 		d.strs[k] = s
+		d.spare = d.spare[used:]
 	}
 	return s, err
 }
@@ -88,23 +93,54 @@ var errNotString = errors.New("not a JSON string")
 // encoding/json decodes one: invalid UTF-8 and unpaired surrogates become
 // U+FFFD, a control character or a bad escape is an error.
 func unquote(raw []byte) (string, error) {
+	s, _, err := unquoteTo(nil, raw)
+	return s, err
+}
+
+// unquoteTo is unquote, decoding into dst when the string, as written,
+// fits in it: used is how many bytes of dst the string took (0 when it
+// went to memory of its own, which a string that decodes longer than
+// written does, after writing its head to dst). Nothing past the
+// string's length as written is written to dst.
+func unquoteTo(dst, raw []byte) (s string, used int, err error) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", errNotString
+		return "", 0, errNotString
 	}
-	s := raw[1 : len(raw)-1]
-	i := plainRun(s, 0)
-	if i == len(s) {
-		return string(s), nil
+	w := raw[1 : len(raw)-1]
+	i := plainRun(w, 0)
+	if i == len(w) && len(w) > len(dst) {
+		return string(w), 0, nil
 	}
 	// Decoded, a string is no longer than written, but for invalid UTF-8
-	// (a byte becomes U+FFFD's three): append grows b only then.
-	b := make([]byte, i, len(s))
-	copy(b, s[:i])
+	// (a byte becomes U+FFFD's three): append grows b only then, into
+	// memory of its own.
+	var b []byte
+	if len(w) <= len(dst) {
+		b = dst[:i:len(w)]
+	} else {
+		b = make([]byte, i, len(w))
+	}
+	copy(b, w[:i])
+	b, err = decodeRest(b, w, i)
+	if err != nil {
+		return "", 0, err
+	}
+	if len(b) > 0 && len(w) <= len(dst) && unsafe.SliceData(b) == unsafe.SliceData(dst) {
+		used = len(b)
+	}
+	// b is not written again: the string can share its memory, as
+	// strings.Builder's does, rather than copy a text of any size.
+	return unsafe.String(unsafe.SliceData(b), len(b)), used, nil
+}
+
+// decodeRest appends to b the decoding of s from s[i] on, s being a JSON
+// string's bytes between its quotes.
+func decodeRest(b, s []byte, i int) ([]byte, error) {
 	for i < len(s) {
 		switch c := s[i]; {
 		case c == '\\':
 			if i+1 >= len(s) {
-				return "", errNotString
+				return nil, errNotString
 			}
 			switch e := s[i+1]; e {
 			case '"', '\\', '/':
@@ -122,7 +158,7 @@ func unquote(raw []byte) (string, error) {
 			case 'u':
 				r, ok := hex4(s[i+2:])
 				if !ok {
-					return "", fmt.Errorf("%w: bad \\u escape", errNotString)
+					return nil, fmt.Errorf("%w: bad \\u escape", errNotString)
 				}
 				if utf16.IsSurrogate(r) {
 					// A pair makes one rune; anything else is U+FFFD and
@@ -141,11 +177,11 @@ func unquote(raw []byte) (string, error) {
 				b = utf8.AppendRune(b, r)
 				i += 4
 			default:
-				return "", fmt.Errorf("%w: bad escape \\%c", errNotString, e)
+				return nil, fmt.Errorf("%w: bad escape \\%c", errNotString, e)
 			}
 			i += 2
 		case c == '"' || c < 0x20:
-			return "", fmt.Errorf("%w: unescaped %q", errNotString, c)
+			return nil, fmt.Errorf("%w: unescaped %q", errNotString, c)
 		case c < utf8.RuneSelf:
 			j := plainRun(s, i)
 			b = append(b, s[i:j]...)
@@ -160,9 +196,7 @@ func unquote(raw []byte) (string, error) {
 			i += size
 		}
 	}
-	// b is not written again: the string can share its memory, as
-	// strings.Builder's does, rather than copy a text of any size.
-	return unsafe.String(unsafe.SliceData(b), len(b)), nil
+	return b, nil
 }
 
 // plainRun returns the end of the run of bytes from s[i] that a JSON

@@ -224,7 +224,25 @@ func (d *decoder) content(blocks []shape.Block, p shape.Policy, tail shape.Note)
 			anyLong = anyLong || d.long(b.Text) != nil
 		}
 	}
-	if !anyLong {
+	switch {
+	case !anyLong && len(texts) == 1:
+		// shape.Content, but for the joined text, which is the one
+		// text itself, not a copy of it (a fresh megabyte for a long
+		// one). Fit joins the text blocks again: a text that a stream
+		// would leave out (longer than hold) and that is cut goes to it
+		// as a streamed one does, as its stand-in, which Fit reads as it
+		// reads the text.
+		out, t, changed := shape.Text(texts[0], p)
+		if head, hold := standIn(p); changed && len(texts[0]) > hold {
+			blocks = slices.Clone(blocks)
+			for i := range blocks {
+				if blocks[i].Kind == shape.BlockText {
+					blocks[i].Text = texts[0][:head]
+				}
+			}
+		}
+		return shape.Fit(blocks, shape.Joined{Text: &out, Cut: t}, p, tail, nil)
+	case !anyLong:
 		return shape.Content(blocks, p, tail)
 	}
 	st := d.st
@@ -371,7 +389,10 @@ var errNotStreamed = errors.New("the kept texts are not those streamed")
 // spooled ones).
 func (f *keptFile) writeTo(e rest.Entry) error {
 	if f.parts == nil {
-		return writeString(e, f.s)
+		// Written from the decoded text itself: a copy would touch as
+		// many fresh pages again.
+		_, err := e.Write(stringBytes(f.s))
+		return err
 	}
 	st := f.d.st
 	texts := make([]string, len(f.parts))
@@ -394,7 +415,7 @@ func (f *keptFile) writeTo(e rest.Entry) error {
 		lt := f.d.long(t)
 		switch {
 		case lt == nil:
-			if err := writeString(e, t); err != nil {
+			if _, err := e.Write(stringBytes(t)); err != nil {
 				return err
 			}
 		case lt.spool != nil:

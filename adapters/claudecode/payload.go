@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"unsafe"
+
+	"github.com/toolcap/toolcap/internal/hugepage"
 )
 
 // EventPostToolUse is the hook_event_name of the payload Claude Code sends
@@ -108,7 +111,7 @@ const readChunk = 64 << 10
 // readBounded reads r to its end into one slice of exactly its length,
 // at most limit bytes (tooLarge past them).
 func readBounded(r io.Reader, limit int) ([]byte, error) {
-	data, more, err := readPrefix(r, limit)
+	data, _, more, err := readPrefix(r, limit)
 	if err == nil && more != nil {
 		err = tooLarge(limit)
 	}
@@ -116,48 +119,65 @@ func readBounded(r io.Reader, limit int) ([]byte, error) {
 }
 
 // readPrefix reads r to its end into one slice of exactly its length while
-// it is at most limit bytes long. When it goes on, it returns instead more,
-// which reads it from its start: what was read of it (more than limit
-// bytes), then the rest of r. A reader that knows its length (a file, a
-// bytes.Reader) is read into a slice of that length; any other (a pipe, as
-// Claude Code gives a hook) into chunks, each a quarter of what was read
-// before it, which are joined at the end: at most about 2.25 times the
-// payload is allocated, against 2.4 to 5 times for io.ReadAll.
-func readPrefix(r io.Reader, limit int) (data []byte, more io.Reader, err error) {
-	size := readChunk
-	if n, ok := knownLen(r); ok && n < limit {
-		size = n + 1 // one more byte sees the end
+// it is at most limit bytes long, and returns with it spare, the bytes of
+// its buffer past it, in which the payload's long strings can be decoded
+// (decoder.spare). When r goes on, it returns instead more, which reads it
+// from its start: what was read of it (more than limit bytes), then the
+// rest of r.
+//
+// A reader that knows its length (a file, a bytes.Reader) is read into a
+// buffer of that length and as many bytes again of spare; any other (a
+// pipe, as Claude Code gives a hook) into a first chunk of readChunk bytes
+// and, when it goes on, into one buffer of the bound (payloadBuf,
+// StreamAbove bytes at most, doubled past them for ReadInput's). Nothing
+// is copied but the first chunk: a short process (the hook) pays for each
+// page of memory it touches first, a fault, and a buffer of the bound
+// costs it only the pages the payload fills, where chunks joined or a
+// slice grown by doubling touch about twice the payload.
+func readPrefix(r io.Reader, limit int) (data, spare []byte, more io.Reader, err error) {
+	var buf []byte
+	if n, ok := knownLen(r); ok && n < limit && n >= readChunk {
+		// One more byte sees the end; as many again are the spare.
+		buf = payloadBuf(2*n + 1)
+	} else if ok && n < limit {
+		buf = make([]byte, n+1)
+	} else {
+		buf = make([]byte, min(readChunk, limit+1))
 	}
-	var chunks [][]byte
-	buf, total := make([]byte, size), 0
-	for {
-		n, err := io.ReadFull(r, buf)
-		total += n
-		if total > limit {
-			readers := make([]io.Reader, 0, len(chunks)+2)
-			for _, c := range chunks {
-				readers = append(readers, bytes.NewReader(c))
-			}
-			return nil, io.MultiReader(append(readers, bytes.NewReader(buf[:n]), r)...), nil
-		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			buf = buf[:n]
-			break
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading the payload: %w", err)
-		}
-		chunks = append(chunks, buf)
-		buf = make([]byte, min(max(total/4, readChunk), limit+1-total))
+	n, err := io.ReadFull(r, buf)
+	for err == nil && n <= limit {
+		// Longer than the buffer: the rest goes after what was read.
+		next := payloadBuf(min(limit, max(StreamAbove, 2*n)) + 1)
+		copy(next, buf[:n])
+		var m int
+		m, err = io.ReadFull(r, next[n:])
+		buf, n = next, n+m
 	}
-	if len(chunks) == 0 {
-		return buf, nil, nil
+	switch {
+	case n > limit:
+		return nil, nil, io.MultiReader(bytes.NewReader(buf[:n]), r), nil
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return buf[:n:n], buf[n:], nil, nil
 	}
-	data = make([]byte, 0, total)
-	for _, c := range chunks {
-		data = append(data, c...)
-	}
-	return append(data, buf...), nil, nil
+	return nil, nil, nil, fmt.Errorf("reading the payload: %w", err)
+}
+
+// payloadBuf returns a buffer of n bytes for a payload longer than
+// readChunk, which starts on a huge page's boundary and which the system
+// is advised to back with huge pages (hugepage.Advise): where a fault of each
+// 4 KiB page costs a few microseconds (more in a virtual machine), the
+// payload and its decoded text, a megabyte each, cost a few faults
+// rather than hundreds. In a fresh process the buffer is memory fresh
+// from the system, which the runtime does not clear: what the payload
+// does not fill is never touched.
+func payloadBuf(n int) []byte {
+	b := make([]byte, n+hugepage.Size)
+	// The first boundary past the allocation's first byte: a huge page
+	// is used only where no small page was touched before the advice.
+	off := hugepage.Size - int(uintptr(unsafe.Pointer(unsafe.SliceData(b)))%hugepage.Size)
+	b = b[off : off+n : off+n]
+	hugepage.Advise(b)
+	return b
 }
 
 // knownLen returns the bytes left in r when r knows them.

@@ -23,9 +23,11 @@ import (
 )
 
 // StreamAbove is the payload length past which [Hook.ReadCap] streams the
-// payload rather than hold it: 8 MiB. A payload held whole costs about 3.4
-// times its length at its peak (the bytes read, the decoded output, the
-// cut), so one of 8 MiB stays under 30 MiB; a streamed one costs what the
+// payload rather than hold it: 8 MiB. A payload held whole costs the
+// buffer it is read into (8 MiB and 2 MiB for alignment, of which a
+// process touches only what the payload and the decoded output it holds
+// fill), the decoded output that does not fit there and the cut, so one
+// of 8 MiB stays under 30 MiB; a streamed one costs what the
 // tool's limits make it hold (see ReadCap), a few times the limit, whatever
 // its length, but one more pass over its bytes. Claude Code saves outputs
 // this long to files itself, so payloads past the bound are rare: holding
@@ -93,6 +95,12 @@ func (e *SetupError) Unwrap() error { return e.Err }
 // session_id comes after the tool output, the output is first copied to a
 // private temporary file, then read from it.
 //
+// ReadCap is sized for a process that handles one payload, as the hook
+// does: a payload over 64 KiB read from a pipe goes into one buffer of
+// the bound ([StreamAbove] and 2 MiB more), of which only the pages the
+// payload fills are touched. A long-running program that already holds
+// the payload's bytes calls Cap, which allocates in proportion to them.
+//
 // The error is the payload's, in words a user can act on, as ReadInput's
 // ([ErrPayloadTooLarge] past MaxPayload); a *[SetupError] when setup
 // failed; or Cap's, prefixed with the tool's name.
@@ -101,7 +109,7 @@ func (h *Hook) ReadCap(r io.Reader, setup func(tool string) (Setup, error)) (Cap
 	if h != nil && h.streamAbove > 0 {
 		above = h.streamAbove
 	}
-	data, more, err := readPrefix(r, above)
+	data, spare, more, err := readPrefix(r, above)
 	if err != nil {
 		return Capped{}, err
 	}
@@ -117,7 +125,11 @@ func (h *Hook) ReadCap(r io.Reader, setup func(tool string) (Setup, error)) (Cap
 		return Capped{Input: in}, &SetupError{Err: err}
 	}
 	hk := &Hook{Store: s.Store, Logger: h.logger()}
-	out, t, changed, err := hk.Cap(in, s.Policy)
+	// The output's long strings are decoded after the payload, in its
+	// buffer.
+	d := newDecoder()
+	d.spare = spare
+	out, t, changed, err := hk.cap(d, in, s.Policy)
 	if err != nil {
 		return Capped{Input: in}, fmt.Errorf("tool_response of %s: %w", in.ToolName, err)
 	}
@@ -517,17 +529,25 @@ type fieldState struct {
 	long *longText // its long text
 }
 
+// standIn returns, for an output under p, the length of a long text's
+// stand-in (its head: what a cut looks at of it) and the decoded length
+// past which a string is a long text.
+func standIn(p shape.Policy) (head, hold int) {
+	head = max(4096, 2*max(p.MaxBytes, 0)+64)
+	hold = max(head+1, 64<<10)
+	if p.HoldsTokens() {
+		// A text counted whole under the token limit is held whole.
+		hold = max(hold, cut.TokenWindow(p.MaxTokens))
+	}
+	return head, hold
+}
+
 // newRespStream returns the reader of a tool output of tool, in scope,
 // under s, from src.
 func newRespStream(src *source, tool, scope string, s Setup) *respStream {
 	p := s.Policy
 	limit := max(p.MaxBytes, 0)
-	head := max(4096, 2*limit+64)
-	hold := max(head+1, 64<<10)
-	if p.HoldsTokens() {
-		// A text counted whole under the token limit is held whole.
-		hold = max(hold, cut.TokenWindow(p.MaxTokens))
-	}
+	head, hold := standIn(p)
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
 	rs := &respStream{

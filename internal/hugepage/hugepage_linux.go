@@ -5,10 +5,6 @@ import (
 	"unsafe"
 )
 
-// hugePage is the size of a transparent huge page on the platforms Go
-// runs Linux on with them (x86-64, arm64 with 4 KiB pages).
-const hugePage = 2 << 20
-
 // Advise asks the kernel to back b, a buffer just allocated and not
 // yet written, with transparent huge pages where it can (the 2 MiB-aligned
 // stretches b covers whole), where the system leaves that to the program
@@ -18,13 +14,13 @@ const hugePage = 2 << 20
 // to be copied and decoded (issue 23). It is advice: an error is ignored,
 // and memory is what it would be but for the last huge page's unused part.
 func Advise(b []byte) {
-	if cap(b) < 2*hugePage {
+	if cap(b) < Size {
 		return
 	}
 	b = b[:cap(b)]
 	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	from := (start+hugePage-1)&^(hugePage-1) - start
-	to := (start+uintptr(len(b)))&^(hugePage-1) - start
+	from := (start+Size-1)&^(Size-1) - start
+	to := (start+uintptr(len(b)))&^(Size-1) - start
 	if to <= from {
 		return
 	}

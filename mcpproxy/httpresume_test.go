@@ -39,33 +39,14 @@ func (u *ctlUpstream) dial(context.Context) (mcpproxy.Conn, error) {
 	u.w = serverEnd
 	u.mu.Unlock()
 	go func() {
-		sr := bufio.NewReaderSize(serverEnd.r, 1<<20)
-		for {
-			l, err := sr.ReadString('\n')
-			if err != nil {
-				return
-			}
-			var m struct {
-				ID     json.RawMessage
-				Method string
-				Params struct {
-					Meta struct {
-						ProgressToken json.RawMessage `json:"progressToken"`
-					} `json:"_meta"`
-				}
-			}
-			if json.Unmarshal([]byte(l), &m) != nil || m.ID == nil || m.Method == "" {
-				continue
-			}
-			req := hsRequest{ID: string(m.ID), Method: m.Method, Token: string(m.Params.Meta.ProgressToken)}
+		hsRequests(serverEnd.r, func(req hsRequest) bool {
 			if req.Method == "initialize" {
-				if _, err := io.WriteString(serverEnd, hsResult(req.ID)+"\n"); err != nil {
-					return
-				}
-				continue
+				_, err := io.WriteString(serverEnd, hsResult(req.ID)+"\n")
+				return err == nil
 			}
 			u.reqs <- req
-		}
+			return true
+		})
 	}()
 	return mcpproxy.StreamConn(proxyUp), nil
 }

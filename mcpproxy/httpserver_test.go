@@ -48,25 +48,7 @@ func (u *hsUpstream) dial(context.Context) (mcpproxy.Conn, error) {
 	u.dialed.Add(1)
 	go func() {
 		defer u.ended.Add(1)
-		sr := bufio.NewReaderSize(serverEnd.r, 1<<20)
-		for {
-			l, err := sr.ReadString('\n')
-			if err != nil {
-				return
-			}
-			var m struct {
-				ID     json.RawMessage
-				Method string
-				Params struct {
-					Meta struct {
-						ProgressToken json.RawMessage `json:"progressToken"`
-					} `json:"_meta"`
-				}
-			}
-			if json.Unmarshal([]byte(l), &m) != nil || m.ID == nil || m.Method == "" {
-				continue
-			}
-			req := hsRequest{ID: string(m.ID), Method: m.Method, Token: string(m.Params.Meta.ProgressToken)}
+		hsRequests(serverEnd.r, func(req hsRequest) bool {
 			var out []string
 			if u.script != nil {
 				out = u.script(req)
@@ -76,12 +58,41 @@ func (u *hsUpstream) dial(context.Context) (mcpproxy.Conn, error) {
 			}
 			for _, o := range out {
 				if _, err := io.WriteString(serverEnd, o+"\n"); err != nil {
-					return
+					return false
 				}
 			}
-		}
+			return true
+		})
 	}()
 	return mcpproxy.StreamConn(proxyUp), nil
+}
+
+// hsRequests reads the requests the proxy sends a server from r, a line
+// each, and hands each to serve until it reports false or r ends; other
+// lines (notifications, responses) are skipped.
+func hsRequests(r io.Reader, serve func(hsRequest) bool) {
+	sr := bufio.NewReaderSize(r, 1<<20)
+	for {
+		l, err := sr.ReadString('\n')
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID     json.RawMessage
+			Method string
+			Params struct {
+				Meta struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			}
+		}
+		if json.Unmarshal([]byte(l), &m) != nil || m.ID == nil || m.Method == "" {
+			continue
+		}
+		if !serve(hsRequest{ID: string(m.ID), Method: m.Method, Token: string(m.Params.Meta.ProgressToken)}) {
+			return
+		}
+	}
 }
 
 func hsResult(id string) string {

@@ -419,18 +419,20 @@ func TestHTTPRoutesSessionNotifications(t *testing.T) {
 	tests := []struct {
 		name, msg string
 		onGET     bool // with a GET stream open
+		dropped   bool // on no stream
 	}{
-		{"tools list_changed", `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`, true},
-		{"prompts list_changed", `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{}}`, true},
-		{"resources list_changed", `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`, true},
-		{"roots list_changed", `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`, true},
-		{"resources updated", `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///a"}}`, true},
-		{"a notification MCP does not define", `{"jsonrpc":"2.0","method":"notifications/vendor/thing"}`, true},
-		{"a log line", `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`, false},
-		{"progress", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`, false},
-		{"roots/list", `{"jsonrpc":"2.0","id":"s1","method":"roots/list"}`, false},
-		{"sampling", `{"jsonrpc":"2.0","id":"s2","method":"sampling/createMessage","params":{}}`, false},
-		{"a cancellation", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1"}}`, false},
+		{"tools list_changed", `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`, true, false},
+		{"prompts list_changed", `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{}}`, true, false},
+		{"resources list_changed", `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`, true, false},
+		{"roots list_changed", `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`, true, false},
+		{"resources updated", `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///a"}}`, true, false},
+		{"a notification MCP does not define", `{"jsonrpc":"2.0","method":"notifications/vendor/thing"}`, true, false},
+		{"a log line", `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`, false, false},
+		{"progress", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`, false, false},
+		{"progress of a token no pending request gave", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"q","progress":1}}`, false, true},
+		{"roots/list", `{"jsonrpc":"2.0","id":"s1","method":"roots/list"}`, false, false},
+		{"sampling", `{"jsonrpc":"2.0","id":"s2","method":"sampling/createMessage","params":{}}`, false, false},
+		{"a cancellation", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1"}}`, false, false},
 	}
 	const sentinel = `{"jsonrpc":"2.0","method":"notifications/test/sentinel"}`
 	for _, withGET := range []bool{true, false} {
@@ -478,7 +480,10 @@ func TestHTTPRoutesSessionNotifications(t *testing.T) {
 					}
 				}
 				wantPOST, wantGET := []string{tt.msg, result}, []string(nil)
-				if withGET && tt.onGET {
+				switch {
+				case tt.dropped:
+					wantPOST = []string{result}
+				case withGET && tt.onGET:
 					wantPOST, wantGET = []string{result}, []string{tt.msg}
 				}
 				if diff := cmp.Diff(wantPOST, gotPOST); diff != "" {

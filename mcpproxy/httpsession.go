@@ -223,7 +223,7 @@ func (s *httpSession) route(msg heldMsg, env *message) {
 			"session", s.id, "id", truncID(env.id))
 		return
 	}
-	if env != nil && env.method == "notifications/progress" && len(s.progress) > 0 {
+	if env != nil && env.method == "notifications/progress" {
 		if st := s.progress[idKey([]byte(notifiedToken(msg.flat())))]; st != nil {
 			// Its own request's stream: a client that does not read it
 			// past the bound has it cut off.
@@ -234,6 +234,11 @@ func (s *httpSession) route(msg heldMsg, env *message) {
 			}
 			return
 		}
+		// Its request's stream is gone (answered, cut off, let go), or
+		// its token is no request's of this session: no other stream may
+		// carry it, as its client would take it for its own request's.
+		s.h.p.logger.Debug("dropped a progress notification whose request's POST stream is gone", "session", s.id)
+		return
 	}
 	if env != nil && !relatesToCall(env) && s.get != nil {
 		s.logEvent(msg)
@@ -748,7 +753,13 @@ func (st *eventStream) wrote(conn, n uint64) {
 	st.written = n
 	st.waiting -= moved
 	st.kept += moved
-	replay := st.s.replay.Add(int64(moved))
+	st.trimKept(st.s.replay.Add(int64(moved)))
+}
+
+// trimKept lets go of the oldest events written while those kept for a
+// resumption pass the stream's bound, or replay (the session's total of
+// them) the session's. It requires st.mu.
+func (st *eventStream) trimKept(replay int64) {
 	limit := int64(st.s.h.replayMax)
 	for st.first <= st.written && (st.kept > st.bound || replay > limit) {
 		size := st.events[0].msg.size()
@@ -780,15 +791,30 @@ func (st *eventStream) resume(n uint64) (uint64, string) {
 		st.grace.Stop()
 		st.grace = nil
 	}
-	// What the client did not read waits again.
-	moved := 0
-	for i := n + 1; i <= st.written; i++ {
-		moved += st.events[i-st.first].msg.size()
+	if n > st.written {
+		// The client read events its connection had not recorded as
+		// written (a write that failed part way through a batch, or a
+		// connection superseded while writing): its Last-Event-ID says
+		// so, and they are not sent again.
+		moved := 0
+		for i := st.written + 1; i <= n; i++ {
+			moved += st.events[i-st.first].msg.size()
+		}
+		st.written = n
+		st.waiting -= moved
+		st.kept += moved
+		st.trimKept(st.s.replay.Add(int64(moved)))
+	} else {
+		// What the client did not read waits again.
+		moved := 0
+		for i := n + 1; i <= st.written; i++ {
+			moved += st.events[i-st.first].msg.size()
+		}
+		st.written = n
+		st.kept -= moved
+		st.waiting += moved
+		st.s.replay.Add(-int64(moved))
 	}
-	st.written = min(st.written, n)
-	st.kept -= moved
-	st.waiting += moved
-	st.s.replay.Add(-int64(moved))
 	st.conns++
 	st.conn = st.conns
 	st.signal() // the superseded connection returns

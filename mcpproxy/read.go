@@ -139,6 +139,11 @@ type reduceFunc func(m *message) (calls []*pendingCall, retain int, certain bool
 // that is not a message, and the reader's error (io.EOF at the end) when
 // there are no more.
 func (r *reader) next(reduce reduceFunc) (*message, error) {
+	// The scanner's copy of the message (up to --max-message and more for
+	// a result, in chunks) is the message's once it is read: the scanner
+	// lets go of it here rather than at the next message's start, so that
+	// a session that goes idle after a large result does not hold it.
+	defer r.sc.Reset()
 	for {
 		c, err := r.sc.Peek()
 		if err != nil {

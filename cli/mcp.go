@@ -101,6 +101,7 @@ type mcpFlags struct {
 	// The bounds of --listen's sessions.
 	maxSessions int
 	maxConns    int
+	maxConnsSet bool // --max-conns was given, not its default
 	publicURL   string
 	sessionIdle time.Duration
 	// forwardAuth passes each client's Authorization on to --url.
@@ -225,6 +226,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	}
 	f.command = fs.Args()
 	fs.Visit(func(fl *flag.Flag) {
+		f.maxConnsSet = f.maxConnsSet || fl.Name == "max-conns"
 		if fl.Name == "max-sessions" || fl.Name == "max-conns" || fl.Name == "session-idle" || fl.Name == "forward-auth" || fl.Name == "public-origin" {
 			f.listenOnly = append(f.listenOnly, fl.Name)
 		}
@@ -341,6 +343,10 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		if f.forwardAuth {
 			token = "" // the clients' Authorization is the upstream's; --token guards /metrics
 		}
+		conns, warning := fitConns(f.maxConns, f.maxSessions, f.maxConnsSet, openFileLimit())
+		if warning != "" {
+			logger.Warn(warning)
+		}
 		return serveHTTP(ctx, proxy, f.listen, mcpproxy.HTTPOptions{
 			Token:           token,
 			ForwardAuth:     f.forwardAuth,
@@ -350,7 +356,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 			MaxMessageBytes: f.maxMsg,
 			MaxSessions:     f.maxSessions,
 			SessionIdle:     f.sessionIdle,
-		}, f.maxConns, stderr, logger)
+		}, conns, stderr, logger)
 	}
 
 	logger.Debug("relaying", "server", server)

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"fmt"
 	"net"
 	"sync"
 )
@@ -61,4 +62,34 @@ func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)
 	return err
+}
+
+// Descriptors a session may hold besides its client connections: its
+// server's pipes (three) and the handle the proxy waits on it by, or a
+// --url session's connections; and those of the proxy itself (its
+// listener, its logs, the manifests it watches, the store).
+const (
+	fdsPerSession = 4
+	fdsReserved   = 32
+)
+
+// fitConns returns the --max-conns to serve with under an open-file limit
+// of nofile (0: unknown), and a warning when the limit cannot hold conns
+// client connections beside sessions sessions' servers: conns itself
+// when it fits; lowered to fit when it is the default (set is false),
+// never below 16; as given, with the warning, when it was set. The proxy
+// that ran out of descriptors could not start a session's server, nor
+// accept, while connections waited (a limit of 256, as `ulimit -n 256`
+// leaves it, took 256 connections and nothing else).
+func fitConns(conns, sessions int, set bool, nofile uint64) (int, string) {
+	need := uint64(conns) + uint64(sessions)*fdsPerSession + fdsReserved
+	if nofile == 0 || need <= nofile {
+		return conns, ""
+	}
+	room := int64(nofile) - int64(sessions)*fdsPerSession - fdsReserved
+	if set {
+		return conns, fmt.Sprintf("the open-file limit is %d: --max-conns %d and --max-sessions %d need about %d descriptors; raise the limit (ulimit -n) or lower them", nofile, conns, sessions, need)
+	}
+	fitted := int(max(room, 16))
+	return fitted, fmt.Sprintf("the open-file limit is %d: --max-conns lowered from %d to %d so that %d sessions' servers keep their descriptors; raise the limit (ulimit -n) or set --max-conns and --max-sessions", nofile, conns, fitted, sessions)
 }

@@ -746,14 +746,33 @@ func (st *eventStream) wrote(conn, n uint64) {
 	if st.conn != conn || st.ended || n <= st.written {
 		return
 	}
-	moved := 0
-	for i := st.written + 1; i <= n; i++ {
-		moved += st.events[i-st.first].msg.size()
+	st.setWritten(n)
+}
+
+// setWritten moves the stream's mark of what its client has to n: the
+// events up to n are kept only for a resumption from now on, within the
+// bounds (the oldest let go first), and those after it wait to be written
+// (again). It requires st.mu.
+func (st *eventStream) setWritten(n uint64) {
+	bytes := func(from, to uint64) (sum int) {
+		for i := from; i <= to; i++ {
+			sum += st.events[i-st.first].msg.size()
+		}
+		return sum
 	}
+	if n > st.written {
+		moved := bytes(st.written+1, n)
+		st.written = n
+		st.waiting -= moved
+		st.kept += moved
+		st.trimKept(st.s.replay.Add(int64(moved)))
+		return
+	}
+	moved := bytes(n+1, st.written)
 	st.written = n
-	st.waiting -= moved
-	st.kept += moved
-	st.trimKept(st.s.replay.Add(int64(moved)))
+	st.kept -= moved
+	st.waiting += moved
+	st.s.replay.Add(-int64(moved))
 }
 
 // trimKept lets go of the oldest events written while those kept for a
@@ -791,30 +810,11 @@ func (st *eventStream) resume(n uint64) (uint64, string) {
 		st.grace.Stop()
 		st.grace = nil
 	}
-	if n > st.written {
-		// The client read events its connection had not recorded as
-		// written (a write that failed part way through a batch, or a
-		// connection superseded while writing): its Last-Event-ID says
-		// so, and they are not sent again.
-		moved := 0
-		for i := st.written + 1; i <= n; i++ {
-			moved += st.events[i-st.first].msg.size()
-		}
-		st.written = n
-		st.waiting -= moved
-		st.kept += moved
-		st.trimKept(st.s.replay.Add(int64(moved)))
-	} else {
-		// What the client did not read waits again.
-		moved := 0
-		for i := n + 1; i <= st.written; i++ {
-			moved += st.events[i-st.first].msg.size()
-		}
-		st.written = n
-		st.kept -= moved
-		st.waiting += moved
-		st.s.replay.Add(-int64(moved))
-	}
+	// The client's Last-Event-ID says what it has: what it did not read
+	// waits again, and events it read that its connection had not recorded
+	// as written (a write that failed part way through a batch, or a
+	// connection superseded while writing) are not sent again.
+	st.setWritten(n)
 	st.conns++
 	st.conn = st.conns
 	st.signal() // the superseded connection returns

@@ -38,31 +38,52 @@ type command struct {
 	name    string
 	summary string // one line for the help listing
 	run     func(ctx context.Context, o *options, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int
+	// quick marks a command that is short and has nothing to stop
+	// cleanly: Main leaves SIGINT and SIGTERM their default action (the
+	// process ends) rather than cancelling its context. Catching signals
+	// starts the runtime's signal thread, about 5% of a hook process's
+	// CPU, paid on every tool call Claude Code makes; and a hook killed
+	// by its caller must end at once, its output left as it was.
+	quick bool
 }
 
 // commands are the subcommands, in the order the help lists them.
 var commands = []command{
-	{"demo", "run a model's batch of Glob, Read and Grep calls over a tree and show the cap at work", runDemo},
-	{"cap", "cap standard input to the limit a worker applies to one tool", runCap},
-	{"read", "page an output that cap --keep-rest kept, as the read tool pages it for a model", runRead},
-	{"config", "print the limits in force and the layer each came from", runConfig},
-	{"mcp", "run an MCP server behind a proxy that caps its tool results", runMCP},
-	{"hook", "a Claude Code PostToolUse hook that caps the tool output the model reads", runHook},
-	{"version", "print toolcap's version", runVersion},
+	{"demo", "run a model's batch of Glob, Read and Grep calls over a tree and show the cap at work", runDemo, false},
+	{"cap", "cap standard input to the limit a worker applies to one tool", runCap, false},
+	{"read", "page an output that cap --keep-rest kept, as the read tool pages it for a model", runRead, false},
+	{"config", "print the limits in force and the layer each came from", runConfig, false},
+	{"mcp", "run an MCP server behind a proxy that caps its tool results", runMCP, false},
+	{"hook", "a Claude Code PostToolUse hook that caps the tool output the model reads", runHook, true},
+	{"version", "print toolcap's version", runVersion, true},
 }
 
 // Main runs toolcap with the process's arguments, standard streams and
 // environment, and returns the exit code for os.Exit. The first interrupt
 // or SIGTERM cancels the command's context, so it can stop cleanly; a second
-// one kills the process as usual.
+// one kills the process as usual. toolcap hook and toolcap version keep the
+// signals' default action: the first one ends the process.
 func Main(opts ...Option) int {
-	ctx, stop := signal.NotifyContext(context.Background(), shutdownSignals...)
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
-	defer stop()
-	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ(), opts...)
+	args := os.Args[1:]
+	ctx := context.Background()
+	if c, ok := lookup(commandName(args)); !ok || !c.quick {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, shutdownSignals...)
+		go func() {
+			<-ctx.Done()
+			stop()
+		}()
+		defer stop()
+	}
+	return Run(ctx, args, os.Stdin, os.Stdout, os.Stderr, os.Environ(), opts...)
+}
+
+// commandName returns args[0], the command's name, or "" when there is none.
+func commandName(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }
 
 // Run is the whole program, with its inputs and outputs passed in: args

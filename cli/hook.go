@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/claudecode"
 	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/shape"
 )
@@ -120,7 +121,7 @@ func runHook(ctx context.Context, _ *options, args []string, stdin io.Reader, st
 	logger := newLogger(stderr, verbose.level()).Named("toolcap")
 	hook := &claudecode.Hook{Logger: logger}
 	c, err := hook.ReadCap(stdin, func(tool string) (claudecode.Setup, error) {
-		policy, err := hookPolicy(ctx, &layers, env, logger, tool)
+		policy, res, err := hookPolicy(ctx, &layers, env, logger, tool)
 		if err != nil {
 			return claudecode.Setup{}, err
 		}
@@ -129,7 +130,7 @@ func runHook(ctx context.Context, _ *options, args []string, stdin io.Reader, st
 		if policy.KeepRest {
 			// keep_rest is on by default; a store that cannot be opened
 			// leaves the plain marker, never a failed hook.
-			if d, err := openHookStore(ctx, &layers, env, logger); err != nil {
+			if d, err := openHookStore(res, logger); err != nil {
 				logger.Warn("keep_rest: the store could not be opened; the output is cut without keeping the rest", "error", oneLine(err.Error()))
 			} else {
 				s.Store = d
@@ -164,19 +165,20 @@ func runHook(ctx context.Context, _ *options, args []string, stdin io.Reader, st
 // hookPolicy resolves the manifest's layers to tool's policy, with the
 // counter toolcap cap and toolcap mcp count with (counterFor), so that a
 // token cut is the same whichever front end made it, and logs the limit in
-// force.
-func hookPolicy(ctx context.Context, layers *layerFlags, env []string, logger hclog.Logger, tool string) (shape.Policy, error) {
+// force. It returns the resolution too, for the store's settings: the
+// layers are read once per hook process.
+func hookPolicy(ctx context.Context, layers *layerFlags, env []string, logger hclog.Logger, tool string) (shape.Policy, *manifest.Resolution, error) {
 	res, err := layers.resolve(ctx, env, logger)
 	if err != nil {
-		return shape.Policy{}, err
+		return shape.Policy{}, nil, err
 	}
 	policies, err := res.Manifest.Policies()
 	if err != nil {
-		return shape.Policy{}, err
+		return shape.Policy{}, nil, err
 	}
 	counter, err := counterFor(res)
 	if err != nil {
-		return shape.Policy{}, err
+		return shape.Policy{}, nil, err
 	}
 	p := policies.WithCounter(counter).For(tool)
 	_, source := limitFor(res, tool)
@@ -188,18 +190,14 @@ func hookPolicy(ctx context.Context, layers *layerFlags, env []string, logger hc
 		fields = append(fields, "limit_tokens", p.MaxTokens, "tokenizer", res.Manifest.Limits().TokenizerName())
 	}
 	logger.Info("limit in force", fields...)
-	return p, nil
+	return p, res, nil
 }
 
 // openHookStore opens the hook's store of what cuts drop: a plain
 // directory store (files Claude Code's Read opens), under the rest table's
 // dir when the manifest sets one, else under the user cache directory,
 // bounded by the rest table's max_bytes, max_entry_bytes and ttl.
-func openHookStore(ctx context.Context, layers *layerFlags, env []string, logger hclog.Logger) (*rest.Dir, error) {
-	res, err := layers.resolve(ctx, env, hclog.NewNullLogger())
-	if err != nil {
-		return nil, err
-	}
+func openHookStore(res *manifest.Resolution, logger hclog.Logger) (*rest.Dir, error) {
 	c := res.Manifest.Limits().RestConfig()
 	dir := c.Dir
 	if dir == "" {

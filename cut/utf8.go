@@ -1,7 +1,6 @@
 package cut
 
 import (
-	"strings"
 	"unicode/utf8"
 )
 
@@ -14,9 +13,15 @@ import (
 // UTF-8 within the limit, and every figure of [Stats] is in bytes of the
 // text as the client decodes it.
 
-// replacementRun is U+FFFD a number of times, handed out in slices so that
-// a run of invalid bytes is replaced without building anything.
-var replacementRun = strings.Repeat("\uFFFD", 128)
+// replacementRun is U+FFFD 128 times, handed out in slices so that a run
+// of invalid bytes is replaced without building anything. A constant, so
+// that no process builds it at start.
+const replacementRun = replacement32 + replacement32 + replacement32 + replacement32
+
+const (
+	replacement8  = "\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD"
+	replacement32 = replacement8 + replacement8 + replacement8 + replacement8
+)
 
 // byteTable holds every byte value at its own index.
 var byteTable = func() (t [256]byte) {

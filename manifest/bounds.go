@@ -2,7 +2,9 @@ package manifest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/toolcap/toolcap/cut"
@@ -51,7 +53,7 @@ func checkBounds(data []byte) error {
 }
 
 // errTooLarge says that a layer is over MaxManifestBytes.
-var errTooLarge = fmt.Errorf("larger than the limit of %d bytes (1 MiB, manifest.MaxManifestBytes)", MaxManifestBytes)
+var errTooLarge = errors.New("larger than the limit of " + strconv.Itoa(MaxManifestBytes) + " bytes (1 MiB, manifest.MaxManifestBytes)")
 
 // nodeKey names a key inside its table: the table's node and the key.
 type nodeKey struct {

@@ -128,7 +128,7 @@ func envHint(name string) string {
 		}
 		return fmt.Sprintf(" (did you mean %s?)", shorten(EnvPerToolPrefix+strings.TrimPrefix(rest, "_")))
 	}
-	if s := suggest.Closest(name, envNames); s != "" {
+	if s := suggest.Closest(name, envNames()); s != "" {
 		return fmt.Sprintf(" (did you mean %s?)", s)
 	}
 	return ""
@@ -148,15 +148,16 @@ func warnPrefixCase(vars []string, warn func(key, msg string)) {
 }
 
 // envNames are the variables of the keys of [worker.tool_output] and its
-// rest table, sorted, for "did you mean".
-var envNames = func() []string {
-	var names []string
+// rest table, sorted, for "did you mean": built when a variable is not
+// known, not at every start of a process.
+func envNames() []string {
+	names := make([]string, 0, len(keys))
 	for _, k := range keys {
 		names = append(names, k.envName())
 	}
 	slices.Sort(names)
 	return names
-}()
+}
 
 // envName is the variable of k: its name in upper case after
 // TOOL_OUTPUT__, or after TOOL_OUTPUT__REST__ for a key of the rest table.

@@ -508,7 +508,6 @@ func keptParts(d *decoder, tool string, resp json.RawMessage) ([]part, *keptFile
 		}
 		return parts, &keptFile{s: b.String(), n: n}, true
 	}
-	fields := keptFields
 	switch tool {
 	case "Glob", "Read":
 		return nil, nil, false
@@ -517,7 +516,7 @@ func keptParts(d *decoder, tool string, resp json.RawMessage) ([]part, *keptFile
 		if !ok {
 			return nil, nil, false
 		}
-		for _, k := range fields[tool] {
+		for _, k := range keptFields(tool) {
 			s, err := o.str(k)
 			if err != nil {
 				return nil, nil, false

@@ -467,9 +467,21 @@ const (
 	formBlocks        // MCP content blocks: the text of each text block
 )
 
-// keptFields are the members of the tools whose texts keptParts keeps,
-// in the order of the kept file.
-var keptFields = map[string][]string{"Bash": {"stdout", "stderr"}, "Grep": {"content"}, "WebFetch": {"result"}}
+// keptFields returns the members of tool's output whose texts keptParts
+// keeps, in the order of the kept file, or nil for a tool it keeps none
+// of. A switch, not a map: a package-level map is built at every start of
+// the hook's process.
+func keptFields(tool string) []string {
+	switch tool {
+	case "Bash":
+		return []string{"stdout", "stderr"}
+	case "Grep":
+		return []string{"content"}
+	case "WebFetch":
+		return []string{"result"}
+	}
+	return nil
+}
 
 // respStream reads one tool output (the value of tool_response) from src.
 // It holds the output as written (red), but for its long texts, strings
@@ -612,11 +624,11 @@ func (rs *respStream) run() error {
 		rs.form = formBlocks
 		rs.keep = kept && !notKept(rs.tool)
 		err = rs.array(0, rs.element)
-	case c == '{' && keptFields[rs.tool] != nil:
+	case c == '{' && keptFields(rs.tool) != nil:
 		rs.form = formFields
 		rs.keep = kept
 		rs.fields = map[string]*fieldState{}
-		for _, k := range keptFields[rs.tool] {
+		for _, k := range keptFields(rs.tool) {
 			rs.fields[k] = &fieldState{}
 		}
 		err = rs.object(0, rs.field)
@@ -811,7 +823,7 @@ func (rs *respStream) field(key string, depth int) error {
 // file, when all of them were read: then the long text of key goes to the
 // file next, as it streams.
 func (rs *respStream) fieldsBefore(key string) bool {
-	order := keptFields[rs.tool]
+	order := keptFields(rs.tool)
 	for _, k := range order {
 		if k == key {
 			break

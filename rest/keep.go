@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -326,7 +327,7 @@ func readArgs(ref string, offset int) string {
 
 // reserve returns p with room kept for the read a marker names, for an
 // output of n bytes, the read as written gives it out (asIs in a text,
-// [inJSONString] inside a string of a JSON document), and false when p has
+// [cut.InJSONString] inside a string of a JSON document), and false when p has
 // not that much room.
 func (k *Keeper) reserve(p shape.Policy, n int, written func(string) string) (shape.Policy, bool) {
 	// The offset is where the shown head ends: within the limit.
@@ -353,8 +354,10 @@ func (k *Keeper) reserve(p shape.Policy, n int, written func(string) string) (sh
 // asIs is how a read is written in a text: as it is.
 func asIs(s string) string { return s }
 
-// zeroRef stands for a ref where only its length matters.
-var zeroRef = string(make([]byte, RefLen))
+// zeroRef stands for a ref where only its length matters: RefLen bytes
+// of a ref's alphabet, so that it is written as a ref is, in a text as in
+// a JSON string.
+var zeroRef = strings.Repeat("0", RefLen)
 
 // fits reports whether s is within p's limits, counting its tokens when p
 // holds them (s is at most the byte limit long by then).

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -49,7 +48,7 @@ func (k *Keeper) JSONKept(raw []byte, p shape.Policy, ref, prefix string, valid 
 	if !ok || !sc.Cut || !p.KeepRest || !ValidRef(ref) {
 		return sc, ok
 	}
-	if _, _, cutString := lastCutString(sc.Raw); !cutString {
+	if _, cutString := cut.LastCutString(sc.Raw); !cutString {
 		return sc, true
 	}
 	if kept, ok := k.jsonMark(len(raw), p, ref, prefix, valid, cutAt); ok {
@@ -61,7 +60,7 @@ func (k *Keeper) JSONKept(raw []byte, p shape.Policy, ref, prefix string, valid 
 // jsonMark is JSONKept's cut that names the read, false when there is
 // none.
 func (k *Keeper) jsonMark(n int, p shape.Policy, ref, prefix string, valid func(any) error, cutAt func(shape.Policy) (shape.Structured, bool)) (shape.Structured, bool) {
-	return markWithin(k, p, n, inJSONString, func(q shape.Policy) (shape.Structured, int, bool) {
+	return markWithin(k, p, n, cut.InJSONString, func(q shape.Policy) (shape.Structured, int, bool) {
 		sc, ok := cutAt(q)
 		if !ok || !sc.Cut {
 			return shape.Structured{}, 0, false
@@ -101,71 +100,14 @@ func limitOf(n int) string { return "limit of " + strconv.Itoa(n) + " bytes" }
 // offset the read starts at (see [Keeper.JSONKept]), or false when no
 // string of doc ends in a plain marker.
 func (k *Keeper) spliceRead(doc []byte, ref, prefix string) ([]byte, int, bool) {
-	end, head, ok := lastCutString(doc)
+	s, ok := cut.LastCutString(doc)
 	if !ok {
 		return nil, 0, false
 	}
 	resume := 0
-	if len(head) <= len(prefix) && prefix[:len(head)] == head {
-		resume = len(head)
+	if len(s.Kept) <= len(prefix) && prefix[:len(s.Kept)] == s.Kept {
+		resume = len(s.Kept)
 	}
-	r := cut.Rest{Tool: k.tool, Args: readArgs(ref, resume)}
-	// The read as cut.WithRest adds it to a marker: all but the marker's
-	// closing bracket, which ends the string.
-	marker := cut.RestMarker(0, cut.UnitBytes, r)
-	read := inJSONString(marker[cut.MarkerLen(0)-1 : len(marker)-1])
-	at := end - len(`]"`)
-	out := make([]byte, 0, len(doc)+len(read))
-	out = append(out, doc[:at]...)
-	out = append(out, read...)
-	out = append(out, doc[at:]...)
-	return out, resume, true
-}
-
-// lastCutString finds the last string value of doc, a valid JSON
-// document, that ends in a plain marker in bytes (the marker a cut of
-// package cut puts at the end of a string it shortens): it returns the
-// offset just past its closing quote and what the string kept before the
-// marker, decoded.
-func lastCutString(doc []byte) (int, string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	end, head, found := 0, "", false
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return end, head, found
-		}
-		s, ok := tok.(string)
-		if !ok || !strings.HasSuffix(s, "]") {
-			continue
-		}
-		at := int(dec.InputOffset())
-		if keyFollows(doc[at:]) {
-			continue
-		}
-		ms := cut.FindMarkers(s)
-		if len(ms) == 0 {
-			continue
-		}
-		if m := ms[len(ms)-1]; m.End == len(s) && m.Rest == nil && m.Unit == cut.UnitBytes {
-			end, head, found = at, s[:m.Start], true
-		}
-	}
-}
-
-// keyFollows reports whether a string that rest follows in a JSON document is
-// an object's key: a colon follows it.
-func keyFollows(rest []byte) bool {
-	rest = bytes.TrimLeft(rest, " \t\r\n")
-	return len(rest) > 0 && rest[0] == ':'
-}
-
-// inJSONString returns a read as written inside a JSON string: its quotes
-// and backslashes escaped. A read holds no other byte JSON escapes (a tool
-// name, a ref and digits).
-func inJSONString(s string) string {
-	if !strings.ContainsAny(s, `"\`) {
-		return s
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`)
+	read := cut.JSONRead(cut.Rest{Tool: k.tool, Args: readArgs(ref, resume)})
+	return cut.AddReadInJSON(doc, s, read), resume, true
 }

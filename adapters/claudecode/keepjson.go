@@ -2,7 +2,6 @@ package claudecode
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
@@ -25,7 +24,7 @@ func (h *Hook) keepJSON(d *decoder, in Input, s string, p shape.Policy) (json.Ra
 	// whether a string of it is shortened.
 	if sc, ok := shape.JSON([]byte(s), p, nil); !ok || !sc.Cut {
 		return nil, chain.Truncation{}, false
-	} else if _, cutString := spliceRead(string(sc.Raw), ""); !cutString {
+	} else if _, cutString := cut.LastCutString(sc.Raw); !cutString {
 		return nil, chain.Truncation{}, false
 	}
 	form := s
@@ -38,11 +37,7 @@ func (h *Hook) keepJSON(d *decoder, in Input, s string, p shape.Policy) (json.Ra
 		return nil, chain.Truncation{}, false
 	}
 	room := p.MaxBytes - cut.RestMarkerLen(len(form), cut.UnitBytes, cut.Rest{Tool: ReadTool, Args: widestArgs(path)})
-	read, err := escapedRead(readArgs(path, 1, pageLines(form, 1, room-16)))
-	if err != nil {
-		_ = e.Abort()
-		return nil, chain.Truncation{}, false
-	}
+	read := cut.JSONRead(cut.Rest{Tool: ReadTool, Args: readArgs(path, 1, pageLines(form, 1, room-16))})
 	q := p
 	q.MaxBytes -= len(read)
 	if p.HoldsTokens() {
@@ -57,8 +52,13 @@ func (h *Hook) keepJSON(d *decoder, in Input, s string, p shape.Policy) (json.Ra
 		_ = e.Abort()
 		return nil, chain.Truncation{}, false
 	}
-	out, ok := spliceRead(string(sc.Raw), read)
-	if !ok || len(out) > p.MaxBytes || (p.HoldsTokens() && p.Counter.Count(out) > p.MaxTokens) || !json.Valid([]byte(out)) {
+	cs, ok := cut.LastCutString(sc.Raw)
+	if !ok {
+		_ = e.Abort()
+		return nil, chain.Truncation{}, false
+	}
+	out := string(cut.AddReadInJSON(sc.Raw, cs, read))
+	if len(out) > p.MaxBytes || (p.HoldsTokens() && p.Counter.Count(out) > p.MaxTokens) || !json.Valid([]byte(out)) {
 		_ = e.Abort()
 		return nil, chain.Truncation{}, false
 	}
@@ -78,40 +78,4 @@ func (h *Hook) keepJSON(d *decoder, in Input, s string, p shape.Policy) (json.Ra
 	t.DroppedBytes = t.OriginalBytes - t.KeptBytes
 	t.Ref, t.Resume = e.Ref(), 0
 	return enc, t, true
-}
-
-// escapedRead returns what a marker naming the Read with args adds to a
-// plain marker (cut.WithRest), as written inside a JSON string.
-func escapedRead(args string) (string, error) {
-	m := cut.RestMarker(0, cut.UnitBytes, cut.Rest{Tool: ReadTool, Args: args})
-	suffix := m[cut.MarkerLen(0)-1 : len(m)-1] // all but the closing bracket
-	enc, err := marshal(suffix)
-	if err != nil {
-		return "", err
-	}
-	return string(enc[1 : len(enc)-1]), nil
-}
-
-// spliceRead adds read, as escapedRead writes it, to the last plain marker
-// in bytes that ends a string of doc, a JSON text (as written there: after
-// a \n escape, before the string's closing quote), before the marker's
-// closing bracket. It reports false when no string of doc ends in one.
-func spliceRead(doc, read string) (string, bool) {
-	plain := cut.Marker(0)
-	suffix := plain[strings.LastIndexByte(plain, '0')+1:] + `"` // " bytes dropped, refine your query]" and the quote
-	lead := `\n` + plain[1:strings.LastIndexByte(plain, '0')]   // \n[truncated: , as written in JSON
-	end := strings.LastIndex(doc, suffix)
-	if end < 0 {
-		return "", false
-	}
-	// The marker's count, and its lead before it.
-	i := end
-	for i > 0 && doc[i-1] >= '0' && doc[i-1] <= '9' {
-		i--
-	}
-	if i == end || !strings.HasSuffix(doc[:i], lead) {
-		return "", false
-	}
-	at := end + len(suffix) - len(`]"`)
-	return doc[:at] + read + doc[at:], true
 }

@@ -24,10 +24,12 @@ type Level struct {
 }
 
 // JSONMaxInput is the longest input the JSON strategy cuts as a document
-// for a limit: 8 MiB, or 4 times the limit when that is more. A structural
-// cut needs the whole document, which a stream must buffer (see [Writer]);
-// longer input is cut with the text strategy, by [Cut] as by a Writer, so
-// that both give the same output.
+// for a limit: 8 MiB, or 4 times the limit when that is more. Longer input
+// is cut with the text strategy, by [Cut] as by a [Writer], so that both
+// give the same output. The bound was the most a Writer held to make a
+// structural cut; a Writer now makes it as the document streams, in memory
+// bounded by the limit (see Writer), and the bound stays so that no output
+// changes: a document this long is cut as text, as it always was.
 func JSONMaxInput(limit int) int {
 	if limit > math.MaxInt/4 {
 		return math.MaxInt
@@ -101,25 +103,37 @@ func jsonCut(content string, limit int) (string, Stats, bool) {
 	if !json.Valid([]byte(content)) {
 		return "", Stats{}, false
 	}
-	n := len(content)
+	return jsonCutDoc(len(content), limit,
+		func(budget int, spare []byte) result { return structuralPrefix(content, budget, nil, spare) },
+		func(size int) []byte { return compact(content, size) })
+}
+
+// jsonCutDoc is jsonCut for a valid document of n bytes, given the means to
+// cut it: cutTo makes its structural cut to a budget (in spare's storage
+// when that is large enough: the cut it gives back), and compacted returns
+// it compacted, size bytes long. A [Writer] cuts with them a compacted
+// prefix it held (see jsonStream), [Cut] the whole document, so that both
+// choose the budget, the marker and the figures with this one code.
+func jsonCutDoc(n, limit int, cutTo func(budget int, spare []byte) result, compacted func(size int) []byte) (string, Stats, bool) {
 	st := Stats{Original: n, Strategy: KeepJSON}
+	var spare []byte // a cut let go, whose storage the next one reuses
 	for d := digits(n); d >= 1; d-- {
 		budget := limit - markerFixed - d
 		if budget < 2 {
 			// No room for a marker: only compacting can help.
-			if r := structural(content, limit); r.complete {
+			if r := cutTo(limit, spare); r.complete {
 				st.Kept, st.Compacted = n, true
 				return bytesString(r.doc), st, true
 			}
 			return "", Stats{}, false
 		}
-		r := structural(content, budget)
+		r := cutTo(budget, spare)
 		if r.compact <= limit {
 			st.Kept, st.Compacted = n, true
 			if r.complete {
 				return bytesString(r.doc), st, true
 			}
-			return bytesString(compact(content, r.compact)), st, true
+			return bytesString(compacted(r.compact)), st, true
 		}
 		if r.doc == nil {
 			return "", Stats{}, false
@@ -127,7 +141,9 @@ func jsonCut(content string, limit int) (string, Stats, bool) {
 		dropped := n - len(r.doc)
 		if digits(dropped) < d && d > 1 && digits(max(0, n-limit)) < d {
 			// N is shorter than the marker assumed: a larger budget may
-			// keep a few more bytes.
+			// keep a few more bytes. (Its cut takes this one's storage,
+			// which has room for it: a document of up to limit bytes.)
+			spare = r.doc
 			continue
 		}
 		if digits(dropped) > d {
@@ -226,9 +242,34 @@ type result struct {
 // newer one), so a safe point is two integers. After the cut it goes on
 // scanning, without copying, for the compacted length and the totals of
 // the cut's levels.
-func structural(s string, budget int) result {
+func structural(s string, budget int) result { return structuralPrefix(s, budget, nil, nil) }
+
+// jsonTail is what structuralPrefix needs to know of a valid document
+// beyond the compacted prefix of it that it reads.
+type jsonTail struct {
+	// compact is the length of the whole document compacted.
+	compact int
+	// strAt is the offset in the prefix of the string token that runs past
+	// its end, if any, and strLen its whole length, quotes included (0
+	// when no string does).
+	strAt, strLen int
+	// totals holds the Total of each container open at the end of the
+	// prefix, by depth (0 the root).
+	totals []int
+}
+
+// structuralPrefix is structural for s, either a whole valid document (t
+// nil) or the first bytes of one compacted, cut anywhere, and t what lies
+// past them. Every cut it makes falls within budget bytes of the compacted
+// document, so that it reads no further than budget+16 bytes of it: the
+// token that crosses the budget, when it is a string, is cut from the text
+// it has there (see appendCutString) and its length. A prefix of at least
+// budget+16 bytes therefore gives the cut of the whole document, and t
+// gives its figures. The cut is made in spare's storage when it has room
+// for it and the marker after it.
+func structuralPrefix(s string, budget int, t *jsonTail, spare []byte) result {
 	var (
-		out       = make([]byte, 0, min(len(s), max(budget, 0)))
+		out       []byte
 		stack     []frame
 		blocked   int // frames whose current element is blocked
 		safeLen   = -1
@@ -240,6 +281,14 @@ func structural(s string, budget int) result {
 		compactN  int
 		pre       []byte // the comma and key before a value
 	)
+	// Room for the marker a cut adds after the document (at most 20
+	// digits), so that adding it takes no copy. A spare cut's storage had
+	// that room beside a budget at most 20 bytes smaller.
+	if cap(spare) >= min(len(s), max(budget, 0)) {
+		out = spare[:0]
+	} else {
+		out = make([]byte, 0, min(len(s), max(budget, 0)+markerFixed+20))
+	}
 	// cutAt cuts at output length length with the first depth frames open;
 	// inner says the innermost of them keeps its current element cut.
 	cutAt := func(length, depth int, inner bool) {
@@ -312,6 +361,16 @@ func structural(s string, budget int) result {
 			}
 			if expectKey {
 				// A key and its colon; the value follows.
+				if t != nil && (t.strLen > 0 && i == t.strAt || stringEnd(s, i)+1 >= len(s)) {
+					// The prefix ends in the key, its colon or before
+					// the value: the member starts past the budget (see
+					// structuralPrefix), so it cannot fit in any form.
+					f.total++
+					if !cut {
+						cutAtSafe()
+					}
+					break
+				}
 				e := stringEnd(s, i)
 				pre = append(pre, s[i:e]...)
 				pre = append(pre, ':')
@@ -351,7 +410,13 @@ func structural(s string, budget int) result {
 			i++
 			continue
 		case '"':
-			e := stringEnd(s, i)
+			var e int
+			if t != nil && t.strLen > 0 && i == t.strAt {
+				// The string runs past the prefix, past the budget.
+				e = i + t.strLen
+			} else {
+				e = stringEnd(s, i)
+			}
 			compactN += e - i
 			if !cut {
 				switch {
@@ -360,9 +425,8 @@ func structural(s string, budget int) result {
 					out = append(out, s[i:e]...)
 				case blocked == 0:
 					room := budget - len(out) - len(pre) - len(stack)
-					if str, ok := cutString(s[i+1:e-1], room); ok {
-						out = append(out, pre...)
-						out = append(out, str...)
+					if str, ok := appendCutString(append(out, pre...), s[i+1:min(e-1, len(s))], e-i-2, room); ok {
+						out = str
 						cutAt(len(out), len(stack), true)
 					} else {
 						cutAtSafe()
@@ -389,6 +453,13 @@ func structural(s string, budget int) result {
 		expectKey = len(stack) > 0 && !stack[len(stack)-1].array
 	}
 	r := result{compact: compactN}
+	if t != nil {
+		// The containers open at the end of the prefix close past it.
+		for j := range open {
+			levels[j].Total = t.totals[j]
+		}
+		r.compact = t.compact
+	}
 	switch {
 	case !cut:
 		r.doc, r.complete = out, true
@@ -519,19 +590,20 @@ func appendPointerToken(b []byte, key string) []byte {
 	}
 }
 
-// cutString returns the string token whose raw (escaped) text is text, cut
-// to at most room bytes, quotes included: the longest prefix of text that
-// ends neither inside an escape (a surrogate pair is one, see escapeLen)
-// nor inside a UTF-8 character, followed by
+// appendCutString appends to b the string token whose raw (escaped) text
+// is text, n bytes long, cut to at most room bytes, quotes included: the
+// longest prefix of text that ends neither inside an escape (a surrogate
+// pair is one, see escapeLen) nor inside a UTF-8 character, followed by
 // the marker, its newline written as the escape \n, and the closing quote.
-// ok is false when not even the marker fits.
-func cutString(text string, room int) (string, bool) {
+// ok is false, and b is returned as it is, when not even the marker fits.
+// text may hold only the first min(n, room+12) bytes: the cut reads no
+// further than 12 bytes (a surrogate pair's escape) past room.
+func appendCutString(b []byte, text string, n, room int) ([]byte, bool) {
 	// quotes and the marker's newline escape are 3 bytes beside
-	// MarkerLen(N); markerPoint keeps k + MarkerLen(len(text)-k) within
-	// room-3.
-	k := markerPoint(len(text), room-3)
+	// MarkerLen(N); markerPoint keeps k + MarkerLen(n-k) within room-3.
+	k := markerPoint(n, room-3)
 	if k < 0 {
-		return "", false
+		return b, false
 	}
 	k = floorCharBoundary(text, k)
 	// Back off to the start of an escape that k would split, a surrogate
@@ -551,15 +623,12 @@ func cutString(text string, room int) (string, bool) {
 		}
 		j = e + size
 	}
-	dropped := len(text) - k
-	b := make([]byte, 0, k+MarkerLen(dropped)+3)
 	b = append(b, '"')
 	b = append(b, text[:k]...)
 	b = append(b, `\n[truncated: `...)
-	b = strconv.AppendInt(b, int64(dropped), 10)
+	b = strconv.AppendInt(b, int64(n-k), 10)
 	b = append(b, markerSuffix...)
-	b = append(b, '"')
-	return bytesString(b), true
+	return append(b, '"'), true
 }
 
 // escapeLen returns the length of the escape that starts at text[e] ==

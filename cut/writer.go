@@ -24,11 +24,16 @@ import (
 //     (up to a quarter of the limit), at most MaxRescuedLines+1 recorded
 //     lines, which take at most a quarter of the limit plus the lines within
 //     the last limit+4 bytes. About 2.5 times the limit at most.
-//   - KeepJSON: the whole input while it is at most [JSONMaxInput](limit)
-//     (8 MiB, or 4 times the limit) long, since a structural cut needs the
-//     whole document, beside what its text strategy (the Fallback) holds;
-//     past that bound the buffer is released and the content is cut as text,
-//     as Cut does for input that long.
+//   - KeepJSON: the whole input while it is at most limit+4 bytes long.
+//     Past that, the first limit+4 bytes and what its text strategy (the
+//     Fallback) holds, as above, and the document is cut as it streams:
+//     it is validated as it comes, and its compacted form (the whitespace
+//     between tokens removed) is held up to limit+16 bytes, with the
+//     containers open at each point (at most 10,000, the nesting
+//     json.Valid accepts). Every structural cut of the document at the
+//     limit or below is made from that prefix. At the first byte that is
+//     not valid JSON, or past [JSONMaxInput](limit), only the text
+//     strategy's part is held and the content is cut as text, as Cut does.
 //
 // Bytes that are not valid UTF-8 are replaced by U+FFFD as they are written
 // (see [Replacer]; a sequence split across two writes is held until the
@@ -60,8 +65,9 @@ type Writer struct {
 	curStart int
 	curLong  bool
 
-	json    []byte // the whole input, for KeepJSON, while within the bound
-	jsonOff bool   // the input outgrew the bound
+	json    []byte      // the whole input, for KeepJSON, while within the head window
+	jsonOff bool        // the input is not held whole in json
+	js      *jsonStream // cuts the document as it streams, past the window
 	done    bool
 
 	// undo holds the bytes of the head window, from undoAt on, that
@@ -115,16 +121,25 @@ func (w *Writer) put(p []byte) {
 	off := w.n
 	w.n += len(p)
 	if !w.jsonOff {
-		if w.n <= JSONMaxInput(w.limit) {
+		if w.n <= w.win {
 			// While the whole input is held, the head window is its
 			// prefix (see prefix): one copy of the input, not two.
-			w.json = appendJSON(w.json, p, w.win, JSONMaxInput(w.limit))
+			w.json = appendJSON(w.json, p, w.win, w.win)
 		} else {
-			// The head window is taken from what was held, then kept on
-			// its own below.
-			w.head = append(make([]byte, 0, w.win), w.json[:min(len(w.json), w.win)]...)
-			w.json, w.jsonOff = nil, true
+			// The input outgrew the window: what was held becomes the
+			// head window, kept on its own below, and the document is
+			// cut as it streams, from its first byte, while it may
+			// still be cut as JSON.
+			w.head, w.json, w.jsonOff = w.json, nil, true
+			if w.n <= JSONMaxInput(w.limit) {
+				w.js = newJSONStream(w.limit)
+				w.js.write(w.head)
+			}
 		}
+	}
+	if w.js != nil && (w.n > JSONMaxInput(w.limit) || !w.js.write(p)) {
+		// Past the bound, or not JSON: cut as text.
+		w.js = nil
 	}
 	if room := w.win - len(w.head); room > 0 && w.jsonOff {
 		take := min(room, len(p))
@@ -167,11 +182,12 @@ func appendBounded(b, p []byte, most int) []byte {
 // past it, it grows straight to win, the limit's window, while the input
 // may still fit the limit (a document that fits is then held in one
 // buffer of its final size), and otherwise doubles, going straight to most
-// from the step that would reach half of it. An 8 MB document at a 1 MiB
-// limit (most 8 MiB) takes buffers of 1, 2 and 8 MiB, where doubling took
-// 1, 2, 4 and 8; at an 8 MiB limit, 1 and 8 MiB. (append grows a large
-// slice by a quarter at a time: about five times the document.) The
-// capacity not yet written to is never touched.
+// from the step that would reach half of it. A Writer holds the document
+// only while it is within the window (most is win; past it, the document
+// is cut as it streams): an 8 MB document at an 8 MiB limit takes buffers
+// of 1 and 8 MiB. (append grows a large slice by a quarter at a time:
+// about five times the document.) The capacity not yet written to is
+// never touched.
 func appendJSON(b, p []byte, win, most int) []byte {
 	need := len(b) + len(p)
 	if need <= cap(b) {
@@ -273,6 +289,11 @@ func (w *Writer) result() (string, Stats) {
 	if w.json != nil {
 		return cutOver(bytesString(w.json), w.limit, w.spec)
 	}
+	if w.js != nil {
+		if out, st, ok := w.js.cut(w.n, w.limit); ok {
+			return out, st
+		}
+	}
 	if !w.tail {
 		out, dropped := headBytes(w.head, w.n, w.limit)
 		return bytesString(out), Stats{Original: w.n, Kept: w.n - dropped, Dropped: dropped, Strategy: KeepHead}
@@ -331,9 +352,9 @@ func (w *Writer) view() view {
 // concatenation of everything written at that limit, and ends the Writer
 // for Write. Unlike Result, it may be called again, at other limits: the
 // cuts of the token limit ([Writer.ResultTokens]) are made this way. Each
-// call allocates its output, but for everything written when it fits,
-// which is returned as the Writer holds it. A limit above the Writer's is cut at the
-// Writer's.
+// call allocates its output, but for everything written when it fits, and
+// a JSON document that fits compacted, which are returned as the Writer
+// holds them. A limit above the Writer's is cut at the Writer's.
 func (w *Writer) ResultAt(limit int) (string, Stats) {
 	w.finish()
 	w.restore()
@@ -360,7 +381,7 @@ func (w *Writer) ResultRestAt(limit int, mark func(out string, st Stats) (Found,
 	w.finish()
 	w.restore()
 	limit = min(limit, w.limit)
-	if w.n <= limit || limit <= 0 || w.json != nil || w.tail {
+	if w.n <= limit || limit <= 0 || w.json != nil || w.js != nil || w.tail {
 		out, st = w.resultAt(limit)
 		st.Replaced = w.fix.replaced
 		f, r, ok := mark(out, st)
@@ -440,6 +461,11 @@ func (w *Writer) resultAt(limit int) (string, Stats) {
 	}
 	if w.json != nil {
 		return cutOver(bytesString(w.json), limit, w.spec)
+	}
+	if w.js != nil && w.n <= JSONMaxInput(limit) {
+		if out, st, ok := w.js.cut(w.n, limit); ok {
+			return out, st
+		}
 	}
 	if !w.tail {
 		// The head window holds limit+4 bytes of a smaller limit too.

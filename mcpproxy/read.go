@@ -7,16 +7,32 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync/atomic"
+	"time"
 
 	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
 )
 
-// bufferSize is the size of each side's read buffer. A message that fits in
-// it (with its newline) is examined where it lies and forwarded from there;
-// a larger one is read through the buffer, and copied aside only up to
-// Options.MaxMessageBytes, or, for a tools/call result that may go out as
-// it came, up to reader.teeBound.
+// bufferSize is the size each side's read buffer grows to. A message that
+// fits in it (with its newline) is examined where it lies and forwarded
+// from there; a larger one is read through the buffer, and copied aside
+// only up to Options.MaxMessageBytes, or, for a tools/call result that may
+// go out as it came, up to reader.teeBound.
 const bufferSize = 4 << 20
+
+// smallBuffer is the size a session's read buffer has while its messages
+// fit in it: most do (requests, notifications, listings, capped results),
+// and a session that starts, or sits idle, holds this much rather than
+// bufferSize per side. A message that does not fit moves the buffer to one
+// of bufferSize (see reader.frame), so which messages are examined where
+// they lie does not depend on it.
+const smallBuffer = 64 << 10
+
+// bufferIdle is how long a session's reader keeps its large buffer, once
+// no message needs it, for the next that does: a burst of large results
+// reuses one, and a --listen session that sits idle after them lets it
+// go.
+const bufferIdle = time.Second
 
 // message is one JSON-RPC message as the proxy sees it while relaying it.
 type message struct {
@@ -118,11 +134,108 @@ type reader struct {
 	// its bound is held whole anyway. An id longer is in a message over the
 	// bound, which cannot be held to answer it either.
 	idMax int
+
+	// A session's reader (newSessionReader) reads through small, its own
+	// buffer of smallBuffer bytes, and through one of bufferSize while a
+	// message needs it; br is the one in use. src, which both read from,
+	// hands the new one first what the other had buffered. spare holds
+	// the large one between the messages that need it, until idle lets it
+	// go. All are nil for a reader of a fixed buffer (newReader).
+	small *bufio.Reader
+	src   *heldReader
+	spare atomic.Pointer[bufio.Reader]
+	idle  *time.Timer
 }
 
+// newReader returns a reader of r through a buffer of size bytes, for a
+// message, or messages, already in memory.
 func newReader(r io.Reader, max, size int) *reader {
 	br := bufio.NewReaderSize(r, size)
 	return &reader{br: br, sc: wire.NewScanner(br), max: max, idMax: max}
+}
+
+// newSessionReader returns a reader of a session's side, r, whose buffer
+// starts at smallBuffer bytes and is one of bufferSize only while messages
+// need it (see reader.frame and reader.shrink): a session that starts, or
+// sits idle for bufferIdle after a large result, holds no large buffer.
+func newSessionReader(r io.Reader, max int) *reader {
+	src := &heldReader{r: r}
+	small := bufio.NewReaderSize(src, smallBuffer)
+	return &reader{br: small, sc: wire.NewScanner(small), max: max, idMax: max,
+		small: small, src: src}
+}
+
+// A heldReader reads held, the bytes a reader's last buffer had buffered,
+// then r.
+type heldReader struct {
+	held []byte
+	r    io.Reader
+}
+
+func (h *heldReader) Read(p []byte) (int, error) {
+	if len(h.held) == 0 {
+		return h.r.Read(p)
+	}
+	n := copy(p, h.held)
+	h.held = h.held[n:]
+	if len(h.held) == 0 {
+		h.held = nil // nothing of the old buffer kept, so that it can be let go
+	}
+	return n, nil
+}
+
+// moveTo makes to the reader's buffer, with what the one in use had
+// buffered: to must have room for it.
+func (r *reader) moveTo(to *bufio.Reader) {
+	held, _ := r.br.Peek(r.br.Buffered())
+	to.Reset(r.src)
+	if len(held) > 0 {
+		// One read of src, which copies all of held (to is empty and has
+		// room), and reads nothing from the side: the old buffer is free
+		// once this returns.
+		r.src.held = held
+		_, _ = to.Peek(len(held))
+	}
+	r.br = to
+	r.sc.UseReader(to)
+}
+
+// grow moves a session's reader to a buffer of bufferSize: the spare one,
+// or a new one when idle let it go.
+func (r *reader) grow() {
+	big := r.spare.Swap(nil)
+	if big == nil {
+		big = bufio.NewReaderSize(nil, bufferSize)
+	}
+	r.moveTo(big)
+}
+
+// shrink moves a session's reader back to its small buffer between
+// messages, when what is buffered fits in it, so that it waits for the
+// next message in that: the message that needed the large one is done
+// with (a message's raw bytes are valid until the next read). The large
+// one is kept as the spare for bufferIdle, then let go.
+func (r *reader) shrink() {
+	if r.small == nil || r.br == r.small || r.br.Buffered() > smallBuffer {
+		return
+	}
+	big := r.br
+	r.moveTo(r.small)
+	r.spare.Store(big)
+	if r.idle == nil {
+		r.idle = time.AfterFunc(bufferIdle, func() { r.spare.Store(nil) })
+	} else {
+		r.idle.Reset(bufferIdle)
+	}
+}
+
+// release lets go of a session's reader's spare buffer when the session's
+// side is done, rather than bufferIdle later.
+func (r *reader) release() {
+	if r.idle != nil {
+		r.idle.Stop()
+	}
+	r.spare.Store(nil)
 }
 
 // reduceFunc is asked, when the reader reaches the result or the error of
@@ -144,6 +257,7 @@ func (r *reader) next(reduce reduceFunc) (*message, error) {
 	// lets go of it here rather than at the next message's start, so that
 	// a session that goes idle after a large result does not hold it.
 	defer r.sc.Reset()
+	r.shrink()
 	for {
 		c, err := r.sc.Peek()
 		if err != nil {
@@ -270,8 +384,9 @@ func teedHead(sc *wire.Scanner, n int) []byte {
 
 // frame returns the message at the head of the buffer, without its
 // newline, when the whole of it is buffered; nil when it is larger than the
-// buffer. It reads only what the sender has written: a message followed by
-// nothing yet is returned as soon as its newline is in.
+// buffer (bufferSize for a session's reader, which grows to it first). It
+// reads only what the sender has written: a message followed by nothing
+// yet is returned as soon as its newline is in.
 func (r *reader) frame() ([]byte, error) {
 	scanned := 0
 	for {
@@ -281,7 +396,11 @@ func (r *reader) frame() ([]byte, error) {
 		}
 		scanned = len(b)
 		if len(b) >= r.br.Size() {
-			return nil, nil
+			if r.small == nil || r.br != r.small {
+				return nil, nil
+			}
+			r.grow()
+			continue
 		}
 		if _, err := r.br.Peek(len(b) + 1); err != nil {
 			if errors.Is(err, io.EOF) {

@@ -158,7 +158,8 @@ func (w *frameWriter) writeFunc(size int, write func(jsonWriter)) error {
 // clientLoop forwards the client's messages to the server, noting the
 // requests it will have to recognise the answers of.
 func (s *session) clientLoop() error {
-	r := newReader(s.client, s.p.max, bufferSize)
+	r := newSessionReader(s.client, s.p.max)
+	defer r.release()
 	for {
 		m, err := r.next(nil)
 		var stray *strayLine
@@ -369,7 +370,8 @@ func (s *session) reduce(m *message) ([]*pendingCall, int, bool) {
 // serverLoop forwards the server's messages to the client, capping the
 // tools/call results.
 func (s *session) serverLoop() error {
-	r := newReader(s.server, s.p.max, bufferSize)
+	r := newSessionReader(s.server, s.p.max)
+	defer r.release()
 	for {
 		m, err := r.next(s.reduce)
 		var stray *strayLine

@@ -42,11 +42,13 @@ const tmpGrace = time.Hour
 // last use.
 //
 // The quota counts whole files, headers included, and entries being
-// written. It is kept by an index of the directory built at [OpenDir];
-// entries other processes write into the same directory are indexed when
-// Open first meets them, so the quota holds across processes only as far
-// as each one's index knows (short-lived processes such as the CLI index
-// the directory whenever they open it).
+// written. It is kept by an index of the directory built at the store's
+// first use (Create, Open, Usage), not at [OpenDir]: a process that opens
+// the store and keeps nothing in it never reads the directory. Entries
+// other processes write into the same directory are indexed when Open
+// first meets them, so the quota holds across processes only as far as
+// each one's index knows (short-lived processes such as the CLI index the
+// directory whenever they use it).
 //
 // On unix, a Reader keeps reading an entry evicted while it is open: the
 // file is unlinked, the open descriptor reads on. Writes are not synced to
@@ -61,15 +63,21 @@ type Dir struct {
 	hdr int64
 	// plain is set by [OpenPlainDir]: entries are header-less text files.
 	plain bool
+
+	// indexed is set once the index is built (see index), which indexMu
+	// guards the building of.
+	indexed atomic.Bool
+	indexMu sync.Mutex
 }
 
 // MaxEntryBytes returns the most one entry keeps ([EntryBound]).
 func (d *Dir) MaxEntryBytes() int64 { return d.lim.maxEntryBytes }
 
 // OpenDir opens the store in directory path, creating it (mode 0700) when
-// it is missing, and indexes the entries there: expired ones and temp
-// files left by a crashed process are removed, the oldest are evicted if
-// they pass the quota. The quota defaults to [DefaultDirMaxBytes].
+// it is missing. The store's first use indexes the entries there: expired
+// ones and temp files left by a crashed process are removed, the oldest
+// are evicted if they pass the quota, and an error reading the directory
+// is that use's. The quota defaults to [DefaultDirMaxBytes].
 //
 // An existing directory must be private: a real directory (not a
 // symlink), owned by the current user, with no permission for group or
@@ -111,13 +119,34 @@ func openDir(path string, cfg Config, plain bool) (*Dir, error) {
 	if err := ensureDir(d.tmp); err != nil {
 		return nil, err
 	}
+	return d, nil
+}
+
+// index builds the quota's index of the directory at the store's first
+// use, once: temp files left by a crashed process are removed, the entries
+// indexed, the expired ones removed and the oldest evicted over the quota.
+// It is not built at open, which a process that keeps nothing (a hook
+// whose output fit, toolcap mcp until a cut) would pay for at its start:
+// reading every entry's metadata. Its error goes to the use that asked;
+// the next use tries again (nothing was indexed: both steps fail only at
+// reading a directory, before they change anything).
+func (d *Dir) index() error {
+	if d.indexed.Load() {
+		return nil
+	}
+	d.indexMu.Lock()
+	defer d.indexMu.Unlock()
+	if d.indexed.Load() {
+		return nil
+	}
 	if err := d.cleanTmp(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := d.scan(); err != nil {
-		return nil, err
+		return err
 	}
-	return d, nil
+	d.indexed.Store(true)
+	return nil
 }
 
 // ensureDir creates path (mode 0700) when it is missing and checks that it
@@ -266,8 +295,13 @@ func (d *Dir) drop(key string, _ struct{}) {
 // Path returns the store's directory.
 func (d *Dir) Path() string { return d.path }
 
-// Usage returns what d's index holds.
-func (d *Dir) Usage() Usage { return d.q.usage() }
+// Usage returns what d's index holds, building it first (see [OpenDir]):
+// empty when the directory cannot be read, an error Create and Open
+// report.
+func (d *Dir) Usage() Usage {
+	_ = d.index()
+	return d.q.usage()
+}
 
 // Create starts a new entry in scope: a temp file in tmp/. It fails when
 // ctx is done, when the quota cannot hold even a header, or when the file
@@ -275,6 +309,9 @@ func (d *Dir) Usage() Usage { return d.q.usage() }
 func (d *Dir) Create(ctx context.Context, scope string) (Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("rest: create: %w", err)
+	}
+	if err := d.index(); err != nil {
+		return nil, err
 	}
 	ref := NewRef()
 	if err := d.q.reserve(d.hdr); err != nil {
@@ -306,6 +343,9 @@ func (d *Dir) Open(ctx context.Context, scope, ref string) (Reader, error) {
 	}
 	if !ValidRef(ref) {
 		return nil, ErrUnknown
+	}
+	if err := d.index(); err != nil {
+		return nil, err
 	}
 	key := d.key(scope, ref)
 	p := filepath.Join(d.path, filepath.FromSlash(key))

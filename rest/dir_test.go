@@ -292,7 +292,7 @@ func TestDirLeftoverTempFiles(t *testing.T) {
 		at := clock.Now().Add(-age)
 		dirMust(t, os.Chtimes(p, at, at))
 	}
-	dirOpen(t, path, cfg)
+	dirOpen(t, path, cfg).Usage() // the first use indexes the directory
 	var got []string
 	for name := range dirFiles(t, tmp) {
 		got = append(got, name)
@@ -328,7 +328,7 @@ func TestDirSharedBetweenStores(t *testing.T) {
 	}
 	// Evicted by one, gone for the other.
 	_ = storePut(t, a, "scope", storeBytes(31, 10))
-	dirOpen(t, path, rest.Config{MaxBytes: 100}) // a restart with a smaller quota
+	dirOpen(t, path, rest.Config{MaxBytes: 100}).Usage() // a restart with a smaller quota, whose first use indexes
 	if storeReadable(t, b, "scope", info.Ref) {
 		t.Error("an entry another store removed is still readable")
 	}

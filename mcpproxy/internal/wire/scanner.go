@@ -89,6 +89,11 @@ type Scanner struct {
 // NewScanner returns a Scanner reading from br.
 func NewScanner(br *bufio.Reader) *Scanner { return &Scanner{br: br} }
 
+// UseReader switches the scanner to read from br, which must hold what the
+// last reader had buffered: a reader whose buffer is resized between
+// messages, or before a message is scanned, moves to another bufio.Reader.
+func (s *Scanner) UseReader(br *bufio.Reader) { s.br = br }
+
 // Reset starts a new message: the offset goes back to 0 and teeing stops.
 func (s *Scanner) Reset() {
 	s.off = 0

@@ -3,10 +3,12 @@ package bench
 import (
 	"context"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,13 +68,32 @@ func startServing(b *testing.B, cmd *exec.Cmd) string {
 	return ""
 }
 
+// copyHTTP builds the benchmark's floor of an HTTP front end
+// (internal/copyhttp) once, beside the binaries of mcpBinaries.
+var copyHTTP = sync.OnceValues(func() (string, error) {
+	dir, err := mcpBinaries()
+	if err != nil {
+		return "", err
+	}
+	const pkg = "./internal/copyhttp"
+	cmd := exec.Command("go", "build", "-o", dir, pkg)
+	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", &buildError{pkg, string(out), err}
+	}
+	return filepath.Join(dir, "copyhttp"), nil
+})
+
 // BenchmarkMCPListen times one small tools/call (64 bytes) from a go-sdk
 // client over streamable HTTP, against the same call over stdio:
 // "direct-stdio", the client running the server as a command;
 // "direct-http", the server's own HTTP handler (the SDK's); "listen",
 // through "toolcap mcp --listen" in front of the server run over stdio
 // (what a team runs); "listen-url", through "toolcap mcp --listen --url"
-// in front of the server's HTTP handler.
+// in front of the server's HTTP handler; "copy-http", through the least an
+// HTTP front end to the server over stdio does (internal/copyhttp: a POST's
+// body written to the server, its response answered as application/json,
+// nothing checked): what HTTP itself costs, the floor of "listen".
 func BenchmarkMCPListen(b *testing.B) {
 	dir, err := mcpBinaries()
 	if err != nil {
@@ -80,6 +101,10 @@ func BenchmarkMCPListen(b *testing.B) {
 	}
 	server := filepath.Join(dir, "mcpserver")
 	toolcap := filepath.Join(dir, "toolcap")
+	copyhttp, err := copyHTTP()
+	if err != nil {
+		b.Fatal(err)
+	}
 	impls := []struct {
 		name      string
 		transport func(b *testing.B) mcp.Transport
@@ -89,6 +114,9 @@ func BenchmarkMCPListen(b *testing.B) {
 		}},
 		{"direct-http", func(b *testing.B) mcp.Transport {
 			return &mcp.StreamableClientTransport{Endpoint: startServing(b, exec.Command(server, "-http", "127.0.0.1:0"))}
+		}},
+		{"copy-http", func(b *testing.B) mcp.Transport {
+			return &mcp.StreamableClientTransport{Endpoint: startServing(b, exec.Command(copyhttp, "-http", "127.0.0.1:0", server))}
 		}},
 		{"listen", func(b *testing.B) mcp.Transport {
 			url := startServing(b, exec.Command(toolcap, "mcp", "--listen", "127.0.0.1:0", "--", server))

@@ -261,15 +261,11 @@ func TestHTTPAnswersEveryRequestAtTheBounds(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		var got []answer
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				a, _ := readAnswer(t, data)
-				got = append(got, a)
-			}
+		for _, data := range hsEvents(t, resp.Body) {
+			a, _ := readAnswer(t, data)
+			got = append(got, a)
 		}
-		if err := sc.Err(); err != nil {
+		if err := ctx.Err(); err != nil {
 			t.Fatalf("reading the answer to %.100q: %v", body, err)
 		}
 		return resp, got

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -64,6 +65,17 @@ type HTTPOptions struct {
 	// response still kept for it; then they are dropped. Zero means
 	// [DefaultResumeGrace].
 	ResumeGrace time.Duration
+	// JSONWait is how long a POST of one request waits for the server's
+	// first message about it before it opens its stream of events: when
+	// that message is the response, the answer is that response alone, as
+	// application/json (what a client gets for most calls: no stream to
+	// read, and one write); when it is another message, or when none comes
+	// in time, the answer is a stream of events as usual, its priming event
+	// first where the protocol version has one. Until the stream opens its
+	// client cannot resume it: a connection that breaks within JSONWait
+	// loses the answer, as one that breaks before a JSON answer does. Zero
+	// means [DefaultJSONWait]; a negative value opens every stream at once.
+	JSONWait time.Duration
 	// ProtocolVersions are the values of the MCP-Protocol-Version header
 	// accepted; another is answered 400. Nil means
 	// [DefaultProtocolVersions].
@@ -105,6 +117,11 @@ const (
 	// tries, 1 s growing by half each time, with jitter) and the
 	// TypeScript SDK's.
 	DefaultResumeGrace = time.Minute
+	// DefaultJSONWait lets a call the server answers within it go out as
+	// one JSON body, and opens the stream of a longer one soon enough that
+	// a connection broken while it runs is rarely one the client cannot
+	// resume.
+	DefaultJSONWait = 100 * time.Millisecond
 )
 
 // HTTPHandler returns an http.Handler serving MCP's streamable HTTP
@@ -115,7 +132,9 @@ const (
 // server-sent events that ends with its response, and carries the
 // messages related to it (its progress notifications; the server's
 // requests, log lines and cancellations while it is the only one
-// pending); a notification or a response is answered 202. The initialize
+// pending), or, when its response is the first of them and comes within
+// [HTTPOptions.JSONWait], with that response alone as application/json
+// (not for a batch); a notification or a response is answered 202. The initialize
 // request starts a session, whose id the response's Mcp-Session-Id header
 // gives. GET opens the stream of what the server sends on its own, and of
 // its notifications about the session (list_changed, resources/updated,
@@ -144,6 +163,7 @@ func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		idle:        opts.SessionIdle,
 		streamMax:   opts.StreamBuffer,
 		resumeGrace: opts.ResumeGrace,
+		jsonWait:    opts.JSONWait,
 		versions:    opts.ProtocolVersions,
 		forwardAuth: opts.ForwardAuth,
 		sessions:    map[string]*httpSession{},
@@ -183,6 +203,9 @@ func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	if h.resumeGrace <= 0 {
 		h.resumeGrace = DefaultResumeGrace
 	}
+	if h.jsonWait == 0 {
+		h.jsonWait = DefaultJSONWait
+	}
 	if h.versions == nil {
 		h.versions = DefaultProtocolVersions
 	}
@@ -203,6 +226,7 @@ type HTTPHandler struct {
 	streamMax   int
 	replayMax   int           // the bytes a session's POST streams keep once written, for resumption
 	resumeGrace time.Duration // how long a broken POST stream waits to be resumed
+	jsonWait    time.Duration // how long a POST of one request waits to be answered as JSON; < 0 never
 	versions    []string
 	forwardAuth bool
 	meta        *resourceMetadata // the upstream's metadata, mapped; nil when not served
@@ -419,6 +443,9 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	// One request, not in a batch: its response alone may be the answer
+	// (a batch's answer is an array, of its responses).
+	single := len(reqs) == 1 && body[0] != '['
 	st, dup := s.openStream(reqs)
 	if st == nil {
 		writeRPCError(w, http.StatusBadRequest, codeInvalidRequest,
@@ -442,11 +469,11 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	// answer itself (its status and headers), not an error in a 200: no
 	// priming event may go before it.
 	if s.auth == nil {
-		s.finished(st, conn, st.serve(w, r, conn, primes(r.Header.Get(versionHeader))))
+		s.finished(st, conn, h.answer(w, r, st, conn, single, primes(r.Header.Get(versionHeader))))
 		return
 	}
 	g := s.auth.guard(w, postIDs(reqs), h.meta.challengeRewriter(r))
-	complete := st.serve(g, r, conn, false)
+	complete := h.answer(g, r, st, conn, single, false)
 	if g.relayed() {
 		s.drop(st) // the answer was the refusal: there is nothing to resume
 		if initialize {
@@ -456,6 +483,32 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.finished(st, conn, complete)
+}
+
+// answer writes the answer to a POST whose requests st answers, on its
+// connection conn: its response alone as application/json when the POST
+// has one request (single) and the response is the server's first message
+// about it within h.jsonWait, or else the stream of its events (see
+// eventStream.serve), a priming event first with prime. It reports whether
+// the stream may be let go: it was delivered, or it was answered as JSON,
+// which no client can resume.
+func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, st *eventStream, conn uint64, single, prime bool) bool {
+	if single && h.jsonWait > 0 {
+		if msg, ok := st.awaitResponse(r.Context(), conn, h.jsonWait); ok {
+			w.Header().Set("Content-Type", "application/json")
+			if _, guarded := w.(*refusalGuard); !guarded {
+				// Known, so the client need not read chunks; a refusal
+				// relayed in its place has a length of its own.
+				w.Header().Set("Content-Length", strconv.Itoa(msg.size()))
+			}
+			w.WriteHeader(http.StatusOK)
+			if err := msg.writeTo(w); err != nil && !errors.Is(err, errRefusedUpstream) {
+				h.p.logger.Debug("a client left before its response was written", "session", st.s.id, "error", err)
+			}
+			return true
+		}
+	}
+	return st.serve(w, r, conn, prime)
 }
 
 // ResourceMetadata returns the handler of the proxy's OAuth protected
@@ -569,7 +622,7 @@ func newPostRequest(id []byte, token string) postRequest {
 // and whether one of them is initialize.
 func requestsOf(body []byte) ([]postRequest, bool, error) {
 	if body[0] != '[' {
-		env, err := envelopeOfMessage(body)
+		env, err := envelopeFitted(body)
 		if err != nil {
 			return nil, false, fmt.Errorf("not a JSON-RPC message: %w", err)
 		}
@@ -583,7 +636,7 @@ func requestsOf(body []byte) ([]postRequest, bool, error) {
 	// so an element at its bound is one level past the relay's, which
 	// then answers the batch with one error whose id is null, and the
 	// POST would wait for its elements' ids forever.
-	if env, err := envelopeOfMessage(body); err == nil && env.tooDeep {
+	if env, err := envelopeFitted(body); err == nil && env.tooDeep {
 		return nil, false, errors.New("the batch is " + deepWhy + "; it was not forwarded")
 	}
 	// A batch is walked one element at a time, each decoded into the same

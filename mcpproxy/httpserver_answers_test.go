@@ -55,7 +55,7 @@ func batchUpstream(context.Context) (mcpproxy.Conn, error) {
 }
 
 // postIDs posts body and returns the status and the ids of the responses
-// on its stream, in order; it fails the test when the POST is not
+// on its stream (or its JSON answer), in order; it fails the test when the POST is not
 // answered in full within 5s.
 func postIDs(t *testing.T, url, session, body string) (int, []string) {
 	t.Helper()
@@ -71,18 +71,14 @@ func postIDs(t *testing.T, url, session, body string) (int, []string) {
 	}
 	defer resp.Body.Close()
 	var ids []string
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			var m struct{ ID json.RawMessage }
-			if err := json.Unmarshal([]byte(d), &m); err != nil {
-				t.Fatalf("an event that is not JSON: %.200q", d)
-			}
-			ids = append(ids, string(m.ID))
+	for _, d := range hsEvents(t, resp.Body) {
+		var m struct{ ID json.RawMessage }
+		if err := json.Unmarshal([]byte(d), &m); err != nil {
+			t.Fatalf("an event that is not JSON: %.200q", d)
 		}
+		ids = append(ids, string(m.ID))
 	}
-	if err := sc.Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		t.Fatalf("POST %.80q: the answer did not end within 5s: %v", body, err)
 	}
 	return resp.StatusCode, ids

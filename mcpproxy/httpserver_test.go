@@ -164,11 +164,21 @@ func hsInitialize(t *testing.T, url string, edit func(*http.Request)) string {
 	return id
 }
 
-// hsEvents reads the data of every event of an SSE body until it ends.
+// hsEvents reads the messages of a POST's answer until it ends: the data
+// of every event of an SSE body, or the message of a JSON body (the
+// response alone, which the proxy answers as application/json).
 func hsEvents(t *testing.T, body io.Reader) []string {
 	t.Helper()
+	br := bufio.NewReader(body)
+	if b, err := br.Peek(1); err == nil && b[0] == '{' {
+		msg, err := io.ReadAll(br)
+		if err != nil {
+			t.Errorf("reading a JSON answer: %v", err)
+		}
+		return []string{string(msg)}
+	}
 	var out []string
-	sc := bufio.NewScanner(body)
+	sc := bufio.NewScanner(br)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {

@@ -2,6 +2,7 @@ package mcpproxy
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -113,10 +114,18 @@ func (s *httpSession) expire() {
 func (s *httpSession) Read(p []byte) (int, error) { return s.inR.Read(p) }
 
 // send hands one of the client's messages (one line) to the relay. It
-// returns once the relay has read all of it.
+// returns once the relay has read all of it. The byte past msg, when its
+// capacity has one (a body's buffer has: see readBody), is the caller's
+// to lose: the newline is written there.
 func (s *httpSession) send(msg []byte) error {
 	s.inMu.Lock()
 	defer s.inMu.Unlock()
+	if len(msg) < cap(msg) {
+		// One write: the relay reads the line at once, rather than
+		// coming back for its newline while this waits.
+		_, err := s.in.Write(append(msg, '\n'))
+		return err
+	}
 	// Two writes rather than msg with its newline appended: that would
 	// copy a body that may be as large as the bound.
 	if _, err := s.in.Write(msg); err != nil {
@@ -338,13 +347,16 @@ func (s *httpSession) finished(st *eventStream, conn uint64, complete bool) {
 	if complete || s.closed {
 		grace = 0
 	}
-	expire := func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if st.abandoned(conn) {
-			s.h.p.logger.Info("a POST stream whose connection broke was not resumed in time; it was let go",
-				"session", s.id, "stream", st.num, "resume_grace", grace.String())
-			s.forget(st)
+	var expire func() // made only when it may run: not for each stream delivered
+	if grace > 0 {
+		expire = func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if st.abandoned(conn) {
+				s.h.p.logger.Info("a POST stream whose connection broke was not resumed in time; it was let go",
+					"session", s.id, "stream", st.num, "resume_grace", grace.String())
+				s.forget(st)
+			}
 		}
 	}
 	if !st.release(conn, grace, expire) {
@@ -556,7 +568,7 @@ func (s *httpSession) serveGET(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}()
 
-	startEvents(w)
+	startEvents(w, true)
 	flusher, _ := w.(http.Flusher)
 	var b []byte
 	for {
@@ -624,12 +636,14 @@ func (s *httpSession) resumePOST(w http.ResponseWriter, r *http.Request, stream,
 	s.finished(st, conn, complete)
 }
 
-// startEvents begins a response of server-sent events.
-func startEvents(w http.ResponseWriter) {
+// startEvents begins a response of server-sent events. With flush, its
+// headers go out at once; otherwise with what is written next, when it is
+// flushed.
+func startEvents(w http.ResponseWriter, flush bool) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	if f, ok := w.(http.Flusher); ok {
+	if f, ok := w.(http.Flusher); ok && flush {
 		f.Flush()
 	}
 }
@@ -852,6 +866,48 @@ func (st *eventStream) abandoned(conn uint64) bool {
 	return st.conn == 0 && st.conns == conn
 }
 
+// awaitResponse waits for the stream's first event, at most wait, and
+// returns it when it is the stream's last response: then the stream holds
+// that response alone, and takes nothing more (route let it go), so that
+// the response is the whole answer. It reports false when another message
+// comes first, when wait passes first, and when the stream ended, the
+// connection conn no longer serves it or ctx (its client's) ended: serve
+// then writes what there is, or finds out why there is nothing.
+func (st *eventStream) awaitResponse(ctx context.Context, conn uint64, wait time.Duration) (heldMsg, bool) {
+	var timeout <-chan time.Time
+	for {
+		st.mu.Lock()
+		if st.conn != conn || st.ended {
+			st.mu.Unlock()
+			return nil, false
+		}
+		if len(st.events) > 0 {
+			first := st.events[0]
+			answered := st.written == 0 && first.response && st.left == 0 && len(st.events) == 1
+			st.mu.Unlock()
+			if !answered {
+				return nil, false
+			}
+			return first.msg, true
+		}
+		st.mu.Unlock()
+		if timeout == nil {
+			// Made only once the response has been found not to be
+			// there already.
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-st.wake:
+		case <-timeout:
+			return nil, false
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
+}
+
 // primes reports whether the POST streams of protocol version begin
 // with a priming event (an id and no data, 2025-11-25's SEP-1699), as the
 // go-sdk's server sends them: a client can then resume a stream that
@@ -866,8 +922,16 @@ func primes(version string) bool { return version >= "2025-11-25" && version < "
 // priming event. It reports whether it wrote the last response and
 // nothing failed: the stream was delivered.
 func (st *eventStream) serve(w http.ResponseWriter, r *http.Request, conn uint64, prime bool) bool {
-	startEvents(w)
+	// The headers and the priming event go out with the first events
+	// when there are some already (a message came before the response),
+	// in one write; else before the stream waits (see below).
+	startEvents(w, false)
 	flusher, _ := w.(http.Flusher)
+	flush := func() {
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
 	var b []byte
 	if prime {
 		b = append(b[:0], "id: "...)
@@ -875,9 +939,6 @@ func (st *eventStream) serve(w http.ResponseWriter, r *http.Request, conn uint64
 		b = append(b, "\ndata: \n\n"...)
 		if _, err := w.Write(b); err != nil {
 			return false
-		}
-		if flusher != nil {
-			flusher.Flush()
 		}
 	}
 	var evs []streamEvent
@@ -907,9 +968,7 @@ func (st *eventStream) serve(w http.ResponseWriter, r *http.Request, conn uint64
 		}
 		clear(evs) // the stream holds them; this copy of the list does not
 		if len(evs) > 0 {
-			if flusher != nil {
-				flusher.Flush()
-			}
+			flush()
 			st.wrote(conn, from+uint64(len(evs))-1)
 		}
 		if done {
@@ -920,6 +979,10 @@ func (st *eventStream) serve(w http.ResponseWriter, r *http.Request, conn uint64
 		if len(evs) > 0 {
 			continue
 		}
+		// What was written goes out before the wait: the headers and the
+		// priming event of a stream with no events yet (a flush of
+		// nothing writes nothing).
+		flush()
 		select {
 		case <-st.wake:
 		case <-r.Context().Done():
@@ -961,7 +1024,7 @@ func (m heldMsg) flat() []byte {
 // its chunks where they lie.
 func (m heldMsg) envelope() (*message, error) {
 	if len(m) == 1 {
-		return envelopeOfMessage(m[0])
+		return envelopeFitted(m[0])
 	}
 	rs := make([]io.Reader, len(m))
 	for i, c := range m {
@@ -975,6 +1038,22 @@ func (m heldMsg) envelope() (*message, error) {
 	}
 	env.raw, env.tooLarge = nil, false
 	return env, nil
+}
+
+// envelopeFitted reads the envelope of msg, one whole message or batch, as
+// envelopeOfMessage does, through a read buffer no larger than msg: the
+// HTTP side reads the envelope of every message it routes (a POST's, and
+// each of the server's), most of them far smaller than envelopeScan, whose
+// buffer for each was half the bytes a small call allocated.
+func envelopeFitted(msg []byte) (*message, error) {
+	r := newReader(bytes.NewReader(msg), 0, min(len(msg), envelopeScan))
+	r.idMax = len(msg) // the id is in msg, which is held whole already
+	m, err := r.next(nil)
+	if err != nil {
+		return nil, err
+	}
+	m.raw, m.tooLarge = nil, false
+	return m, nil
 }
 
 // chunkWriter is the [jsonWriter] a message is made into for a stream:

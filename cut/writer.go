@@ -355,6 +355,16 @@ func (w *Writer) view() view {
 // call allocates its output, but for everything written when it fits, and
 // a JSON document that fits compacted, which are returned as the Writer
 // holds them. A limit above the Writer's is cut at the Writer's.
+//
+// One exception: the lines a head_tail cut with KeepLines rescues at a
+// smaller limit are rescued from those the Writer kept for its own limit.
+// It keeps every matching line of at most a quarter of its limit until
+// they pass that quarter (or number 65); a cut at a smaller limit, which
+// rescues only shorter lines, may have gone on to a later one, which the
+// Writer no longer saw. No stream can keep, in memory bounded by its
+// limit, every line some smaller limit would rescue (at each L, any line
+// of at most L/4 bytes may be the first). The cut then rescues fewer or
+// other lines than Cut, and stays within limit.
 func (w *Writer) ResultAt(limit int) (string, Stats) {
 	w.finish()
 	w.restore()
@@ -474,8 +484,10 @@ func (w *Writer) resultAt(limit int) (string, Stats) {
 		return bytesString(out), Stats{Original: w.n, Kept: w.n - dropped, Dropped: dropped, Strategy: KeepHead}
 	}
 	// The windows are wider than a cut at a smaller limit reads, and the
-	// lines between them are every matching line past the wider head
-	// window: the cut reads what a cut of the whole content reads.
+	// lines between them are the matching lines past the wider head
+	// window that the Writer's rule kept: the cut reads what a cut of the
+	// whole content reads, unless that rule stopped before the narrower
+	// one would have (see ResultAt).
 	v := w.view()
 	return v.cut(limit, w.spec, nil)
 }

@@ -157,3 +157,37 @@ func TestWriterResultTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterResultAtRescueBound pins the one way ResultAt may differ from
+// Cut: at 256 bytes a Writer keeps matching lines of up to 64 bytes until
+// they pass 64, so a 64-byte error line followed by a 49-byte one stops
+// its rule at the second; at 247 bytes Cut rescues only lines of up to 61
+// and takes the second, which the Writer no longer has. Its cut must still
+// be a head_tail cut within the limit, with figures that add up, and Cut's
+// exactly once the smaller limit no longer needs that line.
+func TestWriterResultAtRescueBound(t *testing.T) {
+	spec := cut.Spec{Keep: cut.KeepHeadTail, KeepLines: []*regexp.Regexp{regexp.MustCompile(`error`)}}
+	filler := strings.Repeat("ok "+strings.Repeat("-", 26)+"\n", 12) // 360 bytes
+	in := filler + "error " + strings.Repeat("a", 57) + "\n" + "error " + strings.Repeat("b", 42) + "\n" + filler + filler
+	w := cut.NewWriter(256, spec)
+	writeChunks(t, w, in, rand.New(rand.NewPCG(7, 8)), 50)
+
+	want, wantSt := cut.Cut(in, 247, spec)
+	if wantSt.Rescued != 1 || !strings.Contains(want, "error bbb") {
+		t.Fatalf("Cut at 247 rescues %d lines, want the 49-byte one: %q", wantSt.Rescued, want)
+	}
+	got, st := w.ResultAt(247)
+	if len(got) > 247 || st.Strategy != cut.KeepHeadTail || st.Kept+st.Dropped != st.Original || !strings.Contains(got, cut.Marker(st.Dropped)) {
+		t.Fatalf("ResultAt(247) = %q (%+v): not a head_tail cut within 247 bytes", got, st)
+	}
+	for _, limit := range []int{256, 128} { // its own, and one that rescues none
+		want, wantSt := cut.Cut(in, limit, spec)
+		got, st := w.ResultAt(limit)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("ResultAt(%d) differs from Cut (-want +got):\n%s", limit, diff)
+		}
+		if diff := cmp.Diff(wantSt, st); diff != "" {
+			t.Errorf("ResultAt(%d) figures (-want +got):\n%s", limit, diff)
+		}
+	}
+}

@@ -157,6 +157,13 @@ type callResult struct {
 	// offsets in the message of the opening quotes of the texts read.
 	raw   bool
 	spans []int64
+	// unread holds the copy of a result read whole within its bound while
+	// its text is not yet decoded: it is decoded (materialize) only when
+	// something reads it (see decodeText), and a result that goes out as
+	// it came through the pinned chain alone never is. unreadDirect: the
+	// copy was valid UTF-8 as read (see materialize).
+	unread       [][]byte
+	unreadDirect bool
 	// curFrom is the offset in the joined text of the text being read (its
 	// length between texts): what comes before it is whole.
 	curFrom int64
@@ -231,7 +238,7 @@ func readCallResult(sc *wire.Scanner, retain int, calls []*pendingCall, known bo
 		res.keepHead = res.keepHead || c.jsonText
 	}
 	if res.raw = known && sc.Teeing(); res.raw {
-		sc.OnTeeOver(res.materialize)
+		sc.OnTeeOver(func(teed [][]byte) { res.materialize(teed, sc.Replaced() == 0) })
 	}
 	for _, c := range calls[:min(len(calls), maxWriters)] {
 		if c.keeper != nil {
@@ -296,13 +303,23 @@ func readCallResult(sc *wire.Scanner, retain int, calls []*pendingCall, known bo
 	})
 	if res.raw && err == nil {
 		// Read whole and within the bound: the text is decoded again, for
-		// the chain, from the copy, which goes on to the message's end.
+		// the chain, from the copy, which goes on to the message's end;
+		// when the chain reads it (see decodeText).
 		sc.OnTeeOver(nil)
 		if teed, ok := sc.TeedParts(); ok {
-			res.materialize(teed)
+			res.unread, res.unreadDirect = teed, sc.Replaced() == 0
 		}
 	}
 	return res, err
+}
+
+// decodeText decodes the text of a result read whole as it came, if it
+// is not yet (see unread): what the chain and the shaping read.
+func (res *callResult) decodeText() {
+	if teed := res.unread; teed != nil {
+		res.unread = nil
+		res.materialize(teed, res.unreadDirect)
+	}
 }
 
 // writeText adds a piece of the joined text.
@@ -350,7 +367,7 @@ func (res *callResult) cross(left []byte) {
 // would have put it. When it has outgrown the head, it goes to the cuts
 // straight from the copy, and the head takes only the texts before the one
 // being read (unless keepHead), so that the text is never held twice.
-func (res *callResult) materialize(teed [][]byte) {
+func (res *callResult) materialize(teed [][]byte, direct bool) {
 	res.raw = false
 	total := res.text.total
 	over := total > int64(res.text.max)
@@ -375,9 +392,8 @@ func (res *callResult) materialize(teed [][]byte) {
 		}
 		pos += int64(len(p))
 	}
-	// Valid UTF-8 as it was read (nothing replaced), a text decodes again
-	// straight from the copy, in place, not checked twice.
-	direct := res.sc.Replaced() == 0
+	// Valid UTF-8 as it was read (direct: nothing replaced), a text
+	// decodes again straight from the copy, in place, not checked twice.
 	var br *bufio.Reader
 	var cur partsCursor
 	for i, at := range res.spans {
@@ -447,7 +463,7 @@ func (res *callResult) cutHere() {
 	}
 	if res.raw {
 		if teed, ok := res.sc.TeedParts(); ok {
-			res.materialize(teed)
+			res.materialize(teed, res.sc.Replaced() == 0)
 		}
 	}
 	res.sc.StopTee()

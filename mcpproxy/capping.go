@@ -71,6 +71,16 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 	gen := call.gen
 	pol := call.policy
 
+	if res.unread != nil && gen.pinnedOnly && pol.Fits(int(res.text.total)) && s.forwardable(m, res) && sentFits(res, pol) {
+		// The pinned chain alone passes on a text that fits as it is: the
+		// cap and the ceiling cut only a text over its policy, and the
+		// reader's text is valid UTF-8 (what it replaced is counted in
+		// its length). The result goes out as it came, its text never
+		// decoded: nothing would read it.
+		return nil
+	}
+	res.decodeText()
+
 	// The chain starts from the result's text. A text the reader kept whole
 	// is cut by the chain's byte cap; one it could not keep (larger than any
 	// limit) was cut by the same rule from what it kept, here, before any
@@ -358,7 +368,7 @@ func (s *session) forwardable(m *message, res *callResult) bool {
 // everything in it is within limit on any measure shape uses (the sizes
 // counted here are those of the JSON, at least what shape counts).
 func fitsAsSent(res *callResult, prep, r chain.Result, pol shape.Policy) bool {
-	if res.structuredReduced || len(res.over) > 0 || r.IsError() != res.isError {
+	if r.IsError() != res.isError {
 		return false
 	}
 	if _, cut := r.Truncation(); cut {
@@ -368,6 +378,17 @@ func fitsAsSent(res *callResult, prep, r chain.Result, pol shape.Policy) bool {
 		return false
 	}
 	if (r.Content == nil) != (prep.Content == nil) || (r.Content != nil && *r.Content != *prep.Content) {
+		return false
+	}
+	return sentFits(res, pol)
+}
+
+// sentFits reports, without decoding the blocks, that the result as read
+// is within pol on any measure shape uses, with nothing reduced or
+// dropped: what the server sent goes out as it is once the chain left it
+// alone.
+func sentFits(res *callResult, pol shape.Policy) bool {
+	if res.structuredReduced || len(res.over) > 0 {
 		return false
 	}
 	text := int(res.text.total) - max(res.texts-1, 0)*len(shape.TextSeparator)

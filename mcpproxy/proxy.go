@@ -136,6 +136,9 @@ type generation struct {
 	// read tool; nil when there is no store or the manifest keeps the rest
 	// of no tool.
 	keeper *rest.Keeper
+	// pinnedOnly: the chain is toolcap's pinned stages alone, no user
+	// middleware, so that a text within its policy passes it unchanged.
+	pinnedOnly bool
 }
 
 // New returns a Proxy for opts. It returns an error for an invalid
@@ -205,7 +208,7 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 			retain = max(retain, policies.For(name).Hold())
 		}
 	}
-	p.gen.Store(&generation{manifest: m, handler: handler, policies: policies, retain: retain, keeper: keeper})
+	p.gen.Store(&generation{manifest: m, handler: handler, policies: policies, retain: retain, keeper: keeper, pinnedOnly: len(user) == 0})
 	p.mu.Lock()
 	tools := p.tools
 	p.mu.Unlock()

@@ -1,6 +1,7 @@
 package mcpproxy_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
@@ -256,4 +258,33 @@ func TestRelayAsSentOnlyForMeasuredText(t *testing.T) {
 			t.Errorf("the client got %d bytes (%.120s…), want the result without the 5 MiB member, within --max-message", len(got), got)
 		}
 	}
+}
+
+// A large result within its limit is decoded only for a chain that reads
+// it: with a user middleware, the middleware gets the whole text decoded
+// (the proxy skips the decoding only when the pinned stages alone run,
+// which pass such a text on unread), and the result still goes out as the
+// server sent it when the middleware passes it on.
+func TestRelayDecodesLargeResultForUserMiddleware(t *testing.T) {
+	text, written := writtenText(5 << 20)
+	frame := `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"` + written + `"},{"type":"text","text":"two"}]}}`
+	var seen []string
+	record := func(next chain.Handler) chain.Handler {
+		return func(ctx context.Context, call chain.Call) chain.Result {
+			r := next(ctx, call)
+			if r.Content != nil {
+				seen = append(seen, *r.Content)
+			}
+			return r
+		}
+	}
+	s := newRawSession(t, mcpproxy.Options{Manifest: limitFor(8 << 20), MaxMessageBytes: 1 << 20, Middleware: []chain.Middleware{record}})
+	s.toServer(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t"}}`)
+	s.atServer()
+	s.toClient(frame)
+	sameBytes(t, "the client's result", frame, s.atClient())
+	if len(seen) != 1 {
+		t.Fatalf("the middleware saw %d texts, want 1", len(seen))
+	}
+	sameBytes(t, "the text the middleware saw", text+shape.TextSeparator+"two", seen[0])
 }

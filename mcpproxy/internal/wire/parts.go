@@ -54,10 +54,7 @@ func (d *partsDecoder) decode() {
 		b := d.parts[d.i]
 		i := d.j
 		for i < len(b) {
-			j := i
-			for j < len(b) && plain[b[j]] {
-				j++
-			}
+			j := plainEnd(b, i)
 			if j-i >= directRun {
 				d.flush()
 				d.w(b[i:j])

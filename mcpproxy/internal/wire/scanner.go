@@ -660,10 +660,7 @@ func (s *Scanner) decodeString(w func([]byte)) (int64, error) {
 		straddle := false
 	scan:
 		for i < len(b) {
-			j := i
-			for j < len(b) && plain[b[j]] {
-				j++
-			}
+			j := plainEnd(b, i)
 			if j-i >= directRun {
 				// A long run goes to w straight from the buffer.
 				advance(j)

@@ -96,9 +96,12 @@ const envelopeScan = 4 << 10
 // envelopeOfMessage reads the envelope (id, method, kind) of msg, one whole
 // message or batch handed to a transport, so that the transport can route
 // it. Nothing of msg is kept: the result's raw is nil.
-func envelopeOfMessage(msg []byte) (*message, error) {
+func envelopeOfMessage(msg []byte) (*message, error) { return envelopeIn(msg, envelopeScan) }
+
+// envelopeIn is envelopeOfMessage through a read buffer of size bytes.
+func envelopeIn(msg []byte, size int) (*message, error) {
 	// A bound of 0: a message larger than the window is not copied aside.
-	r := newReader(bytes.NewReader(msg), 0, envelopeScan)
+	r := newReader(bytes.NewReader(msg), 0, size)
 	r.idMax = len(msg) // the id is in msg, which is held whole already
 	m, err := r.next(nil)
 	if err != nil {

@@ -1046,14 +1046,7 @@ func (m heldMsg) envelope() (*message, error) {
 // each of the server's), most of them far smaller than envelopeScan, whose
 // buffer for each was half the bytes a small call allocated.
 func envelopeFitted(msg []byte) (*message, error) {
-	r := newReader(bytes.NewReader(msg), 0, min(len(msg), envelopeScan))
-	r.idMax = len(msg) // the id is in msg, which is held whole already
-	m, err := r.next(nil)
-	if err != nil {
-		return nil, err
-	}
-	m.raw, m.tooLarge = nil, false
-	return m, nil
+	return envelopeIn(msg, min(len(msg), envelopeScan))
 }
 
 // chunkWriter is the [jsonWriter] a message is made into for a stream:

@@ -359,7 +359,8 @@ func (w *Writer) view() view {
 // One exception: the lines a head_tail cut with KeepLines rescues at a
 // smaller limit are rescued from those the Writer kept for its own limit.
 // It keeps every matching line of at most a quarter of its limit until
-// they pass that quarter (or number 65); a cut at a smaller limit, which
+// those surely in the dropped middle (ending at least limit+4 bytes before
+// the end) pass that quarter, or they number 65; a cut at a smaller limit, which
 // rescues only shorter lines, may have gone on to a later one, which the
 // Writer no longer saw. No stream can keep, in memory bounded by its
 // limit, every line some smaller limit would rescue (at each L, any line

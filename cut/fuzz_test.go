@@ -96,7 +96,7 @@ func FuzzResultAt(f *testing.F) {
 		fixed, _ := cut.ReplaceInvalid(in) // a Writer replaces what Cut may pass unread
 		want, wantSt := cut.Cut(fixed, min(at, limit), s)
 		got, st := w.ResultAt(at)
-		if at < limit && !recordsAll(fixed, limit, s) {
+		if at < limit && !cut.RecordsAll(fixed, limit, s) {
 			// The Writer let go of lines a cut at the smaller limit may
 			// rescue (see Writer.ResultAt): it only stays within it.
 			if len(got) > max(at, 0) || st.Kept+st.Dropped != st.Original {
@@ -108,40 +108,6 @@ func FuzzResultAt(f *testing.F) {
 			t.Fatalf("limit %d, at %d, spec %d: ResultAt %q (%+v), Cut %q (%+v)", limit, at, spec, got, st, want, wantSt)
 		}
 	})
-}
-
-// recordsAll reports whether a head_tail Writer at limit with spec's
-// KeepLines records every line a cut at a smaller limit may rescue: whether
-// the rule its lineRecorder applies never stops for good. It repeats the
-// rule (lines past the head window of limit+4 bytes, at most limit/4 long,
-// that match; it stops at the 66th, or when those that end a tail window
-// before the end pass limit/4 bytes), as a test must to know when the
-// Writer is exact (see Writer.ResultAt). A spec without KeepLines records
-// nothing and needs nothing.
-func recordsAll(s string, limit int, spec cut.Spec) bool {
-	if len(spec.KeepLines) == 0 || limit <= 0 {
-		return true
-	}
-	win, room := limit+4, limit/4
-	count, sure := 0, 0
-	for a := 0; ; {
-		i := strings.IndexByte(s[a:], '\n')
-		if i < 0 {
-			return true
-		}
-		b := a + i + 1
-		if b > win && b-a <= room && matchesAny(spec.KeepLines, s[a:b-1]) {
-			if count++; count > cut.MaxRescuedLines+1 {
-				return false
-			}
-			if b <= len(s)-win {
-				if sure += b - a; sure > room {
-					return false
-				}
-			}
-		}
-		a = b
-	}
 }
 
 // streamCut is what a Writer fed in with limit and spec gives: Cut of the

@@ -141,29 +141,34 @@ func headTailString(content string, limit int, spec Spec) (string, Stats) {
 	v.head = content[:w]
 	v.tail = content[len(content)-w:]
 	if len(spec.KeepLines) > 0 {
-		r := lineRecorder{res: spec.KeepLines, room: rescueRoom(limit), tailWin: windowLen(limit)}
-		// Lines that end within the head window are read from it when the
-		// cut is made; the others are recorded here, in order, until the
-		// rule says no later line can be rescued.
-		a := 0
-		for a < len(content) && !r.closed {
-			i := indexNewline(content[a:])
-			if i < 0 {
-				break
-			}
-			b := a + i + 1
-			if b > w && b-a <= r.room {
-				r.add(a, b, content[a:b])
-				// The whole length is known: promote at once, so that the
-				// scan stops as soon as no later line can be rescued.
-				r.advance(len(content))
-			}
-			a = b
-		}
-		r.advance(len(content))
-		v.lines = r.lines
+		v.lines = recordLines(content, limit, spec.KeepLines).lines
 	}
 	return v.cut(limit, spec, nil)
+}
+
+// recordLines applies the lineRecorder's rule, at limit, to content held
+// whole. Lines that end within the head window are read from it when the
+// cut is made; the others are recorded, in order, until the rule says no
+// later line can be rescued (the recorder is then closed).
+func recordLines(content string, limit int, res []*regexp.Regexp) *lineRecorder {
+	r := &lineRecorder{res: res, room: rescueRoom(limit), tailWin: windowLen(limit)}
+	w := min(len(content), windowLen(limit))
+	for a := 0; a < len(content) && !r.closed; {
+		i := indexNewline(content[a:])
+		if i < 0 {
+			break
+		}
+		b := a + i + 1
+		if b > w && b-a <= r.room {
+			r.add(a, b, content[a:b])
+			// The whole length is known: promote at once, so that the
+			// scan stops as soon as no later line can be rescued.
+			r.advance(len(content))
+		}
+		a = b
+	}
+	r.advance(len(content))
+	return r
 }
 
 // cut makes the head_tail cut of the content v describes; n > limit.

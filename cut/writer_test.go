@@ -169,6 +169,9 @@ func TestWriterResultAtRescueBound(t *testing.T) {
 	spec := cut.Spec{Keep: cut.KeepHeadTail, KeepLines: []*regexp.Regexp{regexp.MustCompile(`error`)}}
 	filler := strings.Repeat("ok "+strings.Repeat("-", 26)+"\n", 12) // 360 bytes
 	in := filler + "error " + strings.Repeat("a", 57) + "\n" + "error " + strings.Repeat("b", 42) + "\n" + filler + filler
+	if cut.RecordsAll(in, 256, spec) {
+		t.Fatal("the Writer's rule keeps every line of the case: it shows no exception")
+	}
 	w := cut.NewWriter(256, spec)
 	writeChunks(t, w, in, rand.New(rand.NewPCG(7, 8)), 50)
 

@@ -288,3 +288,48 @@ func TestRelayDecodesLargeResultForUserMiddleware(t *testing.T) {
 	}
 	sameBytes(t, "the text the middleware saw", text+shape.TextSeparator+"two", seen[0])
 }
+
+// The proxy skips the chain for a large result within its limit when the
+// chain is toolcap's pinned stages alone (see capResult): what the client
+// gets must be what running the chain gives. A middleware that passes
+// every result on as it got it makes the proxy run the chain; each result
+// must come out byte for byte the same either way, whether it fits as
+// sent or not.
+func TestRelayPinnedOnlyAsTheChainRuns(t *testing.T) {
+	_, written := writtenText(5 << 20)
+	block := func(w string) string { return `{"type":"text","text":"` + w + `"}` }
+	invalid := written[:1<<20] + "\xff\xfe" + written[1<<20:]
+	frames := map[string]string{
+		"one text":          `{"jsonrpc":"2.0","id":5,"result":{"content":[` + block(written) + `]}}`,
+		"an error":          `{"jsonrpc":"2.0","id":5,"result":{"content":[` + block(written) + `],"isError":true}}`,
+		"two texts":         `{"jsonrpc":"2.0","id":5,"result":{"content":[` + block(written) + `,` + block("two") + `]}}`,
+		"invalid UTF-8":     `{"jsonrpc":"2.0","id":5,"result":{"content":[` + block(invalid) + `]}}`,
+		"structuredContent": `{"jsonrpc":"2.0","id":5,"result":{"content":[` + block(written) + `],"structuredContent":{"n":1.50,"s":"\u2713"}}}`,
+		"the id after":      `{"result":{"content":[` + block(written) + `]},"jsonrpc":"2.0","id":5}`,
+		"an image, no text": `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"image","data":"` + strings.Repeat("QUFB", 1<<20) + `","mimeType":"image/png"}]}}`,
+	}
+	pass := func(next chain.Handler) chain.Handler { return next }
+	relay := func(t *testing.T, entry manifest.ToolEntry, mw []chain.Middleware, frame string) string {
+		// Another tool's larger limit makes the reader keep t's result
+		// as it came past t's own limit: only the policy's check then
+		// tells a result that fits from one that does not.
+		m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{
+			"t": entry, "other": {MaxBytes: 16 << 20},
+		}}}
+		s := newRawSession(t, mcpproxy.Options{Manifest: m, MaxMessageBytes: 1 << 20, Middleware: mw})
+		s.toServer(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t"}}`)
+		s.atServer()
+		s.toClient(frame)
+		return s.atClient()
+	}
+	for name, frame := range frames {
+		// Within, and at the edges of, the texts of about 5.5 MiB; and a
+		// token limit that the length alone does not settle.
+		for _, entry := range []manifest.ToolEntry{{MaxBytes: 8 << 20}, {MaxBytes: 6 << 20}, {MaxBytes: 5 << 20}, {MaxBytes: 8 << 20, MaxTokens: 1 << 20}} {
+			t.Run(fmt.Sprintf("%s/%d bytes %d tokens", name, entry.MaxBytes, entry.MaxTokens), func(t *testing.T) {
+				want := relay(t, entry, []chain.Middleware{pass}, frame)
+				sameBytes(t, "without user middleware", want, relay(t, entry, nil, frame))
+			})
+		}
+	}
+}

@@ -150,8 +150,8 @@ func headTailString(content string, limit int, spec Spec) (string, Stats) {
 // whole. Lines that end within the head window are read from it when the
 // cut is made; the others are recorded, in order, until the rule says no
 // later line can be rescued (the recorder is then closed).
-func recordLines(content string, limit int, res []*regexp.Regexp) *lineRecorder {
-	r := &lineRecorder{res: res, room: rescueRoom(limit), tailWin: windowLen(limit)}
+func recordLines(content string, limit int, res []*regexp.Regexp) lineRecorder {
+	r := lineRecorder{res: res, room: rescueRoom(limit), tailWin: windowLen(limit)}
 	w := min(len(content), windowLen(limit))
 	for a := 0; a < len(content) && !r.closed; {
 		i := indexNewline(content[a:])

@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -74,6 +75,32 @@ type message struct {
 	// tools/call result or error).
 	result *callResult
 	rpcErr *callError
+
+	// call is the params of a tools/call request, once toolCall has
+	// decoded them: the read tool's answer and the note of the call both
+	// need them, and a message is decoded once.
+	call *toolCallParams
+}
+
+// toolCallParams is what the proxy reads of a tools/call request.
+type toolCallParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// toolCall returns the params of m, a tools/call request held whole,
+// decoding them the first time; ok is false when they are not JSON.
+func (m *message) toolCall() (params toolCallParams, ok bool) {
+	if m.call == nil {
+		var req struct {
+			Params toolCallParams `json:"params"`
+		}
+		if json.Unmarshal(m.raw, &req) != nil {
+			return toolCallParams{}, false
+		}
+		m.call = &req.Params
+	}
+	return *m.call, true
 }
 
 // asSent reports whether the message is held as it came, to go out so.

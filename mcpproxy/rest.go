@@ -25,20 +25,15 @@ func (s *session) answerRead(gen *generation, m *message) (bool, error) {
 	if gen.keeper == nil || !m.isRequest() || m.method != "tools/call" || m.raw == nil {
 		return false, nil
 	}
-	var req struct {
-		Params struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(m.raw, &req) != nil || req.Params.Name != gen.keeper.Tool() {
+	params, ok := m.toolCall()
+	if !ok || params.Name != gen.keeper.Tool() {
 		return false, nil
 	}
-	name := req.Params.Name
-	call := chain.Call{ID: "mcp-" + itoa(s.p.seq.Add(1)), Tool: name, Args: req.Params.Arguments}
+	name := params.Name
+	call := chain.Call{ID: "mcp-" + itoa(s.p.seq.Add(1)), Tool: name, Args: params.Arguments}
 	ctx := rest.WithScope(context.Background(), s.scope)
 	var prep chain.Result
-	page, err := gen.keeper.Read(ctx, req.Params.Arguments, gen.policies.For(name))
+	page, err := gen.keeper.Read(ctx, params.Arguments, gen.policies.For(name))
 	if err != nil {
 		prep = chain.ErrorResult(name+" failed", err.Error())
 	} else {

@@ -276,22 +276,16 @@ func (s *session) noteRequest(m *message) {
 	s.armTimeout(m.id, s.seq)
 	switch m.method {
 	case "tools/call":
-		var req struct {
-			Params struct {
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
-			} `json:"params"`
-		}
-		_ = json.Unmarshal(m.raw, &req)
+		params, _ := m.toolCall()
 		gen := s.p.gen.Load()
 		c := &pendingCall{
 			id:     m.id,
 			seq:    s.seq,
 			callID: "mcp-" + itoa(s.p.seq.Add(1)),
-			tool:   req.Params.Name,
-			args:   req.Params.Arguments,
+			tool:   params.Name,
+			args:   params.Arguments,
 			gen:    gen,
-			policy: gen.policies.For(req.Params.Name),
+			policy: gen.policies.For(params.Name),
 		}
 		if c.policy.Spec.Keep == "" && s.p.hasOutputSchema(c.tool) {
 			// A tool with an output schema returns structuredContent, and

@@ -104,8 +104,8 @@ func jsonCut(content string, limit int) (string, Stats, bool) {
 		return "", Stats{}, false
 	}
 	return jsonCutDoc(len(content), limit,
-		func(budget int, spare []byte) result { return structuralPrefix(content, budget, nil, spare) },
-		func(size int) []byte { return compact(content, size) })
+		func(budget int, spare []byte) result { return structuralPrefix(content, budget, nil, spare, nil) },
+		func(size int) []byte { return compact(content, size) }, nil)
 }
 
 // jsonCutDoc is jsonCut for a valid document of n bytes, given the means to
@@ -113,8 +113,10 @@ func jsonCut(content string, limit int) (string, Stats, bool) {
 // when that is large enough: the cut it gives back), and compacted returns
 // it compacted, size bytes long. A [Writer] cuts with them a compacted
 // prefix it held (see jsonStream), [Cut] the whole document, so that both
-// choose the budget, the marker and the figures with this one code.
-func jsonCutDoc(n, limit int, cutTo func(budget int, spare []byte) result, compacted func(size int) []byte) (string, Stats, bool) {
+// choose the budget, the marker and the figures with this one code. save,
+// when not nil, is told where the marker is about to be written, as
+// structuralPrefix tells it of its own writes (see jsonStream.cut).
+func jsonCutDoc(n, limit int, cutTo func(budget int, spare []byte) result, compacted func(size int) []byte, save func(at, n int)) (string, Stats, bool) {
 	st := Stats{Original: n, Strategy: KeepJSON}
 	var spare []byte // a cut let go, whose storage the next one reuses
 	for d := digits(n); d >= 1; d-- {
@@ -149,6 +151,9 @@ func jsonCutDoc(n, limit int, cutTo func(budget int, spare []byte) result, compa
 		if digits(dropped) > d {
 			// Cannot happen (N <= n); kept for safety of the limit.
 			return "", Stats{}, false
+		}
+		if save != nil {
+			save(len(r.doc), MarkerLen(dropped))
 		}
 		b := appendMarker(r.doc, dropped)
 		st.Kept, st.Dropped, st.Levels = len(r.doc), dropped, r.levels
@@ -242,7 +247,7 @@ type result struct {
 // newer one), so a safe point is two integers. After the cut it goes on
 // scanning, without copying, for the compacted length and the totals of
 // the cut's levels.
-func structural(s string, budget int) result { return structuralPrefix(s, budget, nil, nil) }
+func structural(s string, budget int) result { return structuralPrefix(s, budget, nil, nil, nil) }
 
 // jsonTail is what structuralPrefix needs to know of a valid document
 // beyond the compacted prefix of it that it reads.
@@ -267,7 +272,15 @@ type jsonTail struct {
 // budget+16 bytes therefore gives the cut of the whole document, and t
 // gives its figures. The cut is made in spare's storage when it has room
 // for it and the marker after it.
-func structuralPrefix(s string, budget int, t *jsonTail, spare []byte) result {
+//
+// spare may be the storage of s itself, when s is compacted: the cut then
+// copies each byte onto itself up to the point where it ends, and writes
+// over s only what ends it (a cut string's marker and closing quote, the
+// closers), each after the scan has gone past where it falls. save, when
+// not nil, is told of those writes before they are made (the offset and
+// length of each), so that the caller can keep what they write over and
+// put it back before s is read again.
+func structuralPrefix(s string, budget int, t *jsonTail, spare []byte, save func(at, n int)) result {
 	var (
 		out       []byte
 		stack     []frame
@@ -425,8 +438,16 @@ func structuralPrefix(s string, budget int, t *jsonTail, spare []byte) result {
 					out = append(out, s[i:e]...)
 				case blocked == 0:
 					room := budget - len(out) - len(pre) - len(stack)
-					if str, ok := appendCutString(append(out, pre...), s[i+1:min(e-1, len(s))], e-i-2, room); ok {
-						out = str
+					text, n := s[i+1:min(e-1, len(s))], e-i-2
+					if k, ok := cutStringPoint(text, n, room); ok {
+						b := append(out, pre...)
+						if save != nil {
+							// The quote and the kept text are the
+							// string as written; its marker and
+							// closing quote are not.
+							save(len(b)+1+k, cutStringTailLen(n-k))
+						}
+						out = appendCutString(b, text, n, k)
 						cutAt(len(out), len(stack), true)
 					} else {
 						cutAtSafe()
@@ -465,6 +486,9 @@ func structuralPrefix(s string, budget int, t *jsonTail, spare []byte) result {
 		r.doc, r.complete = out, true
 	case cutLen >= 0:
 		doc := out[:cutLen]
+		if save != nil {
+			save(cutLen, len(levels))
+		}
 		for j := len(levels) - 1; j >= 0; j-- {
 			if levels[j].Array {
 				doc = append(doc, ']')
@@ -590,20 +614,20 @@ func appendPointerToken(b []byte, key string) []byte {
 	}
 }
 
-// appendCutString appends to b the string token whose raw (escaped) text
-// is text, n bytes long, cut to at most room bytes, quotes included: the
+// cutStringPoint returns how much of a string token's raw (escaped) text,
+// n bytes long, a cut to at most room bytes, quotes included, keeps: the
 // longest prefix of text that ends neither inside an escape (a surrogate
-// pair is one, see escapeLen) nor inside a UTF-8 character, followed by
-// the marker, its newline written as the escape \n, and the closing quote.
-// ok is false, and b is returned as it is, when not even the marker fits.
+// pair is one, see escapeLen) nor inside a UTF-8 character, with room left
+// for the marker, its newline written as the escape \n, and the closing
+// quote (see appendCutString). ok is false when not even the marker fits.
 // text may hold only the first min(n, room+12) bytes: the cut reads no
 // further than 12 bytes (a surrogate pair's escape) past room.
-func appendCutString(b []byte, text string, n, room int) ([]byte, bool) {
+func cutStringPoint(text string, n, room int) (k int, ok bool) {
 	// quotes and the marker's newline escape are 3 bytes beside
 	// MarkerLen(N); markerPoint keeps k + MarkerLen(n-k) within room-3.
-	k := markerPoint(n, room-3)
+	k = markerPoint(n, room-3)
 	if k < 0 {
-		return b, false
+		return 0, false
 	}
 	k = floorCharBoundary(text, k)
 	// Back off to the start of an escape that k would split, a surrogate
@@ -623,13 +647,25 @@ func appendCutString(b []byte, text string, n, room int) ([]byte, bool) {
 		}
 		j = e + size
 	}
+	return k, true
+}
+
+// appendCutString appends to b the string token whose raw text is text, n
+// bytes long, cut to its first k bytes ([cutStringPoint]): the opening
+// quote, those bytes, the marker and the closing quote.
+func appendCutString(b []byte, text string, n, k int) []byte {
 	b = append(b, '"')
 	b = append(b, text[:k]...)
 	b = append(b, `\n[truncated: `...)
 	b = strconv.AppendInt(b, int64(n-k), 10)
 	b = append(b, markerSuffix...)
-	return append(b, '"'), true
+	return append(b, '"')
 }
+
+// cutStringTailLen is how many bytes appendCutString writes after the kept
+// text of a string that drops dropped bytes: its marker, the newline
+// escaped, and the closing quote.
+func cutStringTailLen(dropped int) int { return MarkerLen(dropped) + 2 }
 
 // escapeLen returns the length of the escape that starts at text[e] ==
 // '\\' in the content of a valid JSON string: 2 for a short escape, 6 for

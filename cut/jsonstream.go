@@ -68,6 +68,17 @@ type jsonStream struct {
 	// strOpen is the offset of the string being read; strAt and strLen
 	// are those of the string that crossed the end of the prefix.
 	strOpen, strAt, strLen int
+
+	// undo holds what a cut made in the prefix's own storage wrote over
+	// (see cut), to be put back before the prefix is read again.
+	undo []jsUndo
+}
+
+// jsUndo is bytes of a jsonStream's prefix, from at on, that a cut made in
+// place wrote over.
+type jsUndo struct {
+	at int
+	b  []byte
 }
 
 // newJSONStream returns a jsonStream for cuts at limit or below. Its
@@ -388,20 +399,58 @@ func (s *jsonStream) end() bool {
 
 // cut is jsonCut of the document, n bytes long, which has ended, at limit
 // (no larger than the stream's): the same output and figures.
-func (s *jsonStream) cut(n, limit int) (string, Stats, bool) {
+//
+// With inPlace, for the Writer's last result ([Writer.Result]), the cut is
+// made in the prefix's own storage rather than in a buffer of its own: a
+// cut at the limit is nearly all of the prefix, so that the document is
+// held once, not twice. A cut of a budget that proves too small is undone
+// (the bytes it wrote over were set aside) before the next one reads the
+// prefix.
+func (s *jsonStream) cut(n, limit int, inPlace bool) (string, Stats, bool) {
 	if !s.end() {
 		return "", Stats{}, false
 	}
+	s.restore()
 	held := bytesString(s.prefix)
 	var t *jsonTail
 	if s.n > len(s.prefix) {
 		t = &jsonTail{compact: s.n, strAt: s.strAt, strLen: s.strLen, totals: s.totals}
 	}
+	var save func(at, n int)
+	if inPlace {
+		save = s.save
+	}
 	cutTo := func(budget int, spare []byte) result {
+		// A cut made before this one, of a budget that proved too small,
+		// wrote over the prefix.
+		s.restore()
 		if s.n <= budget {
 			return result{doc: s.prefix, complete: true, compact: s.n}
 		}
-		return structuralPrefix(held, budget, t, spare)
+		if inPlace {
+			spare = s.prefix[:0]
+		}
+		return structuralPrefix(held, budget, t, spare, save)
 	}
-	return jsonCutDoc(n, limit, cutTo, func(size int) []byte { return s.prefix[:size] })
+	compacted := func(size int) []byte {
+		s.restore()
+		return s.prefix[:size]
+	}
+	return jsonCutDoc(n, limit, cutTo, compacted, save)
+}
+
+// save sets aside the n bytes of the prefix from at on (as far as it
+// holds them) that a cut in place is about to write over.
+func (s *jsonStream) save(at, n int) {
+	if end := min(at+n, len(s.prefix)); at < end {
+		s.undo = append(s.undo, jsUndo{at: at, b: append([]byte(nil), s.prefix[at:end]...)})
+	}
+}
+
+// restore puts back what cuts in place wrote over, the last first.
+func (s *jsonStream) restore() {
+	for i := len(s.undo) - 1; i >= 0; i-- {
+		copy(s.prefix[s.undo[i].at:], s.undo[i].b)
+	}
+	s.undo = s.undo[:0]
 }

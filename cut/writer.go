@@ -270,7 +270,10 @@ func (w *Writer) finish() {
 }
 
 // Result returns the cut of everything written, as [Cut] would, and ends
-// the Writer.
+// the Writer: the cut may be made in the Writer's own storage (its head
+// window, or the compacted prefix of a JSON document), so that a large
+// limit's cut is not a second copy of what the Writer held, and no other
+// result is asked of the Writer after it.
 func (w *Writer) Result() (string, Stats) {
 	w.finish()
 	w.restore()
@@ -290,7 +293,8 @@ func (w *Writer) result() (string, Stats) {
 		return cutOver(bytesString(w.json), w.limit, w.spec)
 	}
 	if w.js != nil {
-		if out, st, ok := w.js.cut(w.n, w.limit); ok {
+		// The last result: made in the stream's prefix (see Result).
+		if out, st, ok := w.js.cut(w.n, w.limit, true); ok {
 			return out, st
 		}
 	}
@@ -474,7 +478,7 @@ func (w *Writer) resultAt(limit int) (string, Stats) {
 		return cutOver(bytesString(w.json), limit, w.spec)
 	}
 	if w.js != nil && w.n <= JSONMaxInput(limit) {
-		if out, st, ok := w.js.cut(w.n, limit); ok {
+		if out, st, ok := w.js.cut(w.n, limit, false); ok {
 			return out, st
 		}
 	}

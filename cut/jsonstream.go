@@ -1,6 +1,9 @@
 package cut
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // maxJSONDepth is the deepest nesting json.Valid accepts (encoding/json's
 // maxNestingDepth): a deeper document is not valid JSON to it, so not to a
@@ -72,7 +75,30 @@ type jsonStream struct {
 	// undo holds what a cut made in the prefix's own storage wrote over
 	// (see cut), to be put back before the prefix is read again.
 	undo []jsUndo
+
+	// The document as written, whitespace included, can be given back
+	// from the prefix (appendRaw) as far as rawMax bytes: raw is how many
+	// bytes the stream has read; ws holds the whitespace it dropped from
+	// the first rawMax of them, in runs (see appendRun), but for the run
+	// being read, which is run, at the compacted offset runAt. lastAt is
+	// the compacted offset of the last run in ws.
+	raw, rawMax   int
+	ws, run       []byte
+	runAt, lastAt int
 }
+
+// The forms of a run of whitespace in jsonStream.ws: each run is its
+// distance from the run before it (its compacted offset less that run's,
+// a uvarint), then n<<2|form (a uvarint), for n spaces (wsSpaces), a
+// newline and n spaces (wsLineSpaces), a newline and n tabs (wsLineTabs),
+// or the n bytes that follow (wsBytes). A document indented by an encoder
+// costs about two bytes a line.
+const (
+	wsBytes = iota
+	wsSpaces
+	wsLineSpaces
+	wsLineTabs
+)
 
 // jsUndo is bytes of a jsonStream's prefix, from at on, that a cut made in
 // place wrote over.
@@ -86,11 +112,27 @@ type jsUndo struct {
 // once: a Writer starts one for a document already longer than the limit,
 // and the pages a short document leaves unwritten are never touched.
 func newJSONStream(limit int) *jsonStream {
-	m := math.MaxInt
-	if limit < math.MaxInt-jsonPrefixSlack {
-		m = max(limit, 0) + jsonPrefixSlack
-	}
+	m := jsonPrefixMax(limit)
 	return &jsonStream{max: m, prefix: make([]byte, 0, m)}
+}
+
+// jsonPrefixMax is the length of a jsonStream's prefix for cuts at limit:
+// limit+jsonPrefixSlack.
+func jsonPrefixMax(limit int) int {
+	if limit < math.MaxInt-jsonPrefixSlack {
+		return max(limit, 0) + jsonPrefixSlack
+	}
+	return math.MaxInt
+}
+
+// newJSONStreamIn is newJSONStream with the prefix in storage, which has
+// room for it (jsonPrefixMax(limit) bytes): storage may hold the
+// document's first bytes, which the stream then compacts where they lie
+// when they are written to it (it writes no byte before it has read it).
+// The stream keeps the whitespace it drops from the document's first
+// rawMax bytes, so that they can be given back (appendRaw).
+func newJSONStreamIn(limit int, storage []byte, rawMax int) *jsonStream {
+	return &jsonStream{max: jsonPrefixMax(limit), prefix: storage[:0], rawMax: rawMax}
 }
 
 // emit adds b, the next bytes of the compacted document, to it.
@@ -109,20 +151,111 @@ func (s *jsonStream) emitByte(c byte) {
 	s.n++
 }
 
-// fail marks the document invalid.
+// fail marks the document invalid. The prefix and the whitespace stay, for
+// appendRaw.
 func (s *jsonStream) fail() bool {
 	s.bad = true
-	s.stack, s.prefix, s.totals = nil, nil, nil
+	s.stack, s.totals = nil, nil
 	return false
 }
 
 // write reads p, the document's next bytes, and reports whether the
-// document may still be valid JSON. Once it is not, the stream lets go of
-// what it held and reads nothing more.
+// document may still be valid JSON. Once it is not, the stream reads
+// nothing more: raw stops at the first byte that is not.
 func (s *jsonStream) write(p []byte) bool {
 	if s.bad {
 		return false
 	}
+	i, ok := s.scan(p)
+	s.raw += i
+	return ok
+}
+
+// space adds c, whitespace the compacted document drops, to the run being
+// read: the run the last call started, unless the document went on since.
+func (s *jsonStream) space(c byte) {
+	if len(s.run) > 0 && s.runAt != s.n {
+		s.ws = binary.AppendUvarint(s.ws, uint64(s.runAt-s.lastAt))
+		s.ws = appendRun(s.ws, s.run)
+		s.lastAt, s.run = s.runAt, s.run[:0]
+	}
+	if len(s.run) == 0 {
+		s.runAt = s.n
+	}
+	s.run = append(s.run, c)
+}
+
+// appendRun appends to b the form of run, whitespace (see wsBytes).
+func appendRun(b, run []byte) []byte {
+	form, body, fill := uint64(wsSpaces), run, byte(' ')
+	if run[0] == '\n' {
+		form, body = wsLineSpaces, run[1:]
+		if len(body) > 0 && body[0] == '\t' {
+			form, fill = wsLineTabs, '\t'
+		}
+	}
+	for _, c := range body {
+		if c != fill {
+			return append(binary.AppendUvarint(b, uint64(len(run))<<2|wsBytes), run...)
+		}
+	}
+	return binary.AppendUvarint(b, uint64(len(body))<<2|form)
+}
+
+// appendRaw appends to dst the document's first n bytes as written,
+// whitespace included, from the compacted prefix and the whitespace the
+// stream kept: n must be at most raw and rawMax. A cut made in place is
+// undone first.
+func (s *jsonStream) appendRaw(dst []byte, n int) []byte {
+	s.restore()
+	end := len(dst) + n
+	put := func(b []byte) { dst = append(dst, b[:min(len(b), end-len(dst))]...) }
+	fill := func(c byte, k int) {
+		for k = min(k, end-len(dst)); k > 0; k-- {
+			dst = append(dst, c)
+		}
+	}
+	ws, c, at, pending := s.ws, 0, 0, len(s.run) > 0
+	for len(dst) < end {
+		var run []byte
+		form, k := uint64(wsBytes), 0
+		switch {
+		case len(ws) > 0:
+			d, w := binary.Uvarint(ws)
+			f, w2 := binary.Uvarint(ws[w:])
+			ws = ws[w+w2:]
+			at += int(d)
+			form, k = f&3, int(f>>2)
+			if form == wsBytes {
+				run, ws = ws[:k], ws[k:]
+			}
+		case pending:
+			pending, at, run = false, s.runAt, s.run
+		default:
+			put(s.prefix[c:])
+			return dst
+		}
+		put(s.prefix[c:at])
+		c = at
+		switch form {
+		case wsBytes:
+			put(run)
+		case wsSpaces:
+			fill(' ', k)
+		case wsLineSpaces:
+			fill('\n', 1)
+			fill(' ', k)
+		case wsLineTabs:
+			fill('\n', 1)
+			fill('\t', k)
+		}
+	}
+	return dst
+}
+
+// scan is write, and returns how many bytes of p it read: all of them, or
+// those before the first that makes the document invalid.
+func (s *jsonStream) scan(p []byte) (int, bool) {
 	for i := 0; i < len(p); {
 		c := p[i]
 		switch s.state {
@@ -133,7 +266,7 @@ func (s *jsonStream) write(p []byte) bool {
 			}
 			s.emit(p[i:j])
 			if j == len(p) {
-				return true
+				return j, true
 			}
 			switch c = p[j]; c {
 			case '"':
@@ -150,7 +283,7 @@ func (s *jsonStream) write(p []byte) bool {
 				s.emitByte(c)
 				s.state = jsEscape
 			default:
-				return s.fail() // a control character
+				return j, s.fail() // a control character
 			}
 			i = j + 1
 			continue
@@ -161,14 +294,14 @@ func (s *jsonStream) write(p []byte) bool {
 			case 'u':
 				s.state, s.hex = jsHex, 4
 			default:
-				return s.fail()
+				return i, s.fail()
 			}
 			s.emitByte(c)
 			i++
 			continue
 		case jsHex:
 			if !('0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f') {
-				return s.fail()
+				return i, s.fail()
 			}
 			s.emitByte(c)
 			if s.hex--; s.hex == 0 {
@@ -182,19 +315,22 @@ func (s *jsonStream) write(p []byte) bool {
 			case jsZero, jsInt, jsFrac, jsExpDigits:
 				s.valueDone()
 			case jsMinus, jsDot, jsExp, jsExpSign, jsLiteral:
-				return s.fail()
+				return i, s.fail()
+			}
+			if s.raw+i < s.rawMax {
+				s.space(c)
 			}
 			i++
 			continue
 		}
 		switch s.step(c) {
 		case stepFail:
-			return s.fail()
+			return i, s.fail()
 		case stepRead:
 			i++
 		}
 	}
-	return true
+	return len(p), true
 }
 
 // What step did with a byte.

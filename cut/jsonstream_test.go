@@ -31,11 +31,20 @@ func jsonSpecs() []cut.Spec {
 func randomJSON(rng *rand.Rand) string {
 	var b strings.Builder
 	ws := func() {
-		switch rng.IntN(4) {
+		// Every form a streamed Writer keeps whitespace in (see
+		// jsonStream.ws): spaces, a newline and spaces or tabs as
+		// encoders indent, and any other run.
+		switch rng.IntN(8) {
 		case 0:
 			b.WriteString(" ")
 		case 1:
 			b.WriteString("\n  \t\r")
+		case 2:
+			b.WriteString("\n" + strings.Repeat(" ", rng.IntN(9)))
+		case 3:
+			b.WriteString("\n" + strings.Repeat("\t", rng.IntN(4)))
+		case 4:
+			b.WriteString(strings.Repeat(" ", rng.IntN(200)))
 		}
 	}
 	pieces := []string{"a", "hello world ", `\n`, `\"`, `\\`, `\/`, `\u00e9`, `\ud83d\ude00`, `\ud800`, `\uDC00x`,
@@ -128,6 +137,15 @@ func checkStreamed(t *testing.T, name, in string, limit, at int, spec cut.Spec, 
 	fixed, replaced := cut.ReplaceInvalid(in) // a Writer cuts the text as decoded
 	w := cut.NewWriter(limit, spec)
 	writeChunks(t, w, in, rng, most)
+	// The head window is the input's first limit+4 bytes as written, its
+	// whitespace too, whether the Writer holds it as it came or compacted
+	// in its JSON stream; the bytes the Replacer still holds (the input
+	// has not ended: at most 3, which may become three U+FFFD) are not in
+	// it yet.
+	want := fixed[:min(len(fixed), limit+4)]
+	if got := w.Prefix(); !strings.HasPrefix(want, got) || len(got) < len(want)-9 {
+		t.Fatalf("%s, limit %d, pieces up to %d: Prefix is not the input's first bytes (-want +got):\n%s", name, limit, most, cmp.Diff(want, got))
+	}
 	for i, l := range []int{at, limit} {
 		if i == 0 && l < limit && !cut.RecordsAll(fixed, limit, spec) {
 			// The Writer let go of lines a cut at the smaller limit may
@@ -213,16 +231,24 @@ func TestJSONWriterHoldsLimit(t *testing.T) {
 			_, _ = w.WriteString(p[:min(piece, len(p))])
 		}
 	})
-	// The head window, grown by doubling to limit+4 bytes, the compacted
-	// prefix, taken at once at limit+16, and the validator's stack: about
-	// 4 times the limit (12 MB before, when the Writer held the document
-	// within JSONMaxInput).
+	// The head window, grown by doubling to limit+16 bytes and compacted
+	// there into the prefix, the whitespace it had, and the validator's
+	// stack: about twice the limit (12 MB when the Writer held the
+	// document within JSONMaxInput; 4 times the limit with the window and
+	// the prefix apart).
 	t.Logf("writing %d bytes at limit %d allocated %d bytes", len(doc), limit, written)
-	if most := uint64(8 * limit); written > most {
+	if most := uint64(3 * limit); written > most {
 		t.Errorf("writing %d bytes at limit %d allocated %d bytes, want at most %d", len(doc), limit, written, most)
 	}
 	want, wantSt := cut.Cut(doc, limit, spec)
-	got, st := w.Result()
+	var got string
+	var st cut.Stats
+	// The cut is made in the prefix: what it allocates is its figures.
+	cutBytes, _ := allocated(func() { got, st = w.Result() })
+	t.Logf("the cut allocated %d bytes", cutBytes)
+	if most := uint64(limit / 8); cutBytes > most {
+		t.Errorf("the cut at limit %d allocated %d bytes, want at most %d", limit, cutBytes, most)
+	}
 	if got != want {
 		t.Errorf("Writer differs from Cut (-want +got):\n%s", cmp.Diff(want, got))
 	}

@@ -3,6 +3,7 @@ package cut
 import (
 	"bytes"
 	"errors"
+	"math"
 	"slices"
 	"unsafe"
 
@@ -31,9 +32,14 @@ import (
 //     between tokens removed) is held up to limit+16 bytes, with the
 //     containers open at each point (at most 10,000, the nesting
 //     json.Valid accepts). Every structural cut of the document at the
-//     limit or below is made from that prefix. At the first byte that is
-//     not valid JSON, or past [JSONMaxInput](limit), only the text
-//     strategy's part is held and the content is cut as text, as Cut does.
+//     limit or below is made from that prefix. With the head rule as the
+//     text strategy, the first limit+4 bytes are not held beside the
+//     prefix: they are the prefix's start and the whitespace dropped from
+//     them (about two bytes a line of an indented document), and Result
+//     cuts in the prefix's own storage, so that the document is held about
+//     once. At the first byte that is not valid JSON, or past
+//     [JSONMaxInput](limit), only the text strategy's part is held and the
+//     content is cut as text, as Cut does.
 //
 // Bytes that are not valid UTF-8 are replaced by U+FFFD as they are written
 // (see [Replacer]; a sequence split across two writes is held until the
@@ -68,7 +74,10 @@ type Writer struct {
 	json    []byte      // the whole input, for KeepJSON, while within the head window
 	jsonOff bool        // the input is not held whole in json
 	js      *jsonStream // cuts the document as it streams, past the window
-	done    bool
+	// headJS says js holds the head window: compacted, where json held it,
+	// with the whitespace it dropped (see stream); head is then nil.
+	headJS bool
+	done   bool
 
 	// undo holds the bytes of the head window, from undoAt on, that
 	// ResultRestAt wrote its cut over, to be put back before the next
@@ -124,24 +133,17 @@ func (w *Writer) put(p []byte) {
 		if w.n <= w.win {
 			// While the whole input is held, the head window is its
 			// prefix (see prefix): one copy of the input, not two.
-			w.json = appendJSON(w.json, p, w.win, w.win)
+			c := w.jsonCap()
+			w.json = appendJSON(w.json, p, c, c)
 		} else {
-			// The input outgrew the window: what was held becomes the
-			// head window, kept on its own below, and the document is
-			// cut as it streams, from its first byte, while it may
-			// still be cut as JSON.
-			w.head, w.json, w.jsonOff = w.json, nil, true
-			if w.n <= JSONMaxInput(w.limit) {
-				w.js = newJSONStream(w.limit)
-				w.js.write(w.head)
-			}
+			w.stream()
 		}
 	}
 	if w.js != nil && (w.n > JSONMaxInput(w.limit) || !w.js.write(p)) {
 		// Past the bound, or not JSON: cut as text.
-		w.js = nil
+		w.dropStream(off)
 	}
-	if room := w.win - len(w.head); room > 0 && w.jsonOff {
+	if room := w.win - len(w.head); room > 0 && w.jsonOff && !w.headJS {
 		take := min(room, len(p))
 		if w.head == nil {
 			// One allocation of its final size when the input is large
@@ -156,6 +158,69 @@ func (w *Writer) put(p []byte) {
 	if w.rec != nil {
 		w.lines(p, off)
 	}
+}
+
+// stream starts cutting the document as it streams, from its first byte,
+// once it has outgrown the head window, while it may still be cut as JSON:
+// what was held becomes the head window. With the head rule as the text
+// strategy, the stream compacts the window where it lies, in the room
+// jsonCap left for its prefix, and holds it (headJS): the document is held
+// once, its compacted prefix, with the whitespace the window had (about
+// two bytes a line of an indented document), from which the window is
+// given back when a text cut needs it. Otherwise the window is kept as it
+// is beside the stream's own prefix.
+func (w *Writer) stream() {
+	held := w.json
+	w.json, w.jsonOff = nil, true
+	switch {
+	case w.n > JSONMaxInput(w.limit):
+		w.head = held
+	case !w.tail && cap(held) >= jsonPrefixMax(w.limit):
+		w.js, w.headJS = newJSONStreamIn(w.limit, held, w.win), true
+		if !w.js.write(held) {
+			// Not JSON: the window as it was written. What the stream
+			// had not read yet is where it was.
+			r := w.js.raw
+			w.head = append(w.js.appendRaw(make([]byte, 0, w.win), r), held[r:]...)
+			w.js, w.headJS = nil, false
+		}
+	default:
+		w.head = held
+		w.js = newJSONStream(w.limit)
+		w.js.write(w.head)
+	}
+}
+
+// dropStream stops cutting the document as JSON (it is not JSON, or it is
+// past JSONMaxInput) before the piece at offset off: the head window, if
+// the stream held it, is given back as it was written, as far as the
+// bytes before that piece (put adds the piece's own).
+func (w *Writer) dropStream(off int) {
+	if w.headJS {
+		w.head = w.js.appendRaw(make([]byte, 0, w.win), min(off, w.win))
+		w.headJS = false
+	}
+	w.js = nil
+}
+
+// jsonCap is the capacity the held document grows to: with room for a
+// stream's prefix when the stream may take the held document's storage
+// (see stream).
+func (w *Writer) jsonCap() int {
+	if m := jsonPrefixMax(w.limit); !w.tail && m < math.MaxInt {
+		return max(w.win, m)
+	}
+	return w.win
+}
+
+// headCopy returns a copy of the head window's first k bytes (all of it
+// when it is shorter).
+func (w *Writer) headCopy(k int) []byte {
+	if w.headJS {
+		k = min(k, w.win, w.n)
+		return w.js.appendRaw(make([]byte, 0, k), k)
+	}
+	return slices.Clone(w.head[:min(len(w.head), k)])
 }
 
 // appendBounded appends p to b, growing b at most to most bytes. Past 1 MiB
@@ -178,16 +243,17 @@ func appendBounded(b, p []byte, most int) []byte {
 // appendJSON appends p to b, the document a KeepJSON Writer holds, growing
 // b to at most most bytes (len(b)+len(p) must be within it). Each buffer
 // it outgrows stays in the process's memory (a short process never gets
-// it back), so the sizes are chosen for the sum: b doubles up to 1 MiB;
-// past it, it grows straight to win, the limit's window, while the input
-// may still fit the limit (a document that fits is then held in one
-// buffer of its final size), and otherwise doubles, going straight to most
-// from the step that would reach half of it. A Writer holds the document
-// only while it is within the window (most is win; past it, the document
-// is cut as it streams): an 8 MB document at an 8 MiB limit takes buffers
-// of 1 and 8 MiB. (append grows a large slice by a quarter at a time:
-// about five times the document.) The capacity not yet written to is
-// never touched.
+// it back), so the sizes are chosen for the sum: b doubles up to 1 MiB (or
+// half of most, when that is less); past it, it grows straight to win
+// while the input may still fit the limit (a document that fits is then
+// held in one buffer of its final size), and otherwise doubles, going
+// straight to most from the step that would reach half of it. A Writer
+// holds the document only while it is within the window, and passes its
+// jsonCap as both win and most (past the window, the document is cut as
+// it streams, in the same buffer): an 8 MB document at an 8 MiB limit
+// takes buffers of 1 and 8 MiB. (append grows a large slice by a quarter
+// at a time: about five times the document.) The capacity not yet written
+// to is never touched.
 func appendJSON(b, p []byte, win, most int) []byte {
 	need := len(b) + len(p)
 	if need <= cap(b) {
@@ -195,7 +261,7 @@ func appendJSON(b, p []byte, win, most int) []byte {
 	}
 	size := max(2*cap(b), need, 4096)
 	switch {
-	case size <= 1<<20:
+	case size <= 1<<20 && size < most/2:
 	case need <= win:
 		size = max(win, need)
 	case size >= most/2:
@@ -299,7 +365,11 @@ func (w *Writer) result() (string, Stats) {
 		}
 	}
 	if !w.tail {
-		out, dropped := headBytes(w.head, w.n, w.limit)
+		head := w.head
+		if w.headJS {
+			head = w.headCopy(w.win)
+		}
+		out, dropped := headBytes(head, w.n, w.limit)
 		return bytesString(out), Stats{Original: w.n, Kept: w.n - dropped, Dropped: dropped, Strategy: KeepHead}
 	}
 	v := w.view()
@@ -312,6 +382,9 @@ func (w *Writer) result() (string, Stats) {
 
 // prefix returns the head window: the first min(n, win) bytes written.
 func (w *Writer) prefix() []byte {
+	if w.headJS {
+		return w.headCopy(w.win)
+	}
 	if w.jsonOff {
 		return w.head
 	}
@@ -484,7 +557,7 @@ func (w *Writer) resultAt(limit int) (string, Stats) {
 	}
 	if !w.tail {
 		// The head window holds limit+4 bytes of a smaller limit too.
-		head := slices.Clone(w.head[:min(len(w.head), windowLen(limit))])
+		head := w.headCopy(windowLen(limit))
 		out, dropped := headBytes(head, w.n, limit)
 		return bytesString(out), Stats{Original: w.n, Kept: w.n - dropped, Dropped: dropped, Strategy: KeepHead}
 	}

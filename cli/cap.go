@@ -67,9 +67,10 @@ buffer, which becomes the output without a copy; the rest is read once, in
 64 KiB reads, counted and discarded. Its peak memory is the limit plus about
 10 MiB, whatever the input size: 74 MiB for a 200 MB input at the maximum
 limit of 64 MiB. head_tail keeps the first and the last limit+4 bytes (and
-the lines it may rescue), about twice the limit: 140 MiB for that input. json holds the whole
-input while it is at most 8 MiB or 4 times the limit long (a structural cut
-needs the whole document); longer input is cut as text. With a token limit,
+the lines it may rescue), about twice the limit: 140 MiB for that input. json
+holds the document compacted as far as the limit, with the whitespace it
+had, and cuts it there: about the limit; input longer than 8 MiB or 4
+times the limit is cut as text. With a token limit,
 cap also holds the input while it is short enough to be held whole (above).
 With --keep-rest, the input also goes to the store as it is read, from
 the moment it passes the limit; the output is built once more to put the

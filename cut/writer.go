@@ -163,19 +163,25 @@ func (w *Writer) put(p []byte) {
 // stream starts cutting the document as it streams, from its first byte,
 // once it has outgrown the head window, while it may still be cut as JSON:
 // what was held becomes the head window. With the head rule as the text
-// strategy, the stream compacts the window where it lies, in the room
-// jsonCap left for its prefix, and holds it (headJS): the document is held
-// once, its compacted prefix, with the whitespace the window had (about
-// two bytes a line of an indented document), from which the window is
-// given back when a text cut needs it. Otherwise the window is kept as it
-// is beside the stream's own prefix.
+// strategy, the stream compacts the window where it lies, in the held
+// document's buffer (jsonCap left room there for the prefix), and holds it
+// (headJS): the document is held once, its compacted prefix, with the
+// whitespace the window had (about two bytes a line of an indented
+// document), from which the window is given back when a text cut needs
+// it. Otherwise the window is kept as it is beside the stream's own
+// prefix.
 func (w *Writer) stream() {
 	held := w.json
 	w.json, w.jsonOff = nil, true
 	switch {
 	case w.n > JSONMaxInput(w.limit):
 		w.head = held
-	case !w.tail && cap(held) >= jsonPrefixMax(w.limit):
+	case !w.tail && jsonPrefixMax(w.limit) < math.MaxInt:
+		if m := jsonPrefixMax(w.limit); cap(held) < m {
+			// The piece that outgrew the window came first, or
+			// nearly: the prefix's buffer, with what was held.
+			held = append(make([]byte, 0, m), held...)
+		}
 		w.js, w.headJS = newJSONStreamIn(w.limit, held, w.win), true
 		if !w.js.write(held) {
 			// Not JSON: the window as it was written. What the stream

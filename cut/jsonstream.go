@@ -73,8 +73,11 @@ type jsonStream struct {
 	strOpen, strAt, strLen int
 
 	// undo holds what a cut made in the prefix's own storage wrote over
-	// (see cut), to be put back before the prefix is read again.
-	undo []jsUndo
+	// (see cut), to be put back before the prefix is read again; given
+	// says that cut was handed out (the Writer's Result), so that the
+	// storage is its string's, and is copied before anything is put back.
+	undo  []jsUndo
+	given bool
 
 	// The document as written, whitespace included, can be given back
 	// from the prefix (appendRaw) as far as rawMax bytes: raw is how many
@@ -572,7 +575,9 @@ func (s *jsonStream) cut(n, limit int, inPlace bool) (string, Stats, bool) {
 		s.restore()
 		return s.prefix[:size]
 	}
-	return jsonCutDoc(n, limit, cutTo, compacted, save)
+	out, st, ok := jsonCutDoc(n, limit, cutTo, compacted, save)
+	s.given = ok && len(s.undo) > 0
+	return out, st, ok
 }
 
 // save sets aside the n bytes of the prefix from at on (as far as it
@@ -583,8 +588,15 @@ func (s *jsonStream) save(at, n int) {
 	}
 }
 
-// restore puts back what cuts in place wrote over, the last first.
+// restore puts back what cuts in place wrote over, the last first: in a
+// copy of the prefix when the cut was handed out, whose string must not
+// change (the Writer is asked nothing after Result, but a string stays a
+// string).
 func (s *jsonStream) restore() {
+	if s.given && len(s.undo) > 0 {
+		s.prefix = append(make([]byte, 0, cap(s.prefix)), s.prefix...)
+	}
+	s.given = false
 	for i := len(s.undo) - 1; i >= 0; i-- {
 		copy(s.prefix[s.undo[i].at:], s.undo[i].b)
 	}

@@ -285,3 +285,32 @@ func FuzzJSONWriter(f *testing.F) {
 		checkStreamed(t, "input", in, limit, at, spec, rng, 1+int(seed%64))
 	})
 }
+
+// TestJSONWriterResultStaysPut: Result cuts a JSON document in the
+// Writer's own storage; nothing is asked of the Writer after it, but if
+// something is (Prefix, ResultAt), the string Result returned stays what
+// it was, and the later answers are still right.
+func TestJSONWriterResultStaysPut(t *testing.T) {
+	doc := `{"a": "` + strings.Repeat("x", 200) + `", "b": [1, 2, 3]}`
+	spec := cut.Spec{Keep: cut.KeepJSON}
+	w := cut.NewWriter(100, spec)
+	if _, err := w.WriteString(doc); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := w.Result()
+	want, _ := cut.Cut(doc, 100, spec)
+	kept := strings.Clone(got)
+	if got != want {
+		t.Fatalf("Result differs from Cut (-want +got):\n%s", cmp.Diff(want, got))
+	}
+	if p := w.Prefix(); p != doc[:104] {
+		t.Errorf("Prefix after Result (-want +got):\n%s", cmp.Diff(doc[:104], p))
+	}
+	at, _ := w.ResultAt(60)
+	if want60, _ := cut.Cut(doc, 60, spec); at != want60 {
+		t.Errorf("ResultAt(60) after Result (-want +got):\n%s", cmp.Diff(want60, at))
+	}
+	if got != kept {
+		t.Errorf("Result's string changed after Prefix and ResultAt (-before +after):\n%s", cmp.Diff(kept, got))
+	}
+}

@@ -321,3 +321,36 @@ func TestRelayBoundsClientResponses(t *testing.T) {
 		t.Errorf("the server got %+v", got)
 	}
 }
+
+// A tools/call whose params hold a value of the wrong type after the
+// tool's name is still that tool's call: its policy cuts the result, as
+// before the params were decoded once for every use (encoding/json fills
+// in what decodes before it reports the type error).
+func TestRelayToolCallParamsTypeError(t *testing.T) {
+	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{
+		PerTool: map[string]manifest.ToolEntry{"search": {MaxBytes: 200}},
+	}}
+	for _, params := range []string{
+		`{"name":"search","arguments":{"q":"x"}}`,
+		`{"name":"search","arguments":{"q":"x"},"extra":[1,2],"_meta":7}`,
+		`{"name":"search","arguments":{"q":"x"},"name":7}`,
+	} {
+		t.Run(params, func(t *testing.T) {
+			s := newRawSession(t, mcpproxy.Options{Manifest: m})
+			s.toServer(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`)
+			s.atServer()
+			text := strings.Repeat("x", 1000)
+			s.toClient(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + text + `"}]}}`)
+			var got struct {
+				Result struct{ Content []struct{ Text string } }
+			}
+			if err := json.Unmarshal([]byte(s.atClient()), &got); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := cut.Cut(text, 200, cut.Spec{})
+			if diff := cmp.Diff(want, got.Result.Content[0].Text); diff != "" {
+				t.Errorf("not cut to the tool's 200 bytes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -86,21 +86,22 @@ type message struct {
 type toolCallParams struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	// err is the decoding's error: the fields hold what decoded before
+	// it (encoding/json goes on past a value of the wrong type).
+	err error
 }
 
 // toolCall returns the params of m, a tools/call request held whole,
-// decoding them the first time; ok is false when they are not JSON.
-func (m *message) toolCall() (params toolCallParams, ok bool) {
+// decoding them the first time.
+func (m *message) toolCall() toolCallParams {
 	if m.call == nil {
 		var req struct {
 			Params toolCallParams `json:"params"`
 		}
-		if json.Unmarshal(m.raw, &req) != nil {
-			return toolCallParams{}, false
-		}
+		req.Params.err = json.Unmarshal(m.raw, &req)
 		m.call = &req.Params
 	}
-	return *m.call, true
+	return *m.call
 }
 
 // asSent reports whether the message is held as it came, to go out so.

@@ -25,8 +25,8 @@ func (s *session) answerRead(gen *generation, m *message) (bool, error) {
 	if gen.keeper == nil || !m.isRequest() || m.method != "tools/call" || m.raw == nil {
 		return false, nil
 	}
-	params, ok := m.toolCall()
-	if !ok || params.Name != gen.keeper.Tool() {
+	params := m.toolCall()
+	if params.err != nil || params.Name != gen.keeper.Tool() {
 		return false, nil
 	}
 	name := params.Name

@@ -276,7 +276,9 @@ func (s *session) noteRequest(m *message) {
 	s.armTimeout(m.id, s.seq)
 	switch m.method {
 	case "tools/call":
-		params, _ := m.toolCall()
+		// What decoded, as it decoded: a call whose params are not
+		// what MCP says is still the server's to answer.
+		params := m.toolCall()
 		gen := s.p.gen.Load()
 		c := &pendingCall{
 			id:     m.id,

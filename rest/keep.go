@@ -303,6 +303,19 @@ func resumeAfterHead(prefix string) func(string, cut.Found, chain.Truncation) in
 	}
 }
 
+// resumeAfterStream is resumeAfterHead for the output w cut, asking w for
+// its prefix only when the cut is not JSON's, which has no use for it: a
+// Writer that cuts a JSON document as it streams gives its head window
+// back as a copy.
+func resumeAfterStream(w *cut.Writer) func(string, cut.Found, chain.Truncation) int {
+	return func(out string, f cut.Found, t chain.Truncation) int {
+		if t.Strategy == string(cut.KeepJSON) {
+			return 0
+		}
+		return resumeAfterHead(w.Prefix())(out, f, t)
+	}
+}
+
 // cutMarker finds the marker a cut put in out: the last one counting what
 // the cut dropped, in its unit.
 func cutMarker(out string, t chain.Truncation) (cut.Found, bool) {

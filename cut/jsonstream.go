@@ -174,18 +174,31 @@ func (s *jsonStream) write(p []byte) bool {
 	return ok
 }
 
+// wsRunMax bounds the run a jsonStream holds as bytes: a longer run goes
+// to ws in parts of this length at the same offset, so that whitespace is
+// not held twice (as bytes, and in ws).
+const wsRunMax = 4 << 10
+
 // space adds c, whitespace the compacted document drops, to the run being
 // read: the run the last call started, unless the document went on since.
 func (s *jsonStream) space(c byte) {
 	if len(s.run) > 0 && s.runAt != s.n {
-		s.ws = binary.AppendUvarint(s.ws, uint64(s.runAt-s.lastAt))
-		s.ws = appendRun(s.ws, s.run)
-		s.lastAt, s.run = s.runAt, s.run[:0]
+		s.flushRun()
 	}
 	if len(s.run) == 0 {
 		s.runAt = s.n
 	}
 	s.run = append(s.run, c)
+	if len(s.run) == wsRunMax {
+		s.flushRun()
+	}
+}
+
+// flushRun adds the run being read to ws.
+func (s *jsonStream) flushRun() {
+	s.ws = binary.AppendUvarint(s.ws, uint64(s.runAt-s.lastAt))
+	s.ws = appendRun(s.ws, s.run)
+	s.lastAt, s.run = s.runAt, s.run[:0]
 }
 
 // appendRun appends to b the form of run, whitespace (see wsBytes).

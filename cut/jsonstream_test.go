@@ -202,6 +202,13 @@ func TestJSONWriterMatchesCutLarge(t *testing.T) {
 	docs["too deep"] = deepArrays(maxJSONDepth + 1)
 	docs["escapes"] = `{"s":"` + strings.Repeat(`\ud83d\ude00\n\u00e9é`, 20000) + `"}`
 	docs["numbers"] = "[" + strings.Repeat("-12.5e+3, 0, ", 20000) + "1]"
+	// Runs of whitespace longer than a stream holds as bytes (wsRunMax),
+	// in each form it keeps them in; and the same document made invalid
+	// at its end, whose head window is then given back as written.
+	ws := "[" + strings.Repeat(" ", 9000) + "1," + strings.Repeat("\r\n\t ", 3000) + "2," +
+		strings.Repeat("\n"+strings.Repeat(" ", 5000), 3) + "3," + strings.Repeat("\n"+strings.Repeat("\t", 4500), 2) + "4]"
+	docs["whitespace"] = ws
+	docs["whitespace, invalid at the end"] = ws + "x"
 	rng := rand.New(rand.NewPCG(7, 8))
 	for name, doc := range docs {
 		for _, limit := range []int{100, 65536, len(doc) / 3, len(doc) - 10} {
@@ -312,5 +319,31 @@ func TestJSONWriterResultStaysPut(t *testing.T) {
 	}
 	if got != kept {
 		t.Errorf("Result's string changed after Prefix and ResultAt (-before +after):\n%s", cmp.Diff(kept, got))
+	}
+}
+
+// TestJSONWriterHoldsWhitespaceOnce: a head window that is one long run of
+// whitespace is kept in its compact form, not held as bytes beside it.
+func TestJSONWriterHoldsWhitespaceOnce(t *testing.T) {
+	const limit = 256 << 10
+	doc := "[" + strings.Repeat(" ", 4*limit) + "1]"
+	spec := cut.Spec{Keep: cut.KeepJSON}
+	w := cut.NewWriter(limit, spec)
+	written, _ := allocated(func() {
+		for p := doc; len(p) > 0; p = p[min(32<<10, len(p)):] {
+			_, _ = w.WriteString(p[:min(32<<10, len(p))])
+		}
+	})
+	// The held document, grown by doubling to limit+16 bytes: about twice
+	// the limit allocated in all, the whitespace a few bytes a 4 KiB part.
+	if most := uint64(5 * limit / 2); written > most {
+		t.Errorf("writing %d bytes at limit %d allocated %d bytes, want at most %d", len(doc), limit, written, most)
+	}
+	if p, want := w.Prefix(), doc[:limit+4]; p != want {
+		t.Errorf("Prefix is not the input's first bytes (-want +got):\n%.300s", cmp.Diff(want, p))
+	}
+	want, _ := cut.Cut(doc, limit, spec)
+	if got, _ := w.Result(); got != want {
+		t.Errorf("Writer differs from Cut (-want +got):\n%.300s", cmp.Diff(want, got))
 	}
 }

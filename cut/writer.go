@@ -176,7 +176,7 @@ func (w *Writer) stream() {
 	switch {
 	case w.n > JSONMaxInput(w.limit):
 		w.head = held
-	case !w.tail && jsonPrefixMax(w.limit) < math.MaxInt:
+	case w.streamHoldsHead():
 		if m := jsonPrefixMax(w.limit); cap(held) < m {
 			// The piece that outgrew the window came first, or
 			// nearly: the prefix's buffer, with what was held.
@@ -209,12 +209,19 @@ func (w *Writer) dropStream(off int) {
 	w.js = nil
 }
 
+// streamHoldsHead reports whether the JSON stream, once started, holds
+// the head window (see stream): with the head rule as the text strategy,
+// at a limit whose prefix can be allocated.
+func (w *Writer) streamHoldsHead() bool {
+	return !w.tail && jsonPrefixMax(w.limit) < math.MaxInt
+}
+
 // jsonCap is the capacity the held document grows to: with room for a
-// stream's prefix when the stream may take the held document's storage
+// stream's prefix when the stream will take the held document's storage
 // (see stream).
 func (w *Writer) jsonCap() int {
-	if m := jsonPrefixMax(w.limit); !w.tail && m < math.MaxInt {
-		return max(w.win, m)
+	if w.streamHoldsHead() {
+		return max(w.win, jsonPrefixMax(w.limit))
 	}
 	return w.win
 }

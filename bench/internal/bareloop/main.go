@@ -10,14 +10,13 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
-	"os/exec"
 	"time"
+
+	"github.com/toolcap/toolcap/bench/internal/rawclient"
 )
 
 func main() {
@@ -29,42 +28,22 @@ func main() {
 		os.Exit(2)
 	}
 	log.SetFlags(0)
-	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
-	cmd.Stderr = io.Discard
-	in, err := cmd.StdinPipe()
+	c, err := rawclient.Start(flag.Args())
 	if err != nil {
 		log.Fatal(err)
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
+	if err := c.Initialize("bareloop"); err != nil {
 		log.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
-	}
-	r := bufio.NewReaderSize(out, 1<<20)
-	w := bufio.NewWriter(in)
-	send := func(line string) {
-		if _, err := w.WriteString(line + "\n"); err != nil {
-			log.Fatal(err)
-		}
-		if err := w.Flush(); err != nil {
-			log.Fatal(err)
-		}
 	}
 	// The benchmark's server answers each request with one line and
 	// sends nothing else.
-	receive := func() {
-		if _, err := r.ReadSlice('\n'); err != nil {
+	call := func(id int) {
+		if err := c.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"text","arguments":{"bytes":64}}}`, id)); err != nil {
+			log.Fatal(err)
+		}
+		if _, err := c.Receive(); err != nil {
 			log.Fatalf("reading the server's answer: %v", err)
 		}
-	}
-	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bareloop","version":"1"}}}`)
-	receive()
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	call := func(id int) {
-		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"text","arguments":{"bytes":64}}}`, id))
-		receive()
 	}
 	for id := 1; id <= 100; id++ {
 		call(id)
@@ -74,7 +53,6 @@ func main() {
 		call(id)
 	}
 	d := time.Since(start)
-	_ = in.Close()
-	_ = cmd.Wait()
+	c.Close()
 	fmt.Printf("%s %.1f µs/call over %d calls\n", *label, float64(d.Nanoseconds())/1e3/float64(*n), *n)
 }

@@ -12,15 +12,14 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
-	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/toolcap/toolcap/bench/internal/rawclient"
 )
 
 func main() {
@@ -33,63 +32,29 @@ func main() {
 	}
 	log.SetFlags(0)
 	log.SetPrefix("bigcall: ")
-	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
-	cmd.Stderr = io.Discard
-	in, err := cmd.StdinPipe()
+	c, err := rawclient.Start(flag.Args())
 	if err != nil {
 		log.Fatal(err)
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
+	if err := c.Initialize("bigcall"); err != nil {
 		log.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
-	}
-	r := bufio.NewReaderSize(out, 1<<20)
-	send(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bigcall","version":"1"}}}`)
-	if _, err := lineLen(r); err != nil {
-		log.Fatalf("initialize: %v", err)
-	}
-	send(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	start := time.Now()
-	send(in, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{"bytes":%d}}}`, *size))
-	n, err := lineLen(r)
+	if err := c.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{"bytes":%d}}}`, *size)); err != nil {
+		log.Fatal(err)
+	}
+	n, err := c.Receive()
 	took := time.Since(start)
 	if err != nil {
 		log.Fatalf("tools/call: %v", err)
 	}
-	in.Close()
-	_ = cmd.Wait()
-	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	var cpu time.Duration
 	var rss float64
-	if ru != nil {
-		cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		rss = float64(ru.Maxrss) / 1024 // KiB on Linux
+	if st := c.Close(); st != nil {
+		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+			cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			rss = float64(ru.Maxrss) / 1024 // KiB on Linux
+		}
 	}
 	fmt.Printf("%-12s call %6.3f s  cpu %6.3f s  rss %7.1f MiB  response %d B\n", *label, took.Seconds(), cpu.Seconds(), rss, n)
-}
-
-// send writes line and its newline to w, or exits.
-func send(w io.Writer, line string) {
-	if _, err := io.WriteString(w, line+"\n"); err != nil {
-		log.Fatal(err)
-	}
-}
-
-// lineLen reads one line from r and returns its length without the
-// newline, holding none of it.
-func lineLen(r *bufio.Reader) (int64, error) {
-	var n int64
-	for {
-		b, more, err := r.ReadLine()
-		n += int64(len(b))
-		if err != nil {
-			return n, err
-		}
-		if !more {
-			return n, nil
-		}
-	}
 }

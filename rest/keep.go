@@ -135,7 +135,7 @@ func (k *Keeper) Text(ctx context.Context, s string, p shape.Policy) (string, ch
 	// output, not two.
 	kept, kt, ok := k.mark(e.Ref(), len(s), p, func(q shape.Policy) (string, chain.Truncation, bool) {
 		return shape.Text(s, q)
-	}, resumeAfterHead(s))
+	}, resumeAfterHead(func() string { return s }))
 	if !ok {
 		_ = e.Abort()
 		return shape.Text(s, p)
@@ -190,7 +190,7 @@ func (k *Keeper) TextKept(s string, p shape.Policy, ref string) (string, chain.T
 	}
 	kept, kt, ok := k.mark(ref, len(s), p, func(q shape.Policy) (string, chain.Truncation, bool) {
 		return shape.Text(s, q)
-	}, resumeAfterHead(s))
+	}, resumeAfterHead(func() string { return s }))
 	if !ok {
 		return out, t, changed
 	}
@@ -290,29 +290,21 @@ func (k *Keeper) markAt(ref string, p, q shape.Policy, cutAt func(shape.Policy) 
 }
 
 // resumeAfterHead returns the resume point of a cut of an output that
-// begins with prefix (the whole output, or as much of its start as a
+// begins with prefix() (the whole output, or as much of its start as a
 // stream holds): where the marker stands when the cut shows the output's
 // first bytes before it, as head and head_tail do; 0, the start, for a
-// JSON cut, which reshapes the document.
-func resumeAfterHead(prefix string) func(string, cut.Found, chain.Truncation) int {
-	return func(out string, f cut.Found, t chain.Truncation) int {
-		if t.Strategy != string(cut.KeepJSON) && f.Start <= len(prefix) && out[:f.Start] == prefix[:f.Start] {
-			return f.Start
-		}
-		return 0
-	}
-}
-
-// resumeAfterStream is resumeAfterHead for the output w cut, asking w for
-// its prefix only when the cut is not JSON's, which has no use for it: a
+// JSON cut, which reshapes the document. prefix is asked for only then: a
 // Writer that cuts a JSON document as it streams gives its head window
 // back as a copy.
-func resumeAfterStream(w *cut.Writer) func(string, cut.Found, chain.Truncation) int {
+func resumeAfterHead(prefix func() string) func(string, cut.Found, chain.Truncation) int {
 	return func(out string, f cut.Found, t chain.Truncation) int {
 		if t.Strategy == string(cut.KeepJSON) {
 			return 0
 		}
-		return resumeAfterHead(w.Prefix())(out, f, t)
+		if p := prefix(); f.Start <= len(p) && out[:f.Start] == p[:f.Start] {
+			return f.Start
+		}
+		return 0
 	}
 }
 

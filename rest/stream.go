@@ -146,7 +146,7 @@ func (s *Stream) Result() (string, chain.Truncation, bool) {
 	var kt chain.Truncation
 	var ok bool
 	if s.p.HoldsTokens() || s.p.MaxBytes <= inPlaceFrom {
-		kept, kt, ok = s.k.mark(s.e.Ref(), s.n, s.p, at, resumeAfterStream(s.w))
+		kept, kt, ok = s.k.mark(s.e.Ref(), s.n, s.p, at, resumeAfterHead(s.w.Prefix))
 	} else {
 		kept, kt, ok = s.markInPlace()
 	}
@@ -179,7 +179,7 @@ func (s *Stream) markInPlace() (string, chain.Truncation, bool) {
 		return "", chain.Truncation{}, false
 	}
 	ref := s.e.Ref()
-	resumeAt := resumeAfterStream(s.w)
+	resumeAt := resumeAfterHead(s.w.Prefix)
 	var t chain.Truncation
 	out, _, ok := s.w.ResultRestAt(q.MaxBytes, func(out string, st cut.Stats) (cut.Found, cut.Rest, bool) {
 		if !st.Changed() {

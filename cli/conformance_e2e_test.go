@@ -56,11 +56,19 @@ type conformanceSuite struct {
 // TOOLCAP_MCP_E2E=1 (CI) says it must be there.
 func conformanceInstall(t *testing.T) conformanceSuite {
 	t.Helper()
+	return conformanceInstallAt(t, "@modelcontextprotocol/conformance")
+}
+
+// conformanceInstallAt is conformanceInstall for the suite installed as
+// npm package pkg under test/conformance/node_modules: setup.sh installs
+// 0.1.16 under its own name and a later version under an alias.
+func conformanceInstallAt(t *testing.T, pkg string) conformanceSuite {
+	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "test", "conformance", "node_modules"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	suite := conformanceSuite{script: filepath.Join(dir, "@modelcontextprotocol", "conformance", "dist", "index.js")}
+	suite := conformanceSuite{script: filepath.Join(dir, filepath.FromSlash(pkg), "dist", "index.js")}
 	_, statErr := os.Stat(suite.script)
 	// The pinned Node.js first; else the machine's, if it is 22 or later.
 	nodeErr := errors.New("no Node.js 22 or later")
@@ -93,12 +101,13 @@ func (s conformanceSuite) serverScenarios(t *testing.T) []string {
 	return s.list(t, "Server scenarios")
 }
 
-// list returns the scenarios `conformance list` prints under heading.
-func (s conformanceSuite) list(t *testing.T, heading string) []string {
+// list returns the scenarios `conformance list [ARGS]` prints under
+// heading.
+func (s conformanceSuite) list(t *testing.T, heading string, args ...string) []string {
 	t.Helper()
-	out, err := exec.Command(s.node, s.script, "list").Output()
+	out, err := exec.Command(s.node, append([]string{s.script, "list"}, args...)...).Output()
 	if err != nil {
-		t.Fatalf("conformance list: %v", err)
+		t.Fatalf("conformance list %s: %v", strings.Join(args, " "), err)
 	}
 	var names []string
 	inServer := false
@@ -139,18 +148,25 @@ var resultDir = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\
 // is missing from the map.
 func (s conformanceSuite) run(t *testing.T, url string) map[string]scenarioResult {
 	t.Helper()
+	return s.runServer(t, url, "--suite", "all")
+}
+
+// runServer is run with the scenarios that args (--suite all,
+// --requirements 2026-07-28) select.
+func (s conformanceSuite) runServer(t *testing.T, url string, args ...string) map[string]scenarioResult {
+	t.Helper()
 	out := t.TempDir()
 	// A whole run takes about 10 s; the bound is for a hung scenario.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.node, s.script, "server", "--url", url, "--suite", "all", "--output-dir", out)
+	cmd := exec.CommandContext(ctx, s.node, append([]string{s.script, "server", "--url", url, "--output-dir", out}, args...)...)
 	cmd.Dir = out
 	log, err := cmd.CombinedOutput()
 	// The suite exits 1 when a scenario fails: the checks tell which. It
 	// failing to run at all, or running out of time, is another matter.
 	var exit *exec.ExitError
 	if ctx.Err() != nil || err != nil && !errors.As(err, &exit) {
-		t.Fatalf("conformance server --url %s: %v (%v)\n%s", url, err, ctx.Err(), log)
+		t.Fatalf("conformance server --url %s %s: %v (%v)\n%s", url, strings.Join(args, " "), err, ctx.Err(), log)
 	}
 	entries, err := os.ReadDir(out)
 	if err != nil {
@@ -162,30 +178,44 @@ func (s conformanceSuite) run(t *testing.T, url string) map[string]scenarioResul
 		if m == nil || !e.IsDir() {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(out, e.Name(), "checks.json"))
-		if err != nil {
-			t.Fatalf("scenario %s: %v", m[1], err)
+		path := filepath.Join(out, e.Name(), "checks.json")
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			// The suite gave up on the scenario midway (0.2.0-alpha.12
+			// does, on some through toolcap): a failure of its own.
+			results[m[1]] = scenarioResult{failures: []string{"the suite saved a folder for the scenario but no checks.json"}}
+			continue
 		}
-		var checks []struct {
-			ID           string `json:"id"`
-			Status       string `json:"status"`
-			ErrorMessage string `json:"errorMessage"`
-		}
-		if err := json.Unmarshal(data, &checks); err != nil {
-			t.Fatalf("scenario %s: %s: %v", m[1], e.Name(), err)
-		}
-		var r scenarioResult
-		for _, c := range checks {
-			switch c.Status {
-			case "FAILURE":
-				r.failures = append(r.failures, c.ID+": "+c.ErrorMessage)
-			case "WARNING":
-				r.warnings++
-			}
-		}
-		results[m[1]] = r
+		results[m[1]] = readChecks(t, m[1], path)
 	}
 	return results
+}
+
+// readChecks reads the checks.json the suite saved for scenario name at
+// path and returns what they came to.
+func readChecks(t *testing.T, name, path string) scenarioResult {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("scenario %s: %v", name, err)
+	}
+	var checks []struct {
+		ID           string `json:"id"`
+		Status       string `json:"status"`
+		ErrorMessage string `json:"errorMessage"`
+	}
+	if err := json.Unmarshal(data, &checks); err != nil {
+		t.Fatalf("scenario %s: %s: %v", name, path, err)
+	}
+	var r scenarioResult
+	for _, c := range checks {
+		switch c.Status {
+		case "FAILURE":
+			r.failures = append(r.failures, c.ID+": "+c.ErrorMessage)
+		case "WARNING":
+			r.warnings++
+		}
+	}
+	return r
 }
 
 // lockedBuffer collects a process's output while the test reads it.
@@ -520,27 +550,7 @@ func (s conformanceSuite) runClient(t *testing.T, command, name string) scenario
 	if len(found) != 1 {
 		t.Fatalf("conformance client --scenario %s: %d checks.json files, want 1\n%s", name, len(found), log)
 	}
-	data, err := os.ReadFile(found[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var checks []struct {
-		ID           string `json:"id"`
-		Status       string `json:"status"`
-		ErrorMessage string `json:"errorMessage"`
-	}
-	if err := json.Unmarshal(data, &checks); err != nil {
-		t.Fatalf("scenario %s: %s: %v", name, found[0], err)
-	}
-	var r scenarioResult
-	for _, c := range checks {
-		switch c.Status {
-		case "FAILURE":
-			r.failures = append(r.failures, c.ID+": "+c.ErrorMessage)
-		case "WARNING":
-			r.warnings++
-		}
-	}
+	r := readChecks(t, name, found[0])
 	stderr, _ := os.ReadFile(filepath.Join(filepath.Dir(found[0]), "stderr.txt"))
 	if err != nil && len(r.failures) == 0 {
 		r.failures = []string{fmt.Sprintf("the client failed (%v): %s", err, strings.TrimSpace(string(stderr)))}

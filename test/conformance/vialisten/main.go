@@ -7,8 +7,8 @@
 // The suite then checks what reached its server through toolcap: OAuth
 // included, as the client speaks HTTP to toolcap and toolcap forwards its
 // Authorization and relays the server's refusals and protected resource
-// metadata. cli/conformance_e2e_test.go runs the Go SDK's conformance
-// client this way.
+// metadata. cli/conformance_e2e_test.go and cli/conformance2026_e2e_test.go
+// run the Go SDK's conformance client this way.
 //
 // The client's exit status is vialisten's; toolcap not starting, or not
 // exiting cleanly once stopped, is a failure too (1). toolcap's log goes to

@@ -44,8 +44,14 @@ func (h *HTTPHandler) admit(w http.ResponseWriter, r *http.Request) bool {
 		refuse(w, r, "toolcap: a bearer token is required", http.StatusUnauthorized)
 		return false
 	}
-	if v := r.Header.Get(versionHeader); v != "" && !slices.Contains(h.versions, v) {
-		refuse(w, r, fmt.Sprintf("toolcap: unsupported %s %q (supported: %s)", versionHeader, v, strings.Join(h.versions, ", ")), http.StatusBadRequest)
+	// A version of the stateless revision's form (or any later-sorting
+	// one) is checked with the body, whose id the error then echoes: on a
+	// lane, by the server itself, which lists what it supports.
+	if v := r.Header.Get(versionHeader); v != "" && !slices.Contains(h.supported(), v) && (!stateless(v) || h.lanes == nil) {
+		// As a JSON-RPC error whose data lists the versions served
+		// (SEP-2575's UnsupportedProtocolVersionError), so that a client
+		// can pick one; 400, as before.
+		h.refuseVersion(w, r, nil, v)
 		return false
 	}
 	return true

@@ -27,6 +27,9 @@ type UpstreamHTTPError struct {
 	// Body is the start of its answer's body (at most maxRefusalBody
 	// bytes): an OAuth error object, say.
 	Body []byte
+	// JSONRPC reports a body that is a JSON-RPC error answering the
+	// request: relayed as the request's response (stateless requests).
+	JSONRPC bool
 }
 
 // maxRefusalBody bounds the body of a refusal kept to relay: an OAuth
@@ -155,19 +158,19 @@ func relayUpstreamAuth(w http.ResponseWriter, err error, rewrite func(string) st
 	if !errors.As(err, &e) || !refusable(e.Status) {
 		return false
 	}
+	relayRefusal(w, e, rewrite)
+	return true
+}
+
+// relayRefusal answers w with the upstream's refusal e as it came: its
+// status, its WWW-Authenticate (each value rewritten by rewrite when it is
+// not nil) and its body.
+func relayRefusal(w http.ResponseWriter, e *UpstreamHTTPError, rewrite func(string) string) {
 	h := w.Header()
-	for _, k := range []string{"Content-Type", "Cache-Control", sessionHeader} {
+	for _, k := range []string{"Content-Type", "Cache-Control", "Content-Length", sessionHeader} {
 		h.Del(k)
 	}
-	if v := e.Header.Values("WWW-Authenticate"); len(v) > 0 {
-		v = append([]string(nil), v...)
-		if rewrite != nil {
-			for i := range v {
-				v[i] = rewrite(v[i])
-			}
-		}
-		h["Www-Authenticate"] = v
-	}
+	copyChallenge(w, e, rewrite)
 	if len(e.Body) > 0 {
 		if ct := e.Header.Get("Content-Type"); ct != "" {
 			h.Set("Content-Type", ct)
@@ -175,7 +178,20 @@ func relayUpstreamAuth(w http.ResponseWriter, err error, rewrite func(string) st
 	}
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(e.Body)
-	return true
+}
+
+// copyChallenge sets w's WWW-Authenticate to the refusal's, each value
+// rewritten by rewrite when it is not nil.
+func copyChallenge(w http.ResponseWriter, e *UpstreamHTTPError, rewrite func(string) string) {
+	if v := e.Header.Values("WWW-Authenticate"); len(v) > 0 {
+		v = append([]string(nil), v...)
+		if rewrite != nil {
+			for i := range v {
+				v[i] = rewrite(v[i])
+			}
+		}
+		w.Header()["Www-Authenticate"] = v
+	}
 }
 
 // errRefusedUpstream ends a stream whose request the upstream refused: its
@@ -194,6 +210,9 @@ type refusalGuard struct {
 	auth    *UpstreamAuth
 	ids     []string
 	rewrite func(string) string // of WWW-Authenticate; nil for none
+	// find, when set, finds the refusal instead of auth and ids (a
+	// stateless POST's, recorded by its lane): any status but 2xx.
+	find func() *UpstreamHTTPError
 
 	status    int  // the status the stream set, not yet written
 	committed bool // the status is written
@@ -223,7 +242,19 @@ func (g *refusalGuard) Write(p []byte) (int, error) {
 	}
 	if !g.committed {
 		g.committed = true
-		if g.auth != nil {
+		if g.find != nil {
+			if e := g.find(); e != nil {
+				if !e.JSONRPC {
+					relayRefusal(g.w, e, g.rewrite)
+					g.refused = true
+					return 0, errRefusedUpstream
+				}
+				// The server's own JSON-RPC error is the answer, with
+				// its status.
+				copyChallenge(g.w, e, g.rewrite)
+				g.status = e.Status
+			}
+		} else if g.auth != nil {
 			for _, id := range g.ids {
 				if e := g.auth.Refusal(id); e != nil && relayUpstreamAuth(g.w, e, g.rewrite) {
 					g.refused = true

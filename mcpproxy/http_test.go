@@ -105,7 +105,11 @@ func TestRelayHTTPDownstream(t *testing.T) {
 		}
 		return mcpproxy.StreamConn(proxyUp), nil
 	}
-	hs := httptest.NewServer(p.HTTPHandler(mcpproxy.HTTPOptions{Token: "secret", Dial: dial}))
+	// The server asks its client for roots while it serves a call, which
+	// only a 2025 session can (2026-07-28 asks through input_required
+	// results): no stateless requests, so the go-sdk client, refused
+	// 2026-07-28 (-32022), falls back to initialize.
+	hs := httptest.NewServer(p.HTTPHandler(mcpproxy.HTTPOptions{Token: "secret", Dial: dial, StatelessServers: -1}))
 	defer hs.Close()
 	ctx := context.Background()
 

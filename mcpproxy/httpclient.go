@@ -86,6 +86,7 @@ func DialHTTP(ctx context.Context, url string, header http.Header, logger hclog.
 	if cfg.forwardAuth {
 		c.auth = upstreamAuthFrom(ctx)
 	}
+	c.link = statelessLinkFrom(ctx)
 	return c, nil
 }
 
@@ -125,6 +126,14 @@ type httpClientConn struct {
 	client *http.Client
 	logger hclog.Logger
 	auth   *UpstreamAuth // nil unless dialled with ForwardAuth and one
+	// link, for a connection that carries the requests of MCP's
+	// stateless revision (a lane's), gives each request's own headers and
+	// takes the server's refusals; nil for a session's.
+	link statelessLink
+	// bindings gives the x-mcp-header arguments of a tool, for the headers
+	// of a stateless request from a client over stdio (see
+	// mirrorHeaders); set by the proxy that serves over it.
+	bindings func(tool string) []paramBinding
 
 	pr  *io.PipeReader // what the relay reads: the server's messages
 	pw  *io.PipeWriter
@@ -203,6 +212,14 @@ func (c *httpClientConn) WriteMessage(msg []byte) error {
 }
 
 func (c *httpClientConn) newRequest(ctx context.Context, method string, body []byte) (*http.Request, error) {
+	return c.newRequestFor(ctx, method, body, nil, nil)
+}
+
+// newRequestFor is newRequest for a message whose id is id (nil for none):
+// on a stateless connection, the headers of the client's request it came
+// in go with it, and no session's; so do mirrored, when not nil (see
+// mirrorHeaders).
+func (c *httpClientConn) newRequestFor(ctx context.Context, method string, body, id []byte, mirrored http.Header) (*http.Request, error) {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
@@ -218,6 +235,22 @@ func (c *httpClientConn) newRequest(ctx context.Context, method string, body []b
 		if v := c.auth.currentAuthorization(); v != "" {
 			req.Header.Set("Authorization", v)
 		}
+	}
+	if c.link != nil {
+		// Each request says its own protocol version, method, name and
+		// parameters (SEP-2243): nothing of a session overrides them.
+		for k, v := range c.link.requestHeader(id) {
+			req.Header[k] = v
+		}
+		return req, nil
+	}
+	if mirrored != nil {
+		// A request of the stateless revision from a client over stdio:
+		// its headers are made from its body, and no session's go with it.
+		for k, v := range mirrored {
+			req.Header[k] = v
+		}
+		return req, nil
 	}
 	c.mu.Lock()
 	if c.sessionID != "" {
@@ -237,13 +270,28 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 	defer onWay()
 	initialize := env.isRequest() && env.method == "initialize"
 	ctx := c.ctx
+	if c.link != nil {
+		if env.isNotification() && env.method == "notifications/cancelled" {
+			// A stateless request is cancelled by closing its stream
+			// (its context, ended by the lane), not by a message that
+			// no server could tie to it.
+			return
+		}
+		if env.isRequest() {
+			ctx = c.link.requestContext(ctx, env.id)
+		}
+	}
 	if !initialize && !env.isNotification() && !env.isResponse() {
 		// A request, or a batch: on its way once written.
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 			WroteRequest: func(httptrace.WroteRequestInfo) { onWay() },
 		})
 	}
-	req, err := c.newRequest(ctx, http.MethodPost, msg)
+	var mirrored http.Header
+	if c.link == nil && env.isRequest() {
+		mirrored = mirrorHeaders(msg, env, c.bindings)
+	}
+	req, err := c.newRequestFor(ctx, http.MethodPost, msg, env.id, mirrored)
 	if err != nil {
 		c.fail(env, err.Error())
 		return
@@ -269,6 +317,10 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 		// The initialize result is read first: the protocol version it
 		// gives goes in the header of every later request.
 		onWay()
+	}
+	if (c.link != nil || mirrored != nil) && resp.StatusCode/100 != 2 {
+		c.refusedStateless(env, resp)
+		return
 	}
 	if resp.StatusCode == http.StatusAccepted {
 		if env.isRequest() {
@@ -313,7 +365,9 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 		}
 		// The stream ended, or broke, before its response: resume it where
 		// it was, as the server asked.
-		if cur.seenID && c.resume(&cur, want) {
+		// The stateless revision has no resumption (SEP-2575): its
+		// request is answered with an error, as a client re-sends it.
+		if cur.seenID && c.link == nil && c.resume(&cur, want) {
 			return
 		}
 		why := "its stream of events ended before the response"
@@ -351,6 +405,34 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 			c.fail(env, fmt.Sprintf("%s answered with an empty body", c.url))
 		}
 	}
+}
+
+// maxStatelessRefusal bounds the body of a stateless request's refusal the
+// proxy reads: a JSON-RPC error with its data, or an OAuth error.
+const maxStatelessRefusal = 64 << 10
+
+// refusedStateless relays an HTTP server's refusal of a stateless request
+// (any status but 2xx): recorded whole for the client's POST to answer
+// with the same status and headers (see statelessLink), and answered in
+// the relay with the server's own JSON-RPC error when its body is one, so
+// that its code reaches the client as it was (-32020, -32022, -32602...);
+// with a JSON-RPC error naming the status otherwise.
+func (c *httpClientConn) refusedStateless(env *message, resp *http.Response) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxStatelessRefusal))
+	refusal := &UpstreamHTTPError{URL: c.url, Status: resp.StatusCode, Header: resp.Header.Clone(), Body: body}
+	if !env.isRequest() {
+		c.logger.Debug("the MCP server refused a stateless notification", "method", env.method, "status", resp.StatusCode)
+		return
+	}
+	if c.link != nil {
+		c.link.refused(env.id, refusal)
+	}
+	if got, err := envelopeOfMessage(bytes.TrimSpace(body)); err == nil && got.isResponse() && got.hasError && idKey(got.id) == idKey(env.id) {
+		refusal.JSONRPC = true
+		c.deliver(bytes.NewReader(bytes.TrimSpace(body)))
+		return
+	}
+	c.fail(env, refusal.Error())
 }
 
 // fail answers a request the server could not be asked, so that the
@@ -711,7 +793,7 @@ func (c *httpClientConn) Close() error {
 		return nil
 	}
 	c.closed = true
-	id := c.sessionID
+	id := c.sessionID // none on a stateless connection
 	c.mu.Unlock()
 	if id != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -44,6 +44,9 @@ func (u *ctlUpstream) dial(context.Context) (mcpproxy.Conn, error) {
 				_, err := io.WriteString(serverEnd, hsResult(req.ID)+"\n")
 				return err == nil
 			}
+			if req.Method == "server/discover" {
+				return hsNoDiscover(serverEnd, req)
+			}
 			u.reqs <- req
 			return true
 		})

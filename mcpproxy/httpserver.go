@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -105,6 +106,18 @@ type HTTPOptions struct {
 	// each request (http://, or https:// when the proxy serves TLS itself,
 	// and the request's Host). Paths are the proxy's own.
 	PublicOrigin string
+	// StatelessServers bounds the server connections that the requests
+	// of MCP's stateless revision (2026-07-28: no initialize, no session;
+	// each request names its version in its _meta and the
+	// MCP-Protocol-Version header) share: each is dialled with Dial, a
+	// process when the server is a command, and carries the requests of
+	// many clients at once, each under an id of its own, its answer back
+	// to its POST. A 2025 client's initialize still starts a session, with
+	// a server of its own, beside them. Zero means
+	// [DefaultStatelessServers]; a negative value serves no stateless
+	// request (each is answered UnsupportedProtocolVersionError, -32022,
+	// with the versions served).
+	StatelessServers int
 }
 
 // The defaults of [HTTPOptions].
@@ -169,6 +182,7 @@ func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		sessions:    map[string]*httpSession{},
 	}
 	h.token = opts.Token
+	_, _ = rand.Read(h.scopeKey[:])
 	if opts.ForwardAuth && opts.UpstreamURL != "" {
 		m, err := newResourceMetadata(opts.UpstreamURL, opts.PublicOrigin, p.logger)
 		if err != nil {
@@ -210,6 +224,18 @@ func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		h.versions = DefaultProtocolVersions
 	}
 	h.base, h.stop = context.WithCancel(context.Background())
+	if n := opts.StatelessServers; n >= 0 && h.dial != nil && slices.ContainsFunc(h.versions, stateless) {
+		if n == 0 {
+			n = DefaultStatelessServers
+		}
+		h.lanes = &lanePool{h: h, dial: h.dial, size: n}
+		if opts.UpstreamURL == "" {
+			// The proxy is the HTTP server its stateless clients reach: it
+			// checks their headers as the go-sdk's server does (an HTTP
+			// upstream checks its own).
+			h.validate = h.validateHeaders
+		}
+	}
 	return h
 }
 
@@ -230,6 +256,15 @@ type HTTPHandler struct {
 	versions    []string
 	forwardAuth bool
 	meta        *resourceMetadata // the upstream's metadata, mapped; nil when not served
+
+	// lanes carry the stateless requests; nil when none are served.
+	lanes *lanePool
+	// validate checks a stateless request's HTTP headers against its body
+	// when the proxy is the server its clients reach; nil otherwise.
+	validate func(r *http.Request, msg []byte, env *message) *requestError
+	// scopeKey keys the hash of a stateless client's credential that
+	// binds its refs (principalScope).
+	scopeKey [32]byte
 
 	budget bodyBudget
 	// base is the context of every session's relay: Close cancels it,
@@ -270,6 +305,9 @@ func (h *HTTPHandler) Close(ctx context.Context) error {
 	for _, s := range sessions {
 		s.close() // its streams end: their handlers return
 	}
+	if h.lanes != nil {
+		h.lanes.close()
+	}
 	h.stop() // each relay closes its server
 	done := make(chan struct{})
 	go func() {
@@ -291,7 +329,22 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 		h.post(w, r)
-	case http.MethodGet:
+	case http.MethodGet, http.MethodDelete:
+		if r.Header.Get(sessionHeader) == "" && stateless(r.Header.Get(versionHeader)) {
+			// The stateless revision has neither the GET stream nor
+			// sessions to delete (subscriptions/listen replaces the one).
+			w.Header().Set("Allow", "POST")
+			refuse(w, r, "toolcap: "+r.Method+" is not served for protocol version "+r.Header.Get(versionHeader)+" (stateless: POST only)", http.StatusMethodNotAllowed)
+			return
+		}
+		if r.Method == http.MethodDelete {
+			if s := h.session(w, r); s != nil {
+				s.leave()
+				s.close()
+				w.WriteHeader(http.StatusNoContent)
+			}
+			return
+		}
 		if _, events := accepts(r.Header.Values("Accept")); !events {
 			refuse(w, r, "toolcap: Accept must list text/event-stream", http.StatusNotAcceptable)
 			return
@@ -299,12 +352,6 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if s := h.session(w, r); s != nil {
 			s.serveGET(w, r)
 			s.leave()
-		}
-	case http.MethodDelete:
-		if s := h.session(w, r); s != nil {
-			s.leave()
-			s.close()
-			w.WriteHeader(http.StatusNoContent)
 		}
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
@@ -374,7 +421,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer s.leave()
-	} else {
+	} else if !stateless(r.Header.Get(versionHeader)) {
 		if !h.reserve(w, r) {
 			return
 		}
@@ -411,11 +458,31 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if s == nil {
-		if !initialize {
-			http.Error(w, "toolcap: missing "+sessionHeader+" (only an initialize request starts a session)", http.StatusBadRequest)
-			return
+	// A request of the stateless revision is served on a lane, initialize
+	// included (its server answers that it has no such method): only a
+	// 2025 client's initialize, which names no version in a header,
+	// starts a session.
+	if s == nil && (!initialize || stateless(r.Header.Get(versionHeader))) {
+		v := r.Header.Get(versionHeader)
+		if v == "" && len(reqs) > 0 {
+			v = requestVersion(body)
 		}
+		if reserved {
+			h.unreserve()
+			reserved = false
+		}
+		switch {
+		case stateless(v) && h.lanes != nil:
+			h.postStateless(w, r, body, reqs, &held)
+		case stateless(v):
+			h.refuseVersion(w, r, firstID(reqs), v)
+		default:
+			writeRPCError(w, http.StatusBadRequest, codeInvalidRequest,
+				"toolcap: missing "+sessionHeader+": only an initialize request starts a session (or a request of protocol version "+statelessRevision+" or later, which needs none)")
+		}
+		return
+	}
+	if s == nil {
 		s, err = h.start(r.Header.Get("Authorization"))
 		h.unreserve()
 		reserved = false
@@ -535,6 +602,14 @@ func (h *HTTPHandler) ResourceMetadata() http.Handler {
 		return http.NotFoundHandler()
 	}
 	return h.meta
+}
+
+// firstID returns the id of a POST's first request, nil for none.
+func firstID(reqs []postRequest) []byte {
+	if len(reqs) == 0 {
+		return nil
+	}
+	return []byte(reqs[0].id)
 }
 
 // postIDs returns the ids of a POST's requests.

@@ -49,6 +49,9 @@ func (u *hsUpstream) dial(context.Context) (mcpproxy.Conn, error) {
 	go func() {
 		defer u.ended.Add(1)
 		hsRequests(serverEnd.r, func(req hsRequest) bool {
+			if req.Method == "server/discover" {
+				return hsNoDiscover(serverEnd, req)
+			}
 			var out []string
 			if u.script != nil {
 				out = u.script(req)
@@ -93,6 +96,14 @@ func hsRequests(r io.Reader, serve func(hsRequest) bool) {
 			return
 		}
 	}
+}
+
+// hsNoDiscover answers server/discover as a server of the 2025 revisions
+// does (it has no such method), so that the go-sdk's client, which asks it
+// first, falls back to initialize.
+func hsNoDiscover(w io.Writer, req hsRequest) bool {
+	_, err := io.WriteString(w, `{"jsonrpc":"2.0","id":`+req.ID+`,"error":{"code":-32601,"message":"method not found"}}`+"\n")
+	return err == nil
 }
 
 func hsResult(id string) string {

@@ -118,7 +118,8 @@ type Proxy struct {
 	tools    []string                   // the server's tools, from the last complete tools/list
 	schemas  map[string]json.RawMessage // their output schemas
 	resolved map[string]*jsonschema.Resolved
-	warned   map[string]bool // per_tool names already warned about
+	warned   map[string]bool           // per_tool names already warned about
+	params   map[string][]paramBinding // the x-mcp-header arguments of each tool, by name
 }
 
 // generation is one set of limits and the chain built for them. A
@@ -318,6 +319,12 @@ func (p *Proxy) Serve(ctx context.Context, client, server Conn) error {
 // chose or saw, can name it.
 func (p *Proxy) serve(ctx context.Context, client, server Conn, label string) error {
 	s := newSession(p, client, server, label+":"+rest.NewRef())
+	if hc, ok := server.(*httpClientConn); ok && hc.link == nil {
+		// A stateless request of a client over stdio needs its tool's
+		// x-mcp-header arguments mirrored in headers: the proxy knows them
+		// from the tools/list that passed through.
+		hc.bindings = p.paramBindingsOf
+	}
 	// However the session ends, the call timeouts of requests still
 	// pending go with it.
 	defer s.stopTimers()

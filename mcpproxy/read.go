@@ -62,6 +62,10 @@ type message struct {
 	// message with more than one is invalid, and is never forwarded.
 	extraIDs [][]byte
 	sawID    bool
+	// idAt is the offset in the message of the first byte of its id as
+	// it came (of the first "id" member), valid when id is not nil: a
+	// stateless lane puts its own id there and the client's back.
+	idAt int64
 	// idBytes is the length of an id longer than the reader could hold
 	// (see reader.idMax); the id is then nil.
 	idBytes int64
@@ -476,6 +480,7 @@ func (r *reader) member(m *message, reduce reduceFunc) func(key string) error {
 			}
 			if !bytes.Equal(raw, []byte("null")) {
 				m.id = bytes.Clone(raw)
+				m.idAt = sc.Offset() - int64(len(raw))
 			}
 			return nil
 		case "method":

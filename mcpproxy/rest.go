@@ -31,7 +31,7 @@ func (s *session) answerRead(gen *generation, m *message) (bool, error) {
 	}
 	name := params.Name
 	call := chain.Call{ID: "mcp-" + itoa(s.p.seq.Add(1)), Tool: name, Args: params.Arguments}
-	ctx := rest.WithScope(context.Background(), s.scope)
+	ctx := rest.WithScope(context.Background(), s.scopeOf(m.id))
 	var prep chain.Result
 	page, err := gen.keeper.Read(ctx, params.Arguments, gen.policies.For(name))
 	if err != nil {
@@ -54,6 +54,11 @@ func (s *session) answerRead(gen *generation, m *message) (bool, error) {
 	b.WriteString(`}]`)
 	if r.IsError() {
 		b.WriteString(`,"isError":true`)
+	}
+	if stateless(requestVersion(m.raw)) {
+		// Every result of the stateless revision says what it is
+		// (SEP-2322): a page is complete.
+		b.WriteString(`,"resultType":"complete"`)
 	}
 	if t := chainCut(r); t.OriginalBytes > 0 {
 		// A user middleware grew the page past the limit, and the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"runtime"
@@ -354,45 +355,83 @@ func TestRelayStoreQuota(t *testing.T) {
 	}
 }
 
-func TestRelayHTTPRefsAreBoundToTheSession(t *testing.T) {
+// TestRelayHTTPRefsAreBound checks the scope of a ref over HTTP: a 2025
+// session's refs are readable from that session alone; a stateless
+// client's (2026-07-28, no session) from any later request of the same
+// principal, its Authorization, and from no other's.
+func TestRelayHTTPRefsAreBound(t *testing.T) {
 	big := bigText(200_000)
-	p, err := mcpproxy.New(mcpproxy.Options{Rest: rest.NewMemory(rest.Config{})})
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name      string
+		stateless int      // HTTPOptions.StatelessServers
+		auth      []string // each client's Authorization: the reader, a peer of it, another
+		peerReads bool     // whether the second client reads the first's ref
+	}{
+		{"2025 sessions", -1, []string{"", "", ""}, false},
+		{"2026 principals", 0, []string{"Bearer a", "Bearer a", "Bearer b"}, true},
 	}
-	dial := func(ctx context.Context) (mcpproxy.Conn, error) {
-		server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
-		server.AddTool(textTool("big", big))
-		serverEnd, proxyUp := pipePair()
-		if _, err := server.Connect(ctx, sdkEnd(serverEnd), nil); err != nil {
-			return nil, err
-		}
-		return mcpproxy.StreamConn(proxyUp), nil
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := mcpproxy.New(mcpproxy.Options{Rest: rest.NewMemory(rest.Config{})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dial := func(ctx context.Context) (mcpproxy.Conn, error) {
+				server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+				server.AddTool(textTool("big", big))
+				serverEnd, proxyUp := pipePair()
+				if _, err := server.Connect(ctx, sdkEnd(serverEnd), nil); err != nil {
+					return nil, err
+				}
+				return mcpproxy.StreamConn(proxyUp), nil
+			}
+			hs := httptest.NewServer(p.HTTPHandler(mcpproxy.HTTPOptions{Dial: dial, StatelessServers: tt.stateless}))
+			defer hs.Close()
+			ctx := context.Background()
+			var sessions []*mcp.ClientSession
+			for _, auth := range tt.auth {
+				hc := &http.Client{Transport: authorizing{auth}}
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: hc}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cs.Close()
+				sessions = append(sessions, cs)
+			}
+			text, _ := callText(t, sessions[0], "big", nil)
+			a, _, ok := readMarker(t, text)
+			if !ok {
+				t.Fatalf("no marker naming a read: %q", text[len(text)-100:])
+			}
+			if got, _ := readPages(t, sessions[0], a.Ref, manifest.DefaultMaxBytes); got != big {
+				t.Errorf("the pages give %d bytes, differing from the %d of the result", len(got), len(big))
+			}
+			peer, isErr := callText(t, sessions[1], rest.DefaultTool, map[string]any{"ref": a.Ref})
+			if tt.peerReads {
+				if isErr || !strings.HasPrefix(big, peer[:min(len(peer), 1000)]) {
+					t.Errorf("a ref read by the same principal: isError %v, %.100q; want the text's first page", isErr, peer)
+				}
+			} else if !isErr || !strings.Contains(peer, rest.ErrUnknown.Error()) {
+				t.Errorf("a ref of another HTTP session: isError %v, %q; want the unknown ref's error", isErr, peer)
+			}
+			foreign, isErr := callText(t, sessions[2], rest.DefaultTool, map[string]any{"ref": a.Ref})
+			if !isErr || !strings.Contains(foreign, rest.ErrUnknown.Error()) {
+				t.Errorf("a ref of another principal: isError %v, %q; want the unknown ref's error", isErr, foreign)
+			}
+		})
 	}
-	hs := httptest.NewServer(p.HTTPHandler(mcpproxy.HTTPOptions{Dial: dial}))
-	defer hs.Close()
-	ctx := context.Background()
-	var sessions []*mcp.ClientSession
-	for range 2 {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
-		sessions = append(sessions, cs)
+}
+
+// authorizing is a transport that sends its Authorization (none when
+// empty) with every request.
+type authorizing struct{ auth string }
+
+func (a authorizing) RoundTrip(r *http.Request) (*http.Response, error) {
+	if a.auth != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", a.auth)
 	}
-	text, _ := callText(t, sessions[0], "big", nil)
-	a, _, ok := readMarker(t, text)
-	if !ok {
-		t.Fatalf("no marker naming a read: %q", text[len(text)-100:])
-	}
-	if got, _ := readPages(t, sessions[0], a.Ref, manifest.DefaultMaxBytes); got != big {
-		t.Errorf("the pages give %d bytes, differing from the %d of the result", len(got), len(big))
-	}
-	foreign, isErr := callText(t, sessions[1], rest.DefaultTool, map[string]any{"ref": a.Ref})
-	if !isErr || !strings.Contains(foreign, rest.ErrUnknown.Error()) {
-		t.Errorf("a ref of another HTTP session: isError %v, %q; want the unknown ref's error", isErr, foreign)
-	}
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // streamText writes a result of n bytes of text for id 5 to w in pieces,

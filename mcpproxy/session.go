@@ -298,7 +298,7 @@ func (s *session) noteRequest(m *message) {
 			c.jsonText = true
 		}
 		if gen.keeper != nil && c.policy.KeepRest {
-			c.keeper, c.ctx = gen.keeper, rest.WithScope(context.Background(), s.scope)
+			c.keeper, c.ctx = gen.keeper, rest.WithScope(context.Background(), s.scopeOf(m.id))
 		}
 		s.calls[id] = c
 		return
@@ -312,6 +312,18 @@ func (s *session) noteRequest(m *message) {
 		s.lists[id] = req.Params.Cursor != nil
 	}
 	s.others[id] = pending{seq: s.seq, id: m.id, method: m.method}
+}
+
+// scopeOf returns the scope the refs of the request with id are bound to:
+// the session's, or, on a client Conn that carries many clients' requests
+// (a stateless lane), that request's own.
+func (s *session) scopeOf(id []byte) string {
+	if sc, ok := s.client.(scopedConn); ok {
+		if scope, ok := sc.requestScope(id); ok {
+			return scope
+		}
+	}
+	return s.scope
 }
 
 // noteCancel forgets a request the client cancelled: the server does not

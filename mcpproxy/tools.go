@@ -15,6 +15,7 @@ func (s *session) learnTools(raw []byte, continued bool) bool {
 		Result struct {
 			Tools []struct {
 				Name         string          `json:"name"`
+				InputSchema  json.RawMessage `json:"inputSchema"`
 				OutputSchema json.RawMessage `json:"outputSchema"`
 			} `json:"tools"`
 			NextCursor string `json:"nextCursor"`
@@ -29,6 +30,7 @@ func (s *session) learnTools(raw []byte, continued bool) bool {
 		s.listing, s.schemas = nil, map[string]json.RawMessage{}
 	}
 	for _, t := range resp.Result.Tools {
+		s.p.setParamBindings(t.Name, paramBindings(t.InputSchema))
 		s.listing = append(s.listing, t.Name)
 		if len(t.OutputSchema) > 0 && !bytes.Equal(t.OutputSchema, []byte("null")) {
 			s.schemas[t.Name] = t.OutputSchema

@@ -1,0 +1,544 @@
+package mcpproxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+)
+
+// A lane carries the requests of MCP's stateless revision (2026-07-28)
+// from many clients to one server connection: it is the client's side of
+// one relay session (Proxy.serve), so that every stateless result is cut,
+// kept and read back exactly as a session's is. Each request goes to the
+// server under an id of the lane's own (two clients may both send id 1),
+// and its progress token likewise; the server's answer comes back with the
+// client's id and token, to the POST that sent the request.
+//
+// What the server sends that names no request (a log line, a request of
+// its own) cannot be told apart between the lane's clients: it goes to
+// the request in flight when there is exactly one, and is dropped
+// otherwise, so that nothing of one client's reaches another. A request of
+// the server's is answered with an error: a stateless client cannot be
+// asked anything (MCP 2026-07-28 asks through input_required results).
+type lane struct {
+	pool *lanePool
+	in   *io.PipeWriter // the requests, to the relay
+	inR  *io.PipeReader
+	inMu sync.Mutex
+
+	mu       sync.Mutex
+	calls    map[int64]*laneCall // by the lane's id
+	tokens   map[int64]*laneCall // by the lane's progress token
+	inflight int                 // calls other than subscriptions/listen
+	dead     bool                // the relay ended: no new calls
+}
+
+// laneCall is one request a lane carries.
+type laneCall struct {
+	post   *httpSession // the POST's streams, which take the answer
+	wire   int64        // the lane's id for it
+	id     []byte       // the client's id
+	token  []byte       // the client's progress token; nil for none
+	wtok   int64        // the lane's progress token, when token is set
+	scope  string       // what the refs of its results are bound to
+	header http.Header  // the POST's headers, for an HTTP server
+	listen bool         // a subscriptions/listen: long-lived
+	// stop ends the upstream HTTP request carrying it (see
+	// requestContext); nil for none.
+	stop context.CancelFunc
+	// refusal is an HTTP server's refusal of it, for its POST to answer
+	// with the same status; guarded by the lane's mu.
+	refusal *UpstreamHTTPError
+}
+
+func newLane(pool *lanePool) *lane {
+	inR, inW := io.Pipe()
+	return &lane{
+		pool:   pool,
+		in:     inW,
+		inR:    inR,
+		calls:  map[int64]*laneCall{},
+		tokens: map[int64]*laneCall{},
+	}
+}
+
+// Read gives the relay the clients' requests.
+func (l *lane) Read(p []byte) (int, error) { return l.inR.Read(p) }
+
+// Close ends the relay's client side: it reads EOF.
+func (l *lane) Close() error {
+	_ = l.in.Close()
+	return nil
+}
+
+// load is the lane's calls in flight, subscriptions not counted.
+func (l *lane) load() (int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inflight, l.dead
+}
+
+// errLaneEnded reports a lane whose server ended.
+var errLaneEnded = errors.New("the server connection ended")
+
+// send carries one of a POST's messages to the server: a request under
+// the lane's id (the call is registered first, so that its answer, which
+// may come at once, finds it), a notification as it is (a cancellation
+// names the lane's id of its request). A response is dropped: no request
+// of the server's reaches a stateless client. It returns the call, nil for
+// a message other than a request.
+func (l *lane) send(post *httpSession, msg []byte, env *message, scope string, header http.Header) (*laneCall, error) {
+	var c *laneCall
+	switch {
+	case env.isRequest():
+		c = &laneCall{post: post, wire: l.pool.next.Add(1), id: env.id, scope: scope, header: header, listen: env.method == "subscriptions/listen"}
+		out, err := l.rewriteRequest(msg, env, c)
+		if err != nil {
+			return nil, err
+		}
+		msg = out
+		l.mu.Lock()
+		if l.dead {
+			l.mu.Unlock()
+			return nil, errLaneEnded
+		}
+		l.calls[c.wire] = c
+		if c.token != nil {
+			l.tokens[c.wtok] = c
+		}
+		if !c.listen {
+			l.inflight++
+		}
+		l.mu.Unlock()
+	case env.isNotification():
+		if env.method == "notifications/cancelled" {
+			msg = l.rewriteCancel(msg, post)
+			if msg == nil {
+				return nil, nil
+			}
+		}
+	default:
+		return nil, nil
+	}
+	l.inMu.Lock()
+	defer l.inMu.Unlock()
+	if _, err := l.in.Write(append(bytes.TrimSpace(msg), '\n')); err != nil {
+		if c != nil {
+			l.forget(c)
+		}
+		return nil, errLaneEnded
+	}
+	return c, nil
+}
+
+// rewriteRequest returns msg with the lane's id for c in place of the
+// client's, and the lane's progress token in place of the client's when
+// it names one (set in c).
+func (l *lane) rewriteRequest(msg []byte, env *message, c *laneCall) ([]byte, error) {
+	wire := strconv.AppendInt(nil, c.wire, 10)
+	tok := progressTokenOf(msg)
+	if tok == "" {
+		return splice(msg, env.idAt, len(env.id), wire), nil
+	}
+	c.token = []byte(tok)
+	c.wtok = l.pool.next.Add(1)
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(msg, &top); err != nil {
+		return nil, err
+	}
+	top["id"] = wire
+	var params map[string]json.RawMessage
+	if err := json.Unmarshal(top["params"], &params); err != nil {
+		return nil, err
+	}
+	var meta map[string]json.RawMessage
+	if err := json.Unmarshal(params["_meta"], &meta); err != nil {
+		return nil, err
+	}
+	meta["progressToken"] = strconv.AppendInt(nil, c.wtok, 10)
+	var err error
+	if params["_meta"], err = json.Marshal(meta); err != nil {
+		return nil, err
+	}
+	if top["params"], err = json.Marshal(params); err != nil {
+		return nil, err
+	}
+	return json.Marshal(top)
+}
+
+// rewriteCancel returns a cancellation with the lane's id of the request
+// it names, when that request is the same POST's; nil otherwise (a client
+// cannot cancel what it did not send).
+func (l *lane) rewriteCancel(msg []byte, post *httpSession) []byte {
+	var n struct {
+		Params map[string]json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(msg, &n) != nil || n.Params == nil {
+		return nil
+	}
+	key := idKey(n.Params["requestId"])
+	l.mu.Lock()
+	var wire int64
+	for w, c := range l.calls {
+		if c.post == post && idKey(c.id) == key {
+			wire = w
+			break
+		}
+	}
+	l.mu.Unlock()
+	if wire == 0 {
+		return nil
+	}
+	n.Params["requestId"] = strconv.AppendInt(nil, wire, 10)
+	out, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": n.Params})
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// forget takes c out of the lane: answered, or its client gone.
+func (l *lane) forget(c *laneCall) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.calls[c.wire] != c {
+		return
+	}
+	delete(l.calls, c.wire)
+	if c.token != nil {
+		delete(l.tokens, c.wtok)
+	}
+	if !c.listen {
+		l.inflight--
+	}
+	if c.stop != nil {
+		c.stop()
+	}
+}
+
+// requestContext returns ctx for the upstream HTTP request carrying the
+// call the lane knows by id, ended when the call leaves the lane (see
+// statelessLink).
+func (l *lane) requestContext(ctx context.Context, id []byte) context.Context {
+	wire, ok := laneID(id)
+	if !ok {
+		return ctx
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.calls[wire]
+	if c == nil {
+		return ctx
+	}
+	ctx, c.stop = context.WithCancel(ctx)
+	return ctx
+}
+
+// WriteMessage routes one of the relay's messages for the clients (see
+// lane); the relay reuses msg once it returns.
+func (l *lane) WriteMessage(msg []byte) error {
+	return l.deliver(heldMsg{msg}, false)
+}
+
+// writeOwned takes a message in parts the lane owns from now on.
+func (l *lane) writeOwned(parts [][]byte) error { return l.deliver(heldMsg(parts), true) }
+
+// writeMessageFunc takes a message made into chunks the lane owns.
+func (l *lane) writeMessageFunc(write func(jsonWriter)) error {
+	var cw chunkWriter
+	write(&cw)
+	return l.deliver(cw.message(), true)
+}
+
+// deliver routes msg; owned says the lane may keep its bytes.
+func (l *lane) deliver(msg heldMsg, owned bool) error {
+	env, err := msg.envelope()
+	if err != nil {
+		l.pool.h.p.logger.Debug("a stateless lane dropped a message that is not JSON-RPC", "error", err)
+		return nil
+	}
+	switch {
+	case env.isResponse():
+		wire, ok := laneID(env.id)
+		if !ok {
+			return nil
+		}
+		l.mu.Lock()
+		c := l.calls[wire]
+		l.mu.Unlock()
+		if c == nil {
+			l.pool.h.p.logger.Debug("a stateless lane dropped a response whose client is gone", "id", truncID(env.id))
+			return nil
+		}
+		l.forget(c)
+		out := msg.replace(env.idAt, len(env.id), c.id)
+		_ = c.post.deliver(out) // a POST whose client left takes nothing
+		return nil
+	case env.isRequest():
+		// A server that asks its client something (roots, sampling,
+		// elicitation) in the stateless revision has no one to ask.
+		l.inMu.Lock()
+		_, _ = l.in.Write(append(errorResponse(env.id, codeMethodNotFound,
+			"toolcap: a stateless client (MCP 2026-07-28) cannot be sent requests; ask through an input_required result"), '\n'))
+		l.inMu.Unlock()
+		return nil
+	}
+	if env.method == "notifications/progress" {
+		tok := notifiedToken(msg.flat())
+		wtok, ok := laneID([]byte(tok))
+		if !ok {
+			return nil
+		}
+		l.mu.Lock()
+		c := l.tokens[wtok]
+		l.mu.Unlock()
+		if c == nil {
+			return nil
+		}
+		out := replaceProgressToken(msg.flat(), c.token)
+		if out != nil {
+			_ = c.post.deliver(heldMsg{out})
+		}
+		return nil
+	}
+	if c := l.subscriber(msg); c != nil {
+		// It names the listen request by the lane's id: the client's
+		// goes in its place.
+		if out := replaceMeta(msg.flat(), metaSubscriptionID, c.id); out != nil {
+			_ = c.post.deliver(heldMsg{out})
+		}
+		return nil
+	}
+	l.mu.Lock()
+	var only *laneCall
+	if l.inflight == 1 {
+		for _, c := range l.calls {
+			if !c.listen {
+				only = c
+			}
+		}
+	}
+	l.mu.Unlock()
+	if only == nil {
+		l.pool.h.p.logger.Debug("a stateless lane dropped a notification that names no request", "method", env.method)
+		return nil
+	}
+	if !owned {
+		msg = heldMsg{bytes.Clone(msg.flat())}
+	}
+	_ = only.post.deliver(msg)
+	return nil
+}
+
+// subscriber returns the subscriptions/listen call a notification names
+// in _meta["io.modelcontextprotocol/subscriptionId"], when it names one of
+// the lane's.
+func (l *lane) subscriber(msg heldMsg) *laneCall {
+	flat := msg.flat()
+	if !bytes.Contains(flat, []byte(metaSubscriptionID)) {
+		return nil
+	}
+	var n struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(flat, &n) != nil {
+		return nil
+	}
+	id := n.Params.Meta[metaSubscriptionID]
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	wire, ok := laneID(id)
+	if !ok {
+		return nil
+	}
+	if c := l.calls[wire]; c != nil && c.listen {
+		return c
+	}
+	return nil
+}
+
+// ended answers every call the relay left unanswered (requests it had not
+// read when the server ended) with a JSON-RPC error, so that each request
+// still gets one answer, and takes no new calls.
+func (l *lane) ended(why error) {
+	l.mu.Lock()
+	l.dead = true
+	calls := make([]*laneCall, 0, len(l.calls))
+	for _, c := range l.calls {
+		calls = append(calls, c)
+		if c.stop != nil {
+			c.stop()
+		}
+	}
+	clear(l.calls)
+	clear(l.tokens)
+	l.inflight = 0
+	l.mu.Unlock()
+	msg := "toolcap: the MCP server ended before it answered"
+	if why != nil {
+		msg += ": " + why.Error()
+	}
+	for _, c := range calls {
+		_ = c.post.deliver(heldMsg{errorResponse(c.id, codeInternal, msg)})
+	}
+}
+
+// requestHeader returns the headers of the POST that sent the request the
+// lane knows by id, for an HTTP server's request (see statelessLink).
+func (l *lane) requestHeader(id []byte) http.Header {
+	wire, ok := laneID(id)
+	if !ok {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c := l.calls[wire]; c != nil {
+		return c.header
+	}
+	return nil
+}
+
+// refused records an HTTP server's refusal of a request, by the lane's
+// id, for its POST to answer with the server's status.
+func (l *lane) refused(id []byte, e *UpstreamHTTPError) {
+	wire, ok := laneID(id)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c := l.calls[wire]; c != nil {
+		c.refusal = e
+	}
+}
+
+// refusal returns, and forgets, the refusal recorded for call c.
+func (l *lane) refusal(c *laneCall) *UpstreamHTTPError {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := c.refusal
+	c.refusal = nil
+	return e
+}
+
+// requestScope returns the scope the refs of the request the lane knows by
+// id are bound to (see scopedConn).
+func (l *lane) requestScope(id []byte) (string, bool) {
+	wire, ok := laneID(id)
+	if !ok {
+		return "", false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c := l.calls[wire]; c != nil {
+		return c.scope, true
+	}
+	return "", false
+}
+
+// laneID reads one of the lane's ids (or progress tokens): a positive
+// integer.
+func laneID(raw []byte) (int64, bool) {
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
+	return n, err == nil && n > 0
+}
+
+// splice returns msg with its n bytes at at replaced by repl, in a new
+// slice.
+func splice(msg []byte, at int64, n int, repl []byte) []byte {
+	out := make([]byte, 0, len(msg)-n+len(repl))
+	out = append(out, msg[:at]...)
+	out = append(out, repl...)
+	return append(out, msg[int(at)+n:]...)
+}
+
+// replace returns the message with its n bytes at at replaced by repl:
+// the one chunk they are in copied with the change, or the chunks they
+// span joined; the others are shared.
+func (m heldMsg) replace(at int64, n int, repl []byte) heldMsg {
+	var off int64
+	for i, c := range m {
+		end := off + int64(len(c))
+		if at >= off && at+int64(n) <= end {
+			out := make(heldMsg, len(m))
+			copy(out, m)
+			out[i] = splice(c, at-off, n, repl)
+			return out
+		}
+		off = end
+	}
+	return heldMsg{splice(m.flat(), at, n, repl)}
+}
+
+// replaceProgressToken returns a progress notification with token in
+// place of its progress token; nil when it cannot be read.
+func replaceProgressToken(msg []byte, token []byte) []byte {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(msg, &top) != nil {
+		return nil
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(top["params"], &params) != nil {
+		return nil
+	}
+	params["progressToken"] = token
+	var err error
+	if top["params"], err = json.Marshal(params); err != nil {
+		return nil
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// replaceMeta returns a notification with value in place of its
+// params._meta[key]; nil when it cannot be read.
+func replaceMeta(msg []byte, key string, value []byte) []byte {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(msg, &top) != nil {
+		return nil
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(top["params"], &params) != nil {
+		return nil
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(params["_meta"], &meta) != nil {
+		return nil
+	}
+	meta[key] = value
+	var err error
+	if params["_meta"], err = json.Marshal(meta); err != nil {
+		return nil
+	}
+	if top["params"], err = json.Marshal(params); err != nil {
+		return nil
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// metaSubscriptionID is the _meta key of a notification that belongs to
+// a subscriptions/listen request (MCP 2026-07-28).
+const metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
+
+// codeMethodNotFound is JSON-RPC's error code for a method not served.
+const codeMethodNotFound = -32601
+
+var (
+	_ Conn       = (*lane)(nil)
+	_ piecesConn = (*lane)(nil)
+	_ ownedConn  = (*lane)(nil)
+)

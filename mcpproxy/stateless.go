@@ -1,0 +1,353 @@
+package mcpproxy
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// MCP's stateless revision (2026-07-28, SEP-2575) has no initialize and no
+// session: every request names its protocol version and the client's
+// capabilities in its _meta, and the MCP-Protocol-Version header mirrors
+// the version. The handler serves such a request on a lane (see lane and
+// lanePool); a 2025 client's initialize still starts a session of its own.
+
+// statelessRevision is the first protocol version without sessions.
+const statelessRevision = "2026-07-28"
+
+// stateless reports whether protocol version v is one without sessions.
+func stateless(v string) bool { return v >= statelessRevision }
+
+// metaProtocolVersion is the _meta key of a request's protocol version.
+const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+
+// JSON-RPC error codes of MCP's stateless revision.
+const (
+	// codeHeaderMismatch: an HTTP header disagrees with the body, or a
+	// required one is missing (SEP-2243).
+	codeHeaderMismatch = -32020
+	// codeUnsupportedVersion: the request's protocol version is not
+	// served; the data lists those that are.
+	codeUnsupportedVersion = -32022
+	// codeMissingCapability: the request needs a client capability its
+	// _meta does not declare.
+	codeMissingCapability = -32021
+	// codeInvalidParams is JSON-RPC's invalid params.
+	codeInvalidParams = -32602
+)
+
+// requestVersion returns the protocol version a message names in its
+// params._meta, or "".
+func requestVersion(msg []byte) string {
+	if !bytes.Contains(msg, []byte(metaProtocolVersion)) {
+		return ""
+	}
+	var m struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return ""
+	}
+	var v string
+	_ = json.Unmarshal(m.Params.Meta[metaProtocolVersion], &v)
+	return v
+}
+
+// statelessVersions returns the versions h serves statelessly, and all it
+// serves.
+func (h *HTTPHandler) supported() []string {
+	if h.lanes != nil {
+		return h.versions
+	}
+	return slices.DeleteFunc(slices.Clone(h.versions), stateless)
+}
+
+// refuseVersion answers a request naming a protocol version the handler
+// does not serve with UnsupportedProtocolVersionError (-32022), the
+// versions it serves in its data, as SEP-2575 says.
+func (h *HTTPHandler) refuseVersion(w http.ResponseWriter, r *http.Request, id []byte, requested string) {
+	if id == nil {
+		id = []byte("null")
+	}
+	data, _ := json.Marshal(struct {
+		Supported []string `json:"supported"`
+		Requested string   `json:"requested"`
+	}{h.supported(), requested})
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(errorResponseData(id, codeUnsupportedVersion,
+		fmt.Sprintf("toolcap: unsupported protocol version %q (supported: %s)", requested, strings.Join(h.supported(), ", ")), data))
+}
+
+// errorResponseData is errorResponse with data, JSON.
+func errorResponseData(id []byte, code int, msg string, data []byte) []byte {
+	out := errorResponse(id, code, msg)
+	if data == nil {
+		return out
+	}
+	// {"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"..."}}
+	out = out[:len(out)-2]
+	out = append(out, `,"data":`...)
+	out = append(out, data...)
+	return append(out, "}}"...)
+}
+
+// principalScope returns the scope the refs of a stateless request's
+// results are bound to: its credential's (a keyed hash of the
+// Authorization header, never the header), or that of every request
+// without one. A ref is an unguessable handle (SEP-2567): any later
+// stateless request of the same principal may read it, on any lane.
+func (h *HTTPHandler) principalScope(r *http.Request) string {
+	a := r.Header.Get("Authorization")
+	if a == "" {
+		return "stateless"
+	}
+	m := hmac.New(sha256.New, h.scopeKey[:])
+	m.Write([]byte(a))
+	return "stateless:" + hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// statelessHeader returns the headers of a stateless POST that go up with
+// its requests to an HTTP server: MCP's own (SEP-2243) and, with
+// ForwardAuth, the client's Authorization.
+func (h *HTTPHandler) statelessHeader(r *http.Request) http.Header {
+	out := http.Header{}
+	for k, v := range r.Header {
+		switch {
+		case k == versionHeader, k == methodHeader, k == nameHeader, strings.HasPrefix(k, paramHeaderPrefix):
+			out[k] = v
+		}
+	}
+	if h.forwardAuth {
+		if a := r.Header.Get("Authorization"); a != "" {
+			out.Set("Authorization", a)
+		}
+	}
+	return out
+}
+
+// Header names of MCP's stateless revision (SEP-2243), canonical.
+const (
+	methodHeader      = "Mcp-Method"
+	nameHeader        = "Mcp-Name"
+	paramHeaderPrefix = "Mcp-Param-"
+)
+
+// postStateless serves a POST of the stateless revision: its messages go
+// to a lane, under the lane's ids, and the answer is its responses, as
+// for a session's POST (JSON for one request answered soon, a stream of
+// events otherwise), with the HTTP status a refusal has.
+func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, body []byte, reqs []postRequest, held *int64) {
+	msgs := [][]byte{body}
+	if body[0] == '[' {
+		msgs = splitBatch(body)
+	}
+	envs := make([]*message, len(msgs))
+	for i, m := range msgs {
+		env, err := envelopeFitted(m)
+		if err != nil {
+			writeRPCError(w, http.StatusBadRequest, codeInvalidRequest, "toolcap: not a JSON-RPC message: "+err.Error())
+			return
+		}
+		envs[i] = env
+		if env.isRequest() && h.validate != nil {
+			if e := h.validate(r, m, env); e != nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(e.status)
+				_, _ = w.Write(errorResponse(env.id, e.code, e.msg))
+				return
+			}
+		}
+	}
+	l, err := h.lanes.acquire()
+	if err != nil {
+		if errors.Is(err, errClosed) {
+			writeRPCError(w, http.StatusServiceUnavailable, codeServerBusy, "toolcap: the proxy is shutting down")
+			return
+		}
+		h.p.logger.Error("could not reach the MCP server for a stateless request", "error", err)
+		writeRPCError(w, http.StatusBadGateway, codeInternal, "toolcap: could not reach the MCP server: "+err.Error())
+		return
+	}
+	// The POST's streams: a holder of the session's kind, with no relay
+	// of its own and no id a client may name.
+	ps := newHTTPSession(h, nil)
+	defer ps.close()
+	var st *eventStream
+	if len(reqs) > 0 {
+		var dup string
+		if st, dup = ps.openStream(reqs); st == nil {
+			writeRPCError(w, http.StatusBadRequest, codeInvalidRequest,
+				fmt.Sprintf("toolcap: the request id %s is used twice in the batch; it was not forwarded", truncID([]byte(dup))))
+			return
+		}
+	}
+	scope := h.principalScope(r)
+	header := h.statelessHeader(r)
+	var calls []*laneCall
+	for i, m := range msgs {
+		c, err := l.send(ps, m, envs[i], scope, header)
+		if err != nil {
+			for _, c := range calls {
+				l.forget(c)
+			}
+			writeRPCError(w, http.StatusBadGateway, codeInternal, "toolcap: the MCP server's connection ended; retry")
+			return
+		}
+		if c != nil {
+			calls = append(calls, c)
+		}
+	}
+	h.budget.give(*held)
+	*held = 0
+	if st == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	defer func() {
+		// A request its client left before its answer: the server is
+		// told (the stateless revision cancels a request by closing its
+		// stream), and its answer, when it comes, is dropped.
+		for _, c := range calls {
+			if l.cancel(c) {
+				h.p.logger.Debug("a stateless client left before its answer; the request was cancelled", "id", truncID(c.id))
+			}
+		}
+	}()
+	single := len(reqs) == 1 && body[0] != '['
+	const conn = 1
+	// One request waits for its first message however long it takes, as
+	// the go-sdk's server waits: its response alone then goes out as
+	// application/json with the status its error calls for (a refusal
+	// decided late still gets its 400), anything else opens a stream. The
+	// revision resumes no stream, so nothing is lost by opening it late.
+	if single && h.jsonWait >= 0 {
+		if msg, ok := st.awaitResponse(r.Context(), conn, math.MaxInt64); ok {
+			status := http.StatusOK
+			if e := l.refusal(calls[0]); e != nil {
+				if !e.JSONRPC {
+					relayRefusal(w, e, h.meta.challengeRewriter(r))
+					return
+				}
+				status = e.Status
+				copyChallenge(w, e, h.meta.challengeRewriter(r))
+			} else if h.validate != nil {
+				status = statusOfError(msg)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", strconv.Itoa(msg.size()))
+			w.WriteHeader(status)
+			if err := msg.writeTo(w); err != nil {
+				h.p.logger.Debug("a stateless client left before its response was written", "error", err)
+			}
+			return
+		}
+	}
+	g := &refusalGuard{w: w, rewrite: h.meta.challengeRewriter(r), find: func() *UpstreamHTTPError {
+		for _, c := range calls {
+			if e := l.refusal(c); e != nil {
+				return e
+			}
+		}
+		return nil
+	}}
+	st.serve(g, r, conn, false)
+}
+
+// cancel takes a call its client left out of the lane, telling the
+// server with a notifications/cancelled; it reports whether the call was
+// still in flight.
+func (l *lane) cancel(c *laneCall) bool {
+	l.mu.Lock()
+	live := l.calls[c.wire] == c && !l.dead
+	l.mu.Unlock()
+	if !live {
+		return false
+	}
+	l.forget(c)
+	msg := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + strconv.FormatInt(c.wire, 10) +
+		`,"reason":"toolcap: the client left"}}` + "\n"
+	l.inMu.Lock()
+	_, _ = l.in.Write([]byte(msg))
+	l.inMu.Unlock()
+	return true
+}
+
+// statusOfError returns the HTTP status of a stateless answer that toolcap
+// serves itself (a server over stdio): 400 for an error the request's
+// form caused (its headers, its _meta, its version, its params), as the
+// go-sdk's server answers them; 200 for any other answer.
+func statusOfError(msg heldMsg) int {
+	if msg.size() > 4<<10 {
+		return http.StatusOK // an error of this kind is short
+	}
+	var m struct {
+		Error *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(msg.flat(), &m) != nil || m.Error == nil {
+		return http.StatusOK
+	}
+	// SEP-2575: method not found is 404; invalid params, a missing
+	// client capability and an unsupported version are 400.
+	switch m.Error.Code {
+	case codeMethodNotFound:
+		return http.StatusNotFound
+	case codeUnsupportedVersion, codeInvalidParams, codeMissingCapability:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// requestError is a stateless request refused before it reaches a lane.
+type requestError struct {
+	status int
+	code   int
+	msg    string
+}
+
+type statelessLinkKey struct{}
+
+// statelessLink joins a lane and the HTTP server connection it carries
+// requests on: the headers of each request's POST go up with it, and the
+// server's refusals come back to the POST.
+type statelessLink interface {
+	requestHeader(id []byte) http.Header
+	refused(id []byte, e *UpstreamHTTPError)
+	// requestContext returns ctx for the request with id, ended when its
+	// client leaves: the stateless revision cancels a request by closing
+	// its stream, upstream too.
+	requestContext(ctx context.Context, id []byte) context.Context
+}
+
+func withStatelessLink(ctx context.Context, l statelessLink) context.Context {
+	return context.WithValue(ctx, statelessLinkKey{}, l)
+}
+
+func statelessLinkFrom(ctx context.Context) statelessLink {
+	l, _ := ctx.Value(statelessLinkKey{}).(statelessLink)
+	return l
+}
+
+// scopedConn is a client Conn whose requests are not all of one scope (a
+// lane's, which carries many clients'): the scope of the refs of a
+// request's results, by its id as the relay reads it.
+type scopedConn interface {
+	requestScope(id []byte) (string, bool)
+}

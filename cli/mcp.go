@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -20,7 +21,7 @@ import (
 
 const mcpHelp = `Usage: toolcap mcp [flags] -- SERVER_COMMAND [ARGS...]
        toolcap mcp [flags] --url URL [--header 'Name: value']...
-       toolcap mcp [flags] --listen ADDR [--token TOKEN | --forward-auth] [--max-sessions N] [--max-conns N] [--session-idle D] (-- SERVER_COMMAND... | --url URL)
+       toolcap mcp [flags] --listen ADDR [--token TOKEN | --forward-auth] [--max-sessions N] [--stateless-servers N] [--max-conns N] [--session-idle D] (-- SERVER_COMMAND... | --url URL)
 
 Relays MCP between a client and a server, forwarding every message as it
 came and in the order it came, except that each tools/call result is capped
@@ -62,7 +63,13 @@ or the streamable HTTP endpoint URL. The client speaks on standard input and
 output, or, with --listen, over streamable HTTP at http://ADDR/mcp (one
 server process per session when the server is a command; at most
 --max-sessions sessions at once, each ended after --session-idle without
-use, and at most --max-conns client connections open at once). Logs go to
+use, and at most --max-conns client connections open at once). A client of
+MCP's stateless revision (2026-07-28: no initialize, no session; its
+requests name their version in _meta and the MCP-Protocol-Version header)
+is served beside them, its requests carried by at most --stateless-servers
+server connections (processes, for a command) shared by every such client,
+each request under an id of its own; its refs are readable by its later
+requests with the same Authorization. Logs go to
 standard error only. The --manifest files are watched, and SIGHUP re-reads
 them: new limits apply to the next tools/call; an invalid edit, or a file
 that is no longer a regular file (a FIFO, a device), keeps the old limits
@@ -100,10 +107,13 @@ type mcpFlags struct {
 	callTimeout time.Duration
 	// The bounds of --listen's sessions.
 	maxSessions int
-	maxConns    int
-	maxConnsSet bool // --max-conns was given, not its default
-	publicURL   string
-	sessionIdle time.Duration
+	// statelessServers bounds the server connections of the stateless
+	// revision's requests; 0 serves none.
+	statelessServers int
+	maxConns         int
+	maxConnsSet      bool // --max-conns was given, not its default
+	publicURL        string
+	sessionIdle      time.Duration
 	// forwardAuth passes each client's Authorization on to --url.
 	forwardAuth bool
 	// listenOnly are the flags given that only --listen uses.
@@ -120,6 +130,7 @@ func (f *mcpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP at http://`ADDR`/mcp instead of stdio (host:port; the host defaults to 127.0.0.1)")
 	fs.StringVar(&f.token, "token", "", "with --listen or --metrics: the bearer `TOKEN` every request must carry (required off loopback)")
 	fs.IntVar(&f.maxSessions, "max-sessions", mcpproxy.DefaultMaxSessions, "with --listen: the most sessions open at once (each has a server process of its own); an initialize beyond is refused 503")
+	fs.IntVar(&f.statelessServers, "stateless-servers", mcpproxy.DefaultStatelessServers, "with --listen: the most server connections (processes, for a command) that the requests of stateless clients (MCP 2026-07-28) share; 0 serves none (they are told the revision is unsupported, -32022)")
 	fs.IntVar(&f.maxConns, "max-conns", defaultMaxConns, "with --listen: the most client connections open at once; past them new connections wait until one closes")
 	fs.DurationVar(&f.sessionIdle, "session-idle", mcpproxy.DefaultSessionIdle, "with --listen: end a session, and stop its server, after this `DURATION` without a request or an open stream")
 	fs.BoolVar(&f.forwardAuth, "forward-auth", false, "with --listen and --url: pass each client's Authorization header on to the upstream, relay its 401 or 403 (with WWW-Authenticate), and serve its protected resource metadata for the proxy's URL, so clients do OAuth with the upstream through the proxy")
@@ -149,6 +160,8 @@ func (f *mcpFlags) check() error {
 		return fmt.Errorf("--max-message %d: must be positive", f.maxMsg)
 	case f.maxSessions <= 0:
 		return fmt.Errorf("--max-sessions %d: must be positive", f.maxSessions)
+	case f.statelessServers < 0:
+		return fmt.Errorf("--stateless-servers %d: must not be negative", f.statelessServers)
 	case f.maxConns <= 0:
 		return fmt.Errorf("--max-conns %d: must be positive", f.maxConns)
 	case f.publicURL != "" && !f.forwardAuth:
@@ -227,7 +240,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	f.command = fs.Args()
 	fs.Visit(func(fl *flag.Flag) {
 		f.maxConnsSet = f.maxConnsSet || fl.Name == "max-conns"
-		if fl.Name == "max-sessions" || fl.Name == "max-conns" || fl.Name == "session-idle" || fl.Name == "forward-auth" || fl.Name == "public-origin" {
+		if fl.Name == "max-sessions" || fl.Name == "stateless-servers" || fl.Name == "max-conns" || fl.Name == "session-idle" || fl.Name == "forward-auth" || fl.Name == "public-origin" {
 			f.listenOnly = append(f.listenOnly, fl.Name)
 		}
 	})
@@ -343,7 +356,8 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		if f.forwardAuth {
 			token = "" // the clients' Authorization is the upstream's; --token guards /metrics
 		}
-		conns, warning := fitConns(f.maxConns, f.maxSessions, f.maxConnsSet, openFileLimit())
+		// A stateless lane's server holds descriptors as a session's does.
+		conns, warning := fitConns(f.maxConns, f.maxSessions+f.statelessServers, f.maxConnsSet, openFileLimit())
 		if warning != "" {
 			logger.Warn(warning)
 		}
@@ -355,7 +369,9 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 			Dial:            dial,
 			MaxMessageBytes: f.maxMsg,
 			MaxSessions:     f.maxSessions,
-			SessionIdle:     f.sessionIdle,
+			// 0 is the option's default; -1 serves none.
+			StatelessServers: cmp.Or(f.statelessServers, -1),
+			SessionIdle:      f.sessionIdle,
 		}, conns, stderr, logger)
 	}
 

@@ -134,6 +134,29 @@ func TestFrontEndsAgree(t *testing.T) {
 				t.Errorf("mcp: %d blocks, want 1", len(res.Content))
 			}
 
+			// The same call of MCP's stateless revision (2026-07-28): over
+			// stdio with no initialize, and through --listen with no
+			// session, on the server the stateless requests share.
+			meta := map[string]any{
+				"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+				"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			}
+			s26 := startRaw(t, bin, "--manifest", file, "--", server)
+			resp, _ = s26.call("echo", map[string]any{"text": log}, meta)
+			if res := s26.result("echo 2026", resp); len(res.Content) == 1 {
+				got["mcp 2026"] = res.Content[0].Text
+			} else {
+				t.Errorf("mcp 2026: %d blocks, want 1", len(res.Content))
+			}
+			c := &httpMCPClient{t: t, url: startListen(t, bin, "--manifest", file, "--", server), stateless: true}
+			resp = c.post(c.requestBody("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": log}}), true)
+			var lr toolResult
+			if resp.Error != nil || json.Unmarshal(resp.Result, &lr) != nil || len(lr.Content) != 1 {
+				t.Errorf("listen 2026: %.300s", resp.raw)
+			} else {
+				got["listen 2026"] = lr.Content[0].Text
+			}
+
 			want := got["worker"]
 			if want == log {
 				t.Fatalf("the worker did not cut the %d-byte log", len(log))
@@ -141,7 +164,7 @@ func TestFrontEndsAgree(t *testing.T) {
 			if err := capcheck.Text(log, want, p); err != nil {
 				t.Errorf("the worker's output: %v", err)
 			}
-			for _, fe := range []string{"cap", "mcp", "hook"} {
+			for _, fe := range []string{"cap", "mcp", "hook", "mcp 2026", "listen 2026"} {
 				if diff := cmp.Diff(want, got[fe]); diff != "" {
 					t.Errorf("toolcap %s differs from the worker (-worker +%s):\n%s", fe, fe, diff)
 				}

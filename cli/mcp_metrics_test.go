@@ -180,6 +180,8 @@ func TestMCPMetricsToken(t *testing.T) {
 		{[]string{"--session-idle", "1m", "--", "x"}, "--session-idle needs --listen"},
 		{[]string{"--listen", "127.0.0.1:0", "--max-sessions", "0", "--", "x"}, "--max-sessions 0: must be positive"},
 		{[]string{"--listen", "127.0.0.1:0", "--session-idle", "0s", "--", "x"}, "--session-idle 0s: must be positive"},
+		{[]string{"--stateless-servers", "2", "--", "x"}, "--stateless-servers needs --listen"},
+		{[]string{"--listen", "127.0.0.1:0", "--stateless-servers", "-1", "--", "x"}, "--stateless-servers -1: must not be negative"},
 	} {
 		code, _, stderr := mcpRun(t, strings.NewReader(""), nil, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {

@@ -66,8 +66,12 @@ func TestMCPShutdown(t *testing.T) {
 				cmd, stderr, spawns = listenSessions(t, bin, server, tt.sessions)
 			}
 			children := childrenOf(cmd.Process.Pid)
-			if len(children) != tt.sessions {
-				t.Fatalf("the proxy has %d children %v, want %d (one server per session)", len(children), children, tt.sessions)
+			want := tt.sessions
+			if tt.mode == "listen" {
+				want++ // the server the stateless requests share
+			}
+			if len(children) != want {
+				t.Fatalf("the proxy has %d children %v, want %d (one server per session, one for the stateless requests)", len(children), children, want)
 			}
 
 			start := time.Now()
@@ -123,10 +127,37 @@ func spawnPid(t *testing.T, text string) int {
 
 var servingURL = regexp.MustCompile(`serving (http://\S+/mcp)`)
 
+// startListen starts `toolcap mcp --listen 127.0.0.1:0` with args, and
+// returns the URL it serves; the proxy is killed when the test ends.
+func startListen(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"mcp", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = cleanEnv()
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if m := servingURL.FindStringSubmatch(stderr.String()); m != nil {
+			return m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the proxy did not say where it serves; stderr:\n%s", stderr)
+		}
+	}
+}
+
 // listenSessions starts the proxy with --listen in front of server, and
 // opens n sessions, each of which spawns a grandchild; the first holds its
 // GET stream open, the second has a call in flight that waits for the
-// client. It returns the proxy, its stderr and the grandchildren's pids.
+// client. A stateless client (2026-07-28) then spawns one more on the
+// server its requests share, and leaves a call in flight there. It returns
+// the proxy, its stderr and the grandchildren's pids.
 func listenSessions(t *testing.T, bin, server string, n int) (*exec.Cmd, *lockedBuffer, []int) {
 	t.Helper()
 	cmd := exec.Command(bin, "mcp", "--listen", "127.0.0.1:0", "--", server)
@@ -162,6 +193,9 @@ func listenSessions(t *testing.T, bin, server string, n int) (*exec.Cmd, *locked
 			c.post(c.requestBody("tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}}), false)
 		}
 	}
+	sc := &httpMCPClient{t: t, url: url, stateless: true}
+	spawns = append(spawns, spawnPid(t, sc.callText("spawn")))
+	sc.post(sc.requestBody("tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}}), false)
 	return cmd, stderr, spawns
 }
 
@@ -171,12 +205,22 @@ type httpMCPClient struct {
 	url     string
 	session string
 	nextID  int
+	// stateless makes it a client of MCP 2026-07-28: no session, each
+	// request with its version and capabilities in _meta and the headers
+	// that mirror them.
+	stateless bool
 }
 
 const testProtocolVersion = "2025-06-18"
 
 func (c *httpMCPClient) requestBody(method string, params any) []byte {
 	c.nextID++
+	if p, ok := params.(map[string]any); ok && c.stateless {
+		p["_meta"] = map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		}
+	}
 	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": method, "params": params})
 	if err != nil {
 		c.t.Fatal(err)
@@ -196,6 +240,20 @@ func (c *httpMCPClient) newRequest(method string, body []byte) *http.Request {
 	if c.session != "" {
 		req.Header.Set("Mcp-Session-Id", c.session)
 		req.Header.Set("MCP-Protocol-Version", testProtocolVersion)
+	}
+	if c.stateless {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &m)
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", m.Method)
+		if m.Params.Name != "" {
+			req.Header.Set("Mcp-Name", m.Params.Name)
+		}
 	}
 	return req
 }

@@ -36,6 +36,7 @@ type lane struct {
 	tokens   map[int64]*laneCall // by the lane's progress token
 	inflight int                 // calls other than subscriptions/listen
 	dead     bool                // the relay ended: no new calls
+	closed   bool                // its input was closed (Close): no new calls
 }
 
 // laneCall is one request a lane carries.
@@ -72,6 +73,9 @@ func (l *lane) Read(p []byte) (int, error) { return l.inR.Read(p) }
 
 // Close ends the relay's client side: it reads EOF.
 func (l *lane) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
 	_ = l.in.Close()
 	return nil
 }
@@ -80,7 +84,15 @@ func (l *lane) Close() error {
 func (l *lane) load() (int, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.inflight, l.dead
+	return l.inflight, l.dead || l.closed
+}
+
+// ending reports whether the lane takes no more requests: its relay
+// ended, or its input was closed as its server ended.
+func (l *lane) ending() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.dead || l.closed
 }
 
 // errLaneEnded reports a lane whose server ended.
@@ -282,10 +294,16 @@ func (l *lane) deliver(msg heldMsg, owned bool) error {
 	case env.isRequest():
 		// A server that asks its client something (roots, sampling,
 		// elicitation) in the stateless revision has no one to ask.
-		l.inMu.Lock()
-		_, _ = l.in.Write(append(errorResponse(env.id, codeMethodNotFound,
-			"toolcap: a stateless client (MCP 2026-07-28) cannot be sent requests; ask through an input_required result"), '\n'))
-		l.inMu.Unlock()
+		// Written by a goroutine of its own: this is the relay's reader
+		// of the server, and the relay's reader of the lane may be
+		// waiting for the server to read, which waits for this reader.
+		answer := append(errorResponse(env.id, codeMethodNotFound,
+			"toolcap: a stateless client (MCP 2026-07-28) cannot be sent requests; ask through an input_required result"), '\n')
+		go func() {
+			l.inMu.Lock()
+			defer l.inMu.Unlock()
+			_, _ = l.in.Write(answer)
+		}()
 		return nil
 	}
 	if env.method == "notifications/progress" {

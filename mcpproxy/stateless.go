@@ -175,6 +175,10 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, body
 		}
 	}
 	l, err := h.lanes.acquire()
+	for try := 0; err == nil && try < 2 && l.ending(); try++ {
+		// Its server just ended: the next acquire starts another.
+		l, err = h.lanes.acquire()
+	}
 	if err != nil {
 		if errors.Is(err, errClosed) {
 			writeRPCError(w, http.StatusServiceUnavailable, codeServerBusy, "toolcap: the proxy is shutting down")

@@ -57,6 +57,22 @@
 // known to be cut. The limits can change while the proxy runs
 // ([Proxy.SetManifest]); a call keeps the limits it was sent under.
 //
+// # Both generations of MCP
+//
+// [Proxy.HTTPHandler] serves the 2025 revisions, whose initialize starts a
+// session with a server of its own, and the stateless revision 2026-07-28
+// beside them: a request that names it (its MCP-Protocol-Version header,
+// or its _meta) is carried, under an id of the proxy's own, by one of a
+// few server connections shared by every stateless client
+// ([HTTPOptions.StatelessServers]), each a relay session like a 2025
+// one, so that its result is cut, kept and read back the same way. Its
+// answer comes back with the client's id, with the HTTP status its error
+// calls for; a ref it is given is readable by its principal's later
+// requests (a keyed hash of its Authorization). Over stdio every message
+// passes as it came, whatever its revision; with [DialHTTP], a stateless
+// request of a client over stdio goes up with the headers its body
+// implies (SEP-2243).
+//
 // # Ending
 //
 // [Proxy.Serve] returns nil when the client ended the session, after closing

@@ -20,7 +20,9 @@ import (
 type UpstreamHTTPError struct {
 	// URL is the upstream endpoint that refused.
 	URL string
-	// Status is the HTTP status it answered: 401 or 403.
+	// Status is the HTTP status it answered: 401 or 403 for a session's
+	// request; any status but 2xx for a stateless request's (MCP
+	// 2026-07-28), whose answer keeps its status (-32022 with 400, say).
 	Status int
 	// Header is its answer's header.
 	Header http.Header

@@ -11,7 +11,20 @@
 // answered 405, which tells a client there is no stream to open), and the
 // server's messages other than responses are dropped.
 //
+// A request of MCP's stateless revision (no Mcp-Session-Id, an
+// MCP-Protocol-Version of 2026-07-28 or later) goes to one server process
+// shared by every such request, started by the first, under the client's
+// own id: the floor of toolcap mcp --listen's lanes for one client at a
+// time (two clients using the same id at once would get each other's
+// answers; the benchmark's one client never does).
+//
+// With -url UPSTREAM it is instead a reverse proxy to the MCP endpoint
+// UPSTREAM (net/http/httputil, each response flushed as it comes): the
+// least an HTTP front end to an HTTP server does, the floor of toolcap mcp
+// --listen --url.
+//
 //	copyhttp -http ADDR SERVER_COMMAND [ARGS...]
+//	copyhttp -http ADDR -url UPSTREAM
 //
 // It names where it serves on its standard error ("serving
 // http://127.0.0.1:PORT/mcp") once it listens.
@@ -28,6 +41,8 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"sync"
@@ -37,17 +52,31 @@ const sessionHeader = "Mcp-Session-Id"
 
 func main() {
 	addr := flag.String("http", "127.0.0.1:0", "serve streamable HTTP on `ADDR` (host:port)")
+	upstream := flag.String("url", "", "reverse-proxy to the MCP endpoint `UPSTREAM` instead of running a command")
 	flag.Parse()
-	if flag.NArg() == 0 {
-		log.Fatal("usage: copyhttp -http ADDR SERVER_COMMAND [ARGS...]")
+	var handler http.Handler
+	switch {
+	case *upstream != "" && flag.NArg() == 0:
+		u, err := url.Parse(*upstream)
+		if err != nil {
+			log.Fatal(err)
+		}
+		rp := &httputil.ReverseProxy{
+			Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(u); r.Out.URL.Path = u.Path },
+			FlushInterval: -1, // an event stream's events as they come
+		}
+		handler = rp
+	case *upstream == "" && flag.NArg() > 0:
+		handler = &front{argv: flag.Args(), sessions: map[string]*session{}}
+	default:
+		log.Fatal("usage: copyhttp -http ADDR SERVER_COMMAND [ARGS...] | copyhttp -http ADDR -url UPSTREAM")
 	}
-	f := &front{argv: flag.Args(), sessions: map[string]*session{}}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", f)
+	mux.Handle("/mcp", handler)
 	fmt.Fprintf(os.Stderr, "serving http://%s/mcp\n", ln.Addr())
 	log.Fatal(http.Serve(ln, mux))
 }
@@ -57,6 +86,7 @@ type front struct {
 	argv     []string
 	mu       sync.Mutex
 	sessions map[string]*session
+	shared   *session // the stateless requests' server; nil until the first
 }
 
 // session is one server process and the requests waiting for its
@@ -122,6 +152,11 @@ func (f *front) post(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "unknown session", http.StatusNotFound)
 			return
 		}
+	} else if v := r.Header.Get("Mcp-Protocol-Version"); v >= "2026-07-28" {
+		if s, err = f.stateless(); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
 	} else {
 		if env.Method != "initialize" {
 			http.Error(w, "missing "+sessionHeader, http.StatusBadRequest)
@@ -173,6 +208,27 @@ func (f *front) post(w http.ResponseWriter, r *http.Request) {
 		delete(s.pending, key)
 		s.mu.Unlock()
 	}
+}
+
+// stateless returns the server of the stateless requests, started by the
+// first (again, if the last one ended).
+func (f *front) stateless() (*session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.shared != nil {
+		f.shared.mu.Lock()
+		ended := f.shared.ended
+		f.shared.mu.Unlock()
+		if !ended {
+			return f.shared, nil
+		}
+	}
+	s, err := f.start()
+	if err != nil {
+		return nil, err
+	}
+	f.shared = s
+	return s, nil
 }
 
 // start runs a server for a new session.

@@ -37,6 +37,9 @@ type lane struct {
 	inflight int                 // calls other than subscriptions/listen
 	dead     bool                // the relay ended: no new calls
 	closed   bool                // its input was closed (Close): no new calls
+	// gone: the relay read the end of its server's output (see
+	// laneServer): acquire passes it by.
+	gone bool
 }
 
 // laneCall is one request a lane carries.
@@ -84,7 +87,7 @@ func (l *lane) Close() error {
 func (l *lane) load() (int, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.inflight, l.dead || l.closed
+	return l.inflight, l.dead || l.closed || l.gone
 }
 
 // ending reports whether the lane takes no more requests: its relay
@@ -92,7 +95,39 @@ func (l *lane) load() (int, bool) {
 func (l *lane) ending() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.dead || l.closed
+	return l.dead || l.closed || l.gone
+}
+
+// laneServer is a lane's server connection. When its server ends, the
+// relay answers the calls it held with errors before it returns and the
+// lane is ended: a client that sends its next request on such an answer
+// would land on the same lane, to be answered the same. So acquire passes
+// the lane by from the moment the relay reads the end of the server's
+// output, before those answers go.
+type laneServer struct {
+	Conn
+	l *lane
+}
+
+func (s laneServer) Read(p []byte) (int, error) {
+	n, err := s.Conn.Read(p)
+	if err != nil {
+		s.l.mu.Lock()
+		s.l.gone = true
+		s.l.mu.Unlock()
+	}
+	return n, err
+}
+
+// writeMessageFunc writes a message made in pieces as the server's
+// connection takes one (see piecesConn).
+func (s laneServer) writeMessageFunc(write func(jsonWriter)) error {
+	if pc, ok := s.Conn.(piecesConn); ok {
+		return pc.writeMessageFunc(write)
+	}
+	var b bytes.Buffer
+	write(&b)
+	return s.Conn.WriteMessage(b.Bytes())
 }
 
 // errLaneEnded reports a lane whose server ended.
@@ -559,4 +594,5 @@ var (
 	_ Conn       = (*lane)(nil)
 	_ piecesConn = (*lane)(nil)
 	_ ownedConn  = (*lane)(nil)
+	_ piecesConn = laneServer{}
 )

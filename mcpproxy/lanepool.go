@@ -79,7 +79,7 @@ func (lp *lanePool) start() (*lane, error) {
 	h.relays.Add(1)
 	go func() {
 		defer h.relays.Done()
-		err := h.p.serve(h.base, l, server, "stateless")
+		err := h.p.serve(h.base, l, laneServer{server, l}, "stateless")
 		switch {
 		case err == nil, errors.Is(err, context.Canceled):
 		default:

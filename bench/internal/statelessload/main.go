@@ -13,7 +13,8 @@
 // the server's "text" tool (bench/internal/mcpserver) for -bytes bytes, one
 // after the other. Once every client is done it reads the proxy's peak RSS
 // (VmHWM of /proc/PID/status) and counts the server processes it started:
-// the distinct children of the proxy seen by sampling /proc every 5 ms, and,
+// the distinct children of the proxy seen running a program by sampling
+// /proc every 5 ms, and,
 // with -pids FILE, the lines of FILE, where the server records its pid as it
 // starts (mcpserver -pids FILE; the driver empties it first). Then it stops
 // the proxy (SIGTERM) and prints the figures. Everything is bounded by
@@ -130,8 +131,27 @@ func main() {
 	}
 	waitsBefore := timeWaits(upPort)
 
-	// The children of the proxy, sampled until the clients are done.
-	seen := map[int]bool{}
+	// The children of the proxy, sampled until the clients are done. A
+	// child counts as a server once it runs another program than the
+	// proxy: the Go runtime's first process start probes clone(CLONE_PIDFD)
+	// with a child that exits without exec (os.checkPidfd), a child of the
+	// proxy that never runs anything.
+	self := cmdline(pid)
+	seen := map[int]string{} // pid: the program it runs
+	probes := map[int]bool{} // children seen only as the proxy's copy
+	note := func(kids []int) {
+		for _, k := range kids {
+			if _, ok := seen[k]; ok {
+				continue
+			}
+			if c := cmdline(k); c != self && c != "?" {
+				seen[k] = c
+				delete(probes, k)
+			} else {
+				probes[k] = true
+			}
+		}
+	}
 	var seenMu sync.Mutex
 	sampling := make(chan struct{})
 	sampled := make(chan struct{})
@@ -142,9 +162,7 @@ func main() {
 		for {
 			kids := children(pid)
 			seenMu.Lock()
-			for _, k := range kids {
-				seen[k] = true
-			}
+			note(kids)
 			seenMu.Unlock()
 			select {
 			case <-sampling:
@@ -182,16 +200,21 @@ func main() {
 	wall := time.Since(began)
 	close(sampling)
 	<-sampled
-	for _, k := range children(pid) {
-		seen[k] = true
-	}
+	note(children(pid))
 	peak, perr := procStatus(pid, "VmHWM")
 	rss, _ := procStatus(pid, "VmRSS")
 	waits := timeWaits(upPort) - waitsBefore
 	recorded := -1
+	var unrecorded []string // children seen whose pid the file lacks
 	if *pids != "" {
 		if b, err := os.ReadFile(*pids); err == nil {
-			recorded = len(strings.Fields(string(b)))
+			f := strings.Fields(string(b))
+			recorded = len(f)
+			for k, cmd := range seen {
+				if !slices.Contains(f, strconv.Itoa(k)) {
+					unrecorded = append(unrecorded, fmt.Sprintf("%d (%s)", k, cmd))
+				}
+			}
 		}
 	}
 	stop()
@@ -210,12 +233,18 @@ func main() {
 	if pool == 0 {
 		pool = mcpproxy.DefaultStatelessServers
 	}
-	fmt.Printf("server processes: %d children of the proxy seen", len(seen))
+	fmt.Printf("server processes: %d children of the proxy ran a program", len(seen))
 	if recorded >= 0 {
 		fmt.Printf(", %d pids recorded in %s", recorded, *pids)
 	}
 	if *upstream == "" {
 		fmt.Printf(" (the pool: %d)", pool)
+	}
+	if len(unrecorded) > 0 {
+		fmt.Printf("; seen, not recorded: %s", strings.Join(unrecorded, ", "))
+	}
+	if len(probes) > 0 {
+		fmt.Printf("; %d other children that never ran a program (Go's pidfd probe)", len(probes))
 	}
 	fmt.Println()
 	if *upstream == "" && max(len(seen), recorded) > pool {
@@ -355,6 +384,16 @@ func timeWaits(port int) int {
 		}
 	}
 	return n
+}
+
+// cmdline returns the command line of process pid, its arguments joined
+// by spaces; "?" when it cannot be read.
+func cmdline(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(b) == 0 {
+		return "?"
+	}
+	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
 }
 
 // procStatus returns a field of /proc/PID/status in kB, as bytes.

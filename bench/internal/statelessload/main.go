@@ -203,7 +203,12 @@ func main() {
 	note(children(pid))
 	peak, perr := procStatus(pid, "VmHWM")
 	rss, _ := procStatus(pid, "VmRSS")
-	waits := timeWaits(upPort) - waitsBefore
+	waits := 0
+	for k := range timeWaits(upPort) {
+		if !waitsBefore[k] {
+			waits++
+		}
+	}
 	recorded := -1
 	var unrecorded []string // children seen whose pid the file lacks
 	if *pids != "" {
@@ -358,13 +363,15 @@ func children(pid int) []int {
 	return out
 }
 
-// timeWaits returns the loopback TCP connections to port in TIME-WAIT on
-// this side (closed here first), from /proc/net/tcp and tcp6; 0 for port 0.
-func timeWaits(port int) int {
+// timeWaits returns the TCP connections to port in TIME-WAIT on this side
+// (closed here first), by their local and remote addresses, from
+// /proc/net/tcp and tcp6; none for port 0. Those of a run are the ones not
+// there before it (older ones may expire meanwhile).
+func timeWaits(port int) map[string]bool {
+	conns := map[string]bool{}
 	if port == 0 {
-		return 0
+		return conns
 	}
-	n := 0
 	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -379,11 +386,11 @@ func timeWaits(port int) int {
 			}
 			_, rp, ok := strings.Cut(fields[2], ":")
 			if p, err := strconv.ParseInt(rp, 16, 32); ok && err == nil && int(p) == port {
-				n++
+				conns[fields[1]+" "+fields[2]] = true
 			}
 		}
 	}
-	return n
+	return conns
 }
 
 // cmdline returns the command line of process pid, its arguments joined

@@ -30,7 +30,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -201,6 +200,9 @@ func main() {
 	close(sampling)
 	<-sampled
 	note(children(pid))
+	if st, err := procState(pid); err != nil || st == "Z" {
+		errs = append(errs, fmt.Errorf("the proxy exited before the clients were done (%s)", st))
+	}
 	peak, perr := procStatus(pid, "VmHWM")
 	rss, _ := procStatus(pid, "VmRSS")
 	waits := 0
@@ -303,35 +305,38 @@ func client(ctx context.Context, endpoint string, i, calls, size int) (time.Dura
 }
 
 // start starts the proxy and returns its endpoint, once it says it serves
-// on a loopback address, and its stderr so far and to come.
+// on a loopback address, and its stderr so far and to come (written by
+// the process itself, so that Wait leaves none of it unread).
 func start(ctx context.Context, cmd *exec.Cmd) (string, *lockedBuffer, error) {
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		return "", nil, err
-	}
+	logs := &lockedBuffer{served: make(chan struct{})}
+	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		return "", nil, err
 	}
-	logs := &lockedBuffer{}
-	found := make(chan string, 1)
+	exited := make(chan struct{})
 	go func() {
-		sc := bufio.NewScanner(pipe)
-		for sc.Scan() {
-			fmt.Fprintln(logs, sc.Text())
-			if m := serving.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
+		// Only to notice an exit before serving; stop waits for good.
+		for {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err != nil {
+				close(exited)
+				return
+			}
+			if s, _ := procState(cmd.Process.Pid); s == "Z" {
+				close(exited)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-logs.served:
+				return
+			case <-time.After(20 * time.Millisecond):
 			}
 		}
-		close(found)
 	}()
 	select {
-	case u, ok := <-found:
-		if !ok {
-			return "", logs, fmt.Errorf("%s exited without serving:\n%s", cmd.Path, logs)
-		}
+	case <-logs.served:
+		u := logs.url
 		parsed, err := url.Parse(u)
 		if err != nil {
 			return "", logs, err
@@ -340,9 +345,25 @@ func start(ctx context.Context, cmd *exec.Cmd) (string, *lockedBuffer, error) {
 			return "", logs, fmt.Errorf("%s serves %s, not on loopback", cmd.Path, u)
 		}
 		return u, logs, nil
+	case <-exited:
+		return "", logs, fmt.Errorf("%s exited without serving:\n%s", cmd.Path, logs)
 	case <-ctx.Done():
 		return "", logs, errors.New("the proxy did not say where it serves in time")
 	}
+}
+
+// procState returns the state letter of process pid (R, S, Z...).
+func procState(pid int) (string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", err
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+3 > len(b) {
+		return "", fmt.Errorf("/proc/%d/stat: %q", pid, b)
+	}
+	return string(b[i+2 : i+3]), nil
 }
 
 // children returns the ids of the processes whose parent is pid.
@@ -433,16 +454,26 @@ func pct(d []time.Duration, p int) time.Duration {
 	return d[max(0, i)].Round(10 * time.Microsecond)
 }
 
-// lockedBuffer is the proxy's stderr, written and read at once.
+// lockedBuffer is the proxy's stderr, written and read at once; served
+// is closed once a line names where it serves, url.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu     sync.Mutex
+	b      bytes.Buffer
+	served chan struct{}
+	url    string // set before served is closed
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.b.Write(p)
+	n, err := l.b.Write(p)
+	if l.url == "" {
+		if m := serving.FindStringSubmatch(l.b.String()); m != nil {
+			l.url = m[1]
+			close(l.served)
+		}
+	}
+	return n, err
 }
 
 func (l *lockedBuffer) String() string {

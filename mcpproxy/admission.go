@@ -47,7 +47,15 @@ func (h *HTTPHandler) admit(w http.ResponseWriter, r *http.Request) bool {
 	// A version of the stateless revision's form (or any later-sorting
 	// one) is checked with the body, whose id the error then echoes: on a
 	// lane, by the server itself, which lists what it supports.
-	if v := r.Header.Get(versionHeader); v != "" && !slices.Contains(h.supported(), v) && (!stateless(v) || h.lanes == nil) {
+	v := r.Header.Get(versionHeader)
+	if r.Header.Get(sessionHeader) != "" {
+		// A session's request: its version is one of those its
+		// initialize could choose.
+		if v != "" && !slices.Contains(h.versions, v) {
+			h.refuseVersion(w, r, nil, v)
+			return false
+		}
+	} else if v != "" && !slices.Contains(h.supported(), v) && (!stateless(v) || h.lanes == nil) {
 		// As a JSON-RPC error whose data lists the versions served
 		// (SEP-2575's UnsupportedProtocolVersionError), so that a client
 		// can pick one; 400, as before.

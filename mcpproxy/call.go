@@ -24,6 +24,9 @@ import (
 // A pendingCall is a tools/call the client sent and the server has not
 // answered yet.
 type pendingCall struct {
+	// scope is what the refs of the call's results are bound to: the
+	// session's, or on a lane the request's principal's.
+	scope  string
 	id     []byte
 	seq    int64  // order among the session's requests
 	callID string // the chain's call id, for logs

@@ -2,6 +2,7 @@ package mcpproxy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -101,9 +102,9 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 		prep.Summary = call.tool + " failed"
 		prep = prep.AsError()
 	}
-	// The session's scope: a cut the chain keeps the rest of is readable
-	// from this session only.
-	ctx := middleware.WithAnswer(rest.WithScope(context.Background(), s.scope), prep)
+	// The call's scope (its session's, or on a lane its principal's): a
+	// cut the chain keeps the rest of is readable from there only.
+	ctx := middleware.WithAnswer(rest.WithScope(context.Background(), cmp.Or(call.scope, s.scope)), prep)
 	r := gen.handler(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args})
 	if s.forwardable(m, res) && fitsAsSent(res, prep, r, pol) {
 		return nil

@@ -87,6 +87,9 @@ func DialHTTP(ctx context.Context, url string, header http.Header, logger hclog.
 		c.auth = upstreamAuthFrom(ctx)
 	}
 	c.link = statelessLinkFrom(ctx)
+	if c.link != nil {
+		c.client.Transport = c.link.transport()
+	}
 	return c, nil
 }
 
@@ -147,7 +150,10 @@ type httpClientConn struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu         sync.Mutex
+	mu sync.Mutex
+	// stateless ends the POST of each stateless request of a client over
+	// stdio in flight, by its id (idKey): its cancellation.
+	stateless  map[string]context.CancelFunc
 	sessionID  string
 	version    string
 	getStarted bool
@@ -270,6 +276,11 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 	defer onWay()
 	initialize := env.isRequest() && env.method == "initialize"
 	ctx := c.ctx
+	if c.link == nil && env.isNotification() && env.method == "notifications/cancelled" && c.cancelMirrored(msg) {
+		// A stateless request of a client over stdio: cancelled by
+		// closing its stream, as the revision says (SEP-2575).
+		return
+	}
 	if c.link != nil {
 		if env.isNotification() && env.method == "notifications/cancelled" {
 			// A stateless request is cancelled by closing its stream
@@ -278,7 +289,9 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 			return
 		}
 		if env.isRequest() {
-			ctx = c.link.requestContext(ctx, env.id)
+			var release context.CancelFunc
+			ctx, release = c.link.requestContext(ctx, env.id)
+			defer release()
 		}
 	}
 	if !initialize && !env.isNotification() && !env.isResponse() {
@@ -290,6 +303,23 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 	var mirrored http.Header
 	if c.link == nil && env.isRequest() {
 		mirrored = mirrorHeaders(msg, env, c.bindings)
+		if mirrored != nil {
+			var stop context.CancelFunc
+			ctx, stop = context.WithCancel(ctx)
+			key := idKey(env.id)
+			c.mu.Lock()
+			if c.stateless == nil {
+				c.stateless = map[string]context.CancelFunc{}
+			}
+			c.stateless[key] = stop
+			c.mu.Unlock()
+			defer func() {
+				c.mu.Lock()
+				delete(c.stateless, key)
+				c.mu.Unlock()
+				stop()
+			}()
+		}
 	}
 	req, err := c.newRequestFor(ctx, http.MethodPost, msg, env.id, mirrored)
 	if err != nil {
@@ -300,7 +330,9 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := c.client.Do(req)
 	if err != nil {
-		if c.ctx.Err() == nil {
+		// A request cancelled (its stateless client left, or cancelled
+		// it) is owed no answer.
+		if c.ctx.Err() == nil && req.Context().Err() == nil {
 			c.fail(env, fmt.Sprintf("the request to %s failed: %v", c.url, err))
 		}
 		return
@@ -407,6 +439,27 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 	}
 }
 
+// cancelMirrored ends the POST of the stateless request a cancellation
+// names, and reports whether it named one.
+func (c *httpClientConn) cancelMirrored(msg []byte) bool {
+	var n struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &n) != nil || len(n.Params.RequestID) == 0 {
+		return false
+	}
+	c.mu.Lock()
+	stop := c.stateless[idKey(n.Params.RequestID)]
+	c.mu.Unlock()
+	if stop == nil {
+		return false
+	}
+	stop()
+	return true
+}
+
 // maxStatelessRefusal bounds the body of a stateless request's refusal the
 // proxy reads: a JSON-RPC error with its data, or an OAuth error.
 const maxStatelessRefusal = 64 << 10
@@ -424,11 +477,14 @@ func (c *httpClientConn) refusedStateless(env *message, resp *http.Response) {
 		c.logger.Debug("the MCP server refused a stateless notification", "method", env.method, "status", resp.StatusCode)
 		return
 	}
+	// Decided before the refusal is handed over: its readers take it as
+	// it is.
+	got, err := envelopeOfMessage(bytes.TrimSpace(body))
+	refusal.JSONRPC = err == nil && got.isResponse() && got.hasError && idKey(got.id) == idKey(env.id)
 	if c.link != nil {
 		c.link.refused(env.id, refusal)
 	}
-	if got, err := envelopeOfMessage(bytes.TrimSpace(body)); err == nil && got.isResponse() && got.hasError && idKey(got.id) == idKey(env.id) {
-		refusal.JSONRPC = true
+	if refusal.JSONRPC {
 		c.deliver(bytes.NewReader(bytes.TrimSpace(body)))
 		return
 	}

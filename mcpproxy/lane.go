@@ -37,6 +37,12 @@ type lane struct {
 	inflight int                 // calls other than subscriptions/listen
 	dead     bool                // the relay ended: no new calls
 	closed   bool                // its input was closed (Close): no new calls
+	// The clients' listens, served by the lane's one upstream listen,
+	// hub (see listen.go); retired are upstream listens replaced by hub,
+	// ended once its acknowledgement comes.
+	listeners map[*laneCall]*listener
+	hub       *hubState
+	retired   []*laneCall
 	// gone: the relay read the end of its server's output (see
 	// laneServer): acquire passes it by.
 	gone bool
@@ -142,6 +148,24 @@ var errLaneEnded = errors.New("the server connection ended")
 func (l *lane) send(post *httpSession, msg []byte, env *message, scope string, header http.Header) (*laneCall, error) {
 	var c *laneCall
 	switch {
+	case env.isRequest() && env.method == "subscriptions/listen":
+		if f := parseFilter(msg); f != nil {
+			c = &laneCall{post: post, id: env.id, scope: scope, header: header, listen: true}
+			l.mu.Lock()
+			if l.dead {
+				l.mu.Unlock()
+				return nil, errLaneEnded
+			}
+			up := l.listenLocked(c, msg, f)
+			l.mu.Unlock()
+			if up != nil {
+				msg = up
+				break
+			}
+			return c, nil
+		}
+		// Without notifications the server refuses it: it goes up alone.
+		fallthrough
 	case env.isRequest():
 		c = &laneCall{post: post, wire: l.pool.next.Add(1), id: env.id, scope: scope, header: header, listen: env.method == "subscriptions/listen"}
 		out, err := l.rewriteRequest(msg, env, c)
@@ -182,6 +206,10 @@ func (l *lane) send(post *httpSession, msg []byte, env *message, scope string, h
 	}
 	return c, nil
 }
+
+// isHub reports whether c is an upstream listen of the lane's own, which
+// no POST waits for.
+func (c *laneCall) isHub() bool { return c.post == nil }
 
 // rewriteRequest returns msg with the lane's id for c in place of the
 // client's, and the lane's progress token in place of the client's when
@@ -252,6 +280,11 @@ func (l *lane) rewriteCancel(msg []byte, post *httpSession) []byte {
 // forget takes c out of the lane: answered, or its client gone.
 func (l *lane) forget(c *laneCall) {
 	l.mu.Lock()
+	if ok, cancels := l.unlistenLocked(c); ok {
+		l.mu.Unlock()
+		l.sendNow(cancels)
+		return
+	}
 	defer l.mu.Unlock()
 	if l.calls[c.wire] != c {
 		return
@@ -263,27 +296,42 @@ func (l *lane) forget(c *laneCall) {
 	if !c.listen {
 		l.inflight--
 	}
-	if c.stop != nil {
-		c.stop()
-	}
 }
 
 // requestContext returns ctx for the upstream HTTP request carrying the
-// call the lane knows by id, ended when the call leaves the lane (see
-// statelessLink).
-func (l *lane) requestContext(ctx context.Context, id []byte) context.Context {
+// call the lane knows by id, ended when the call's client leaves or the
+// lane ends (see statelessLink), and the release the request calls when
+// it is done. An answered call's request is not ended early: its body is
+// read to its end, so that its connection is used again.
+func (l *lane) requestContext(ctx context.Context, id []byte) (context.Context, context.CancelFunc) {
 	wire, ok := laneID(id)
 	if !ok {
-		return ctx
+		return ctx, func() {}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	ctx, stop := context.WithCancel(ctx)
 	c := l.calls[wire]
 	if c == nil {
-		return ctx
+		// Its client left before it went up: it does not go.
+		stop()
+		return ctx, stop
 	}
-	ctx, c.stop = context.WithCancel(ctx)
-	return ctx
+	c.stop = stop
+	return ctx, stop
+}
+
+// transport is the lanes' HTTP transport (see statelessLink).
+func (l *lane) transport() http.RoundTripper { return l.pool.transport() }
+
+// stopRequest ends the upstream HTTP request carrying c, if one does.
+func (l *lane) stopRequest(c *laneCall) {
+	l.mu.Lock()
+	stop := c.stop
+	l.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 }
 
 // WriteMessage routes one of the relay's messages for the clients (see
@@ -320,6 +368,11 @@ func (l *lane) deliver(msg heldMsg, owned bool) error {
 		l.mu.Unlock()
 		if c == nil {
 			l.pool.h.p.logger.Debug("a stateless lane dropped a response whose client is gone", "id", truncID(env.id))
+			return nil
+		}
+		if c.isHub() {
+			l.fromHub(c, msg.flat(), env)
+			l.forget(c)
 			return nil
 		}
 		l.forget(c)
@@ -359,7 +412,16 @@ func (l *lane) deliver(msg heldMsg, owned bool) error {
 		}
 		return nil
 	}
-	if c := l.subscriber(msg); c != nil {
+	if bytes.Contains(msg.flat(), []byte(metaSubscriptionID)) {
+		c := l.subscriber(msg)
+		switch {
+		case c == nil:
+			// A listen of the lane's that ended, or none: no client's.
+			return nil
+		case c.isHub():
+			l.fromHub(c, msg.flat(), env)
+			return nil
+		}
 		// It names the listen request by the lane's id: the client's
 		// goes in its place.
 		if out := replaceMeta(msg.flat(), metaSubscriptionID, c.id); out != nil {
@@ -425,11 +487,18 @@ func (l *lane) ended(why error) {
 	l.dead = true
 	calls := make([]*laneCall, 0, len(l.calls))
 	for _, c := range l.calls {
-		calls = append(calls, c)
+		if !c.isHub() {
+			calls = append(calls, c)
+		}
 		if c.stop != nil {
 			c.stop()
 		}
 	}
+	for c := range l.listeners {
+		calls = append(calls, c)
+	}
+	clear(l.listeners)
+	l.hub, l.retired = nil, nil
 	clear(l.calls)
 	clear(l.tokens)
 	l.inflight = 0
@@ -499,8 +568,18 @@ func (l *lane) requestScope(id []byte) (string, bool) {
 // laneID reads one of the lane's ids (or progress tokens): a positive
 // integer.
 func laneID(raw []byte) (int64, bool) {
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
-	return n, err == nil && n > 0
+	s := string(bytes.TrimSpace(raw))
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		// The same number written otherwise (5.0, 5e0), as the relay
+		// matches ids.
+		f, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || f != float64(int64(f)) {
+			return 0, false
+		}
+		n = int64(f)
+	}
+	return n, n > 0
 }
 
 // splice returns msg with its n bytes at at replaced by repl, in a new

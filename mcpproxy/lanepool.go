@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync"
 	"sync/atomic"
 )
@@ -25,6 +26,29 @@ type lanePool struct {
 	mu     sync.Mutex
 	lanes  []*lane
 	closed bool
+	// rt is the transport of the lanes' HTTP requests, when the server
+	// is an HTTP one: made at first use (by a dial, under mu), shared by
+	// the lanes.
+	rtOnce sync.Once
+	rt     *http.Transport
+}
+
+// transport returns the lanes' transport: http.DefaultTransport's, keeping
+// more idle connections to the server (the lanes have many requests in
+// flight at once, each on a connection of its own, where the default
+// keeps 2, and a connection closed for want of room is a new handshake for
+// the next request).
+func (lp *lanePool) transport() http.RoundTripper {
+	lp.rtOnce.Do(func() {
+		if t, ok := http.DefaultTransport.(*http.Transport); ok {
+			lp.rt = t.Clone()
+			lp.rt.MaxIdleConnsPerHost = 64
+		}
+	})
+	if lp.rt == nil {
+		return http.DefaultTransport
+	}
+	return lp.rt
 }
 
 // acquire returns the lane for a POST's requests: the least busy, or a new
@@ -58,6 +82,27 @@ func (lp *lanePool) acquire() (*lane, error) {
 		if best != nil {
 			return best, nil // the lanes there are carry it
 		}
+		return nil, err
+	}
+	lp.lanes = append(lp.lanes, l)
+	return l, nil
+}
+
+// acquireListen returns the lane that carries the stateless listens: the
+// oldest running, or a new one when none runs.
+func (lp *lanePool) acquireListen() (*lane, error) {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	if lp.closed {
+		return nil, errClosed
+	}
+	for _, l := range lp.lanes {
+		if _, dead := l.load(); !dead {
+			return l, nil
+		}
+	}
+	l, err := lp.start()
+	if err != nil {
 		return nil, err
 	}
 	lp.lanes = append(lp.lanes, l)
@@ -99,6 +144,10 @@ func (lp *lanePool) close() {
 	lp.mu.Unlock()
 	for _, l := range lanes {
 		_ = l.Close()
+	}
+	lp.rtOnce.Do(func() {}) // no transport made from here on
+	if lp.rt != nil {
+		lp.rt.CloseIdleConnections()
 	}
 }
 

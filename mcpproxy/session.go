@@ -273,7 +273,11 @@ func (s *session) noteRequest(m *message) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	s.armTimeout(m.id, s.seq)
+	if m.method != "subscriptions/listen" {
+		// A listen is answered when it ends, which is the client's to
+		// decide, as the GET stream it replaces had no bound either.
+		s.armTimeout(m.id, s.seq)
+	}
 	switch m.method {
 	case "tools/call":
 		// What decoded, as it decoded: a call whose params are not
@@ -288,6 +292,7 @@ func (s *session) noteRequest(m *message) {
 			args:   params.Arguments,
 			gen:    gen,
 			policy: gen.policies.For(params.Name),
+			scope:  s.scopeOf(m.id),
 		}
 		if c.policy.Spec.Keep == "" && s.p.hasOutputSchema(c.tool) {
 			// A tool with an output schema returns structuredContent, and
@@ -298,7 +303,7 @@ func (s *session) noteRequest(m *message) {
 			c.jsonText = true
 		}
 		if gen.keeper != nil && c.policy.KeepRest {
-			c.keeper, c.ctx = gen.keeper, rest.WithScope(context.Background(), s.scopeOf(m.id))
+			c.keeper, c.ctx = gen.keeper, rest.WithScope(context.Background(), c.scope)
 		}
 		s.calls[id] = c
 		return

@@ -174,10 +174,16 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, body
 			}
 		}
 	}
-	l, err := h.lanes.acquire()
+	acquire := h.lanes.acquire
+	if len(envs) == 1 && envs[0].method == "subscriptions/listen" {
+		// Every listen on one lane, whose one upstream listen serves
+		// them all (see listen.go).
+		acquire = h.lanes.acquireListen
+	}
+	l, err := acquire()
 	for try := 0; err == nil && try < 2 && l.ending(); try++ {
 		// Its server just ended: the next acquire starts another.
-		l, err = h.lanes.acquire()
+		l, err = acquire()
 	}
 	if err != nil {
 		if errors.Is(err, errClosed) {
@@ -278,12 +284,21 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, body
 // still in flight.
 func (l *lane) cancel(c *laneCall) bool {
 	l.mu.Lock()
+	if ok, cancels := l.unlistenLocked(c); ok {
+		// A listen served by the lane's own upstream listen: that one
+		// ends with its last client, told before this POST returns, so
+		// before the client's next request.
+		l.mu.Unlock()
+		l.sendNow(cancels)
+		return true
+	}
 	live := l.calls[c.wire] == c && !l.dead
 	l.mu.Unlock()
 	if !live {
 		return false
 	}
 	l.forget(c)
+	l.stopRequest(c)
 	msg := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + strconv.FormatInt(c.wire, 10) +
 		`,"reason":"toolcap: the client left"}}` + "\n"
 	l.inMu.Lock()
@@ -337,7 +352,9 @@ type statelessLink interface {
 	// requestContext returns ctx for the request with id, ended when its
 	// client leaves: the stateless revision cancels a request by closing
 	// its stream, upstream too.
-	requestContext(ctx context.Context, id []byte) context.Context
+	requestContext(ctx context.Context, id []byte) (context.Context, context.CancelFunc)
+	// transport is what the lanes' requests go up by, shared by them.
+	transport() http.RoundTripper
 }
 
 func withStatelessLink(ctx context.Context, l statelessLink) context.Context {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -585,40 +586,45 @@ func TestStatelessKeptRest(t *testing.T) {
 	}
 }
 
-// TestStatelessListen: two clients on one lane listen with the same id;
-// the server acknowledges each listen and sends list_changed notifications
-// naming the lane's ids in _meta subscriptionId; each client gets its own
-// on its POST's stream, the subscriptionId its own id again. A client
-// that leaves has its listen cancelled at the server, and the other's goes
-// on.
+// TestStatelessListen: a server keeps one listen a session (the go-sdk's
+// does), and a lane is one session for many clients, so the lane listens
+// upstream once, for what its clients' listens ask together, and gives
+// each client its own acknowledgement and the notifications it asked
+// for, under its own id (here the same, "sub-1", for both). A client that
+// leaves ends nothing upstream while another listens; the last one ends
+// every listen the lane sent.
 func TestStatelessListen(t *testing.T) {
 	const subID = "io.modelcontextprotocol/subscriptionId"
-	notify := func(method, sub, tag string) string {
-		return `{"jsonrpc":"2.0","method":"` + method + `","params":{"_meta":{"` + subID + `":` + sub + `},"tag":"` + tag + `"}}`
+	notify := func(method, sub, extra string) string {
+		return `{"jsonrpc":"2.0","method":"` + method + `","params":{"_meta":{"` + subID + `":` + sub + `}` + extra + `}}`
 	}
 	var mu sync.Mutex
-	listens := map[string]slMsg{} // by tag
+	var current slMsg // the listen the server holds: the last it read
 	up := &slUpstream{serve: func(s *slServer, m slMsg) bool {
 		if m.Method != "subscriptions/listen" {
 			return false
 		}
-		tag := m.param("tag")
 		mu.Lock()
-		listens[tag] = m
+		current = m
 		mu.Unlock()
-		_ = s.send(notify("notifications/subscriptions/acknowledged", string(m.ID), tag))
+		_ = s.send(notify("notifications/subscriptions/acknowledged", string(m.ID), `,"notifications":`+string(m.Params["notifications"])))
 		return true
 	}}
 	_, hs := hsServe(t, hsProxy(t, nil), mcpproxy.HTTPOptions{Dial: up.dial, StatelessServers: 1})
+	held := func() slMsg {
+		mu.Lock()
+		defer mu.Unlock()
+		return current
+	}
 
 	type listener struct {
 		cancel context.CancelFunc
 		events *bufio.Reader
 	}
-	open := func(tag string) listener {
+	open := func(filter map[string]any) listener {
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(cancel)
-		body := slBody(t, "sub-1", "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}, "tag": tag})
+		body := slBody(t, "sub-1", "subscriptions/listen", map[string]any{"notifications": filter})
 		req, err := slRequest(ctx, http.MethodPost, hs.URL, body, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -629,63 +635,77 @@ func TestStatelessListen(t *testing.T) {
 		}
 		t.Cleanup(func() { resp.Body.Close() })
 		if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
-			t.Fatalf("listen %s: %s, %s; want a stream of events", tag, resp.Status, ct)
+			t.Fatalf("listen %v: %s, %s; want a stream of events", filter, resp.Status, ct)
 		}
 		return listener{cancel, bufio.NewReader(resp.Body)}
 	}
-	next := func(l listener, tag string) string {
+	next := func(l listener, who string) string {
 		t.Helper()
 		ev, err := nextEvent(l.events)
 		if err != nil {
-			t.Fatalf("listener %s's stream: %v", tag, err)
+			t.Fatalf("listener %s's stream: %v", who, err)
 		}
 		return ev.Data
 	}
-	ls := map[string]listener{"A": open("A"), "B": open("B")}
-	for _, tag := range []string{"A", "B"} {
-		got := next(ls[tag], tag)
-		if diff := cmp.Diff(slJSON(t, []string{notify("notifications/subscriptions/acknowledged", `"sub-1"`, tag)}), slJSON(t, []string{got})); diff != "" {
-			t.Errorf("listener %s's first event (-want +got):\n%s", tag, diff)
-		}
-	}
-	mu.Lock()
-	a, b := listens["A"], listens["B"]
-	mu.Unlock()
-	if string(a.ID) == string(b.ID) {
-		t.Fatalf("the server read both listens as id %s", a.ID)
-	}
-	// B's first, then A's: each reaches its own listener alone.
-	if err := up.server(0).send(
-		notify("notifications/tools/list_changed", string(b.ID), "B"),
-		notify("notifications/tools/list_changed", string(a.ID), "A"),
-	); err != nil {
-		t.Fatal(err)
-	}
-	for _, tag := range []string{"A", "B"} {
-		got := next(ls[tag], tag)
-		if diff := cmp.Diff(slJSON(t, []string{notify("notifications/tools/list_changed", `"sub-1"`, tag)}), slJSON(t, []string{got})); diff != "" {
-			t.Errorf("listener %s's second event (-want +got):\n%s", tag, diff)
+	want := func(who string, l listener, wantEvent string) {
+		t.Helper()
+		if diff := cmp.Diff(slJSON(t, []string{wantEvent}), slJSON(t, []string{next(l, who)})); diff != "" {
+			t.Errorf("listener %s's next event (-want +got):\n%s", who, diff)
 		}
 	}
 
-	// A leaves: the server is told, for A's listen alone.
-	ls["A"].cancel()
-	var cancelled []string
+	a := open(map[string]any{"toolsListChanged": true})
+	want("A", a, notify("notifications/subscriptions/acknowledged", `"sub-1"`, `,"notifications":{"toolsListChanged":true}`))
+	b := open(map[string]any{"promptsListChanged": true, "resourceSubscriptions": []string{"r://1"}})
+	want("B", b, notify("notifications/subscriptions/acknowledged", `"sub-1"`, `,"notifications":{"promptsListChanged":true,"resourceSubscriptions":["r://1"]}`))
+	hub := held()
+	var asked map[string]any
+	if err := json.Unmarshal(hub.Params["notifications"], &asked); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"toolsListChanged": true, "promptsListChanged": true, "resourceSubscriptions": []any{"r://1"}}, asked); diff != "" {
+		t.Errorf("what the server's listen asks for (-want +got):\n%s", diff)
+	}
+
+	// Each notification reaches the listeners that asked for it: a tools
+	// one A alone, a prompts one and an update of r://1 B alone, one of
+	// r://2 nobody.
+	if err := up.server(0).send(
+		notify("notifications/tools/list_changed", string(hub.ID), ""),
+		notify("notifications/resources/updated", string(hub.ID), `,"uri":"r://2"`),
+		notify("notifications/prompts/list_changed", string(hub.ID), ""),
+		notify("notifications/resources/updated", string(hub.ID), `,"uri":"r://1"`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	want("A", a, notify("notifications/tools/list_changed", `"sub-1"`, ""))
+	want("B", b, notify("notifications/prompts/list_changed", `"sub-1"`, ""))
+	want("B", b, notify("notifications/resources/updated", `"sub-1"`, `,"uri":"r://1"`))
+
+	// A leaves: B still listens, so the server is told nothing.
+	a.cancel()
+	if err := up.server(0).send(notify("notifications/prompts/list_changed", string(hub.ID), "")); err != nil {
+		t.Fatal(err)
+	}
+	want("B", b, notify("notifications/prompts/list_changed", `"sub-1"`, ""))
+	if got := up.seen("notifications/cancelled"); len(got) > 0 {
+		t.Errorf("the server was told of %d cancellations while B listened", len(got))
+	}
+	// B leaves: every listen the lane sent ends.
+	b.cancel()
+	var cancelled, sent []string
+	for _, m := range up.seen("subscriptions/listen") {
+		sent = append(sent, string(m.ID))
+	}
 	waitFor(t, "the server to get notifications/cancelled", func() bool {
 		cancelled = nil
 		for _, m := range up.seen("notifications/cancelled") {
 			cancelled = append(cancelled, string(m.Params["requestId"]))
 		}
-		return len(cancelled) > 0
+		return len(cancelled) >= len(sent)
 	})
-	if diff := cmp.Diff([]string{string(a.ID)}, cancelled); diff != "" {
-		t.Errorf("the requests cancelled at the server (-want +got):\n%s", diff)
-	}
-	if err := up.server(0).send(notify("notifications/tools/list_changed", string(b.ID), "B")); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(slJSON(t, []string{notify("notifications/tools/list_changed", `"sub-1"`, "B")}), slJSON(t, []string{next(ls["B"], "B")})); diff != "" {
-		t.Errorf("listener B's event after A left (-want +got):\n%s", diff)
+	if diff := cmp.Diff(sent, cancelled, cmpopts.SortSlices(func(x, y string) bool { return x < y })); diff != "" {
+		t.Errorf("the listens cancelled at the server (-want +got):\n%s", diff)
 	}
 }
 

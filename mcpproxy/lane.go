@@ -222,28 +222,11 @@ func (l *lane) rewriteRequest(msg []byte, env *message, c *laneCall) ([]byte, er
 	}
 	c.token = []byte(tok)
 	c.wtok = l.pool.next.Add(1)
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(msg, &top); err != nil {
-		return nil, err
+	out := setMember(msg, strconv.AppendInt(nil, c.wtok, 10), "params", "_meta", "progressToken")
+	if out = setMember(out, wire, "id"); out == nil {
+		return nil, errors.New("a request that is not a JSON object")
 	}
-	top["id"] = wire
-	var params map[string]json.RawMessage
-	if err := json.Unmarshal(top["params"], &params); err != nil {
-		return nil, err
-	}
-	var meta map[string]json.RawMessage
-	if err := json.Unmarshal(params["_meta"], &meta); err != nil {
-		return nil, err
-	}
-	meta["progressToken"] = strconv.AppendInt(nil, c.wtok, 10)
-	var err error
-	if params["_meta"], err = json.Marshal(meta); err != nil {
-		return nil, err
-	}
-	if top["params"], err = json.Marshal(params); err != nil {
-		return nil, err
-	}
-	return json.Marshal(top)
+	return out, nil
 }
 
 // rewriteCancel returns a cancellation with the lane's id of the request
@@ -609,57 +592,43 @@ func (m heldMsg) replace(at int64, n int, repl []byte) heldMsg {
 	return heldMsg{splice(m.flat(), at, n, repl)}
 }
 
-// replaceProgressToken returns a progress notification with token in
-// place of its progress token; nil when it cannot be read.
-func replaceProgressToken(msg []byte, token []byte) []byte {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(msg, &top) != nil {
+// setMember returns the JSON object msg with value at path (each element
+// a member's name, the objects on the way made when absent); nil when msg,
+// or a value on the way, is not an object. The members come out sorted:
+// the proxy's own rewrite of a small message, never a server's result.
+func setMember(msg []byte, value json.RawMessage, path ...string) []byte {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(msg, &obj) != nil || obj == nil {
 		return nil
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(top["params"], &params) != nil {
-		return nil
+	if len(path) == 1 {
+		obj[path[0]] = value
+	} else {
+		inner := obj[path[0]]
+		if len(inner) == 0 {
+			inner = json.RawMessage("{}")
+		}
+		if obj[path[0]] = setMember(inner, value, path[1:]...); obj[path[0]] == nil {
+			return nil
+		}
 	}
-	params["progressToken"] = token
-	var err error
-	if top["params"], err = json.Marshal(params); err != nil {
-		return nil
-	}
-	out, err := json.Marshal(top)
+	out, err := json.Marshal(obj)
 	if err != nil {
 		return nil
 	}
 	return out
 }
 
+// replaceProgressToken returns a progress notification with token in
+// place of its progress token; nil when it cannot be read.
+func replaceProgressToken(msg []byte, token []byte) []byte {
+	return setMember(msg, token, "params", "progressToken")
+}
+
 // replaceMeta returns a notification with value in place of its
 // params._meta[key]; nil when it cannot be read.
 func replaceMeta(msg []byte, key string, value []byte) []byte {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(msg, &top) != nil {
-		return nil
-	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(top["params"], &params) != nil {
-		return nil
-	}
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(params["_meta"], &meta) != nil {
-		return nil
-	}
-	meta[key] = value
-	var err error
-	if params["_meta"], err = json.Marshal(meta); err != nil {
-		return nil
-	}
-	if top["params"], err = json.Marshal(params); err != nil {
-		return nil
-	}
-	out, err := json.Marshal(top)
-	if err != nil {
-		return nil
-	}
-	return out
+	return setMember(msg, value, "params", "_meta", key)
 }
 
 // metaSubscriptionID is the _meta key of a notification that belongs to

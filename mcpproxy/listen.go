@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 )
@@ -227,25 +228,16 @@ type builtListen struct {
 // listenRequest returns a client's listen request as the lane sends it
 // upstream: under the lane's id wire, asking for want.
 func listenRequest(msg []byte, wire int64, want listenFilter) (builtListen, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(msg, &top); err != nil {
-		return builtListen{}, err
-	}
 	id := strconv.AppendInt(nil, wire, 10)
-	top["id"] = id
-	var params map[string]json.RawMessage
-	if err := json.Unmarshal(top["params"], &params); err != nil {
+	filter, err := json.Marshal(want)
+	if err != nil {
 		return builtListen{}, err
 	}
-	var err error
-	if params["notifications"], err = json.Marshal(want); err != nil {
-		return builtListen{}, err
+	out := setMember(setMember(msg, id, "id"), filter, "params", "notifications")
+	if out == nil {
+		return builtListen{}, errors.New("a listen request that is not a JSON object")
 	}
-	if top["params"], err = json.Marshal(params); err != nil {
-		return builtListen{}, err
-	}
-	out, err := json.Marshal(top)
-	return builtListen{msg: out, wire: id}, err
+	return builtListen{msg: out, wire: id}, nil
 }
 
 // ackLocked sends listener c its acknowledgement: the server's grant, the
@@ -373,30 +365,9 @@ func (l *lane) sendNow(msgs [][]byte) {
 // of a client's, whose id is id: that id in place of the lane's, and as
 // its result._meta's subscriptionId; nil when it cannot be read.
 func listenEnd(msg []byte, id []byte) []byte {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(msg, &top) != nil {
-		return nil
-	}
-	top["id"] = id
-	if _, isErr := top["error"]; !isErr {
-		var result map[string]json.RawMessage
-		if json.Unmarshal(top["result"], &result) != nil {
-			return nil
-		}
-		meta := map[string]json.RawMessage{}
-		_ = json.Unmarshal(result["_meta"], &meta)
-		meta[metaSubscriptionID] = id
-		var err error
-		if result["_meta"], err = json.Marshal(meta); err != nil {
-			return nil
-		}
-		if top["result"], err = json.Marshal(result); err != nil {
-			return nil
-		}
-	}
-	out, err := json.Marshal(top)
-	if err != nil {
-		return nil
+	out := setMember(msg, id, "id")
+	if bytes.Contains(msg, []byte(`"result"`)) {
+		out = setMember(out, id, "result", "_meta", metaSubscriptionID)
 	}
 	return out
 }

@@ -249,7 +249,16 @@ func refuse(w http.ResponseWriter, r *http.Request, msg string, status int) {
 	if r.ContentLength != 0 {
 		w.Header().Set("Connection", "close")
 	}
-	http.Error(w, msg, status)
+	// A JSON-RPC error, as every refusal of the proxy's own: a client
+	// that reads the body learns why in the form it reads (id null: the
+	// request was not read). Not text, which a client cannot tell from a
+	// server's answer.
+	code := codeInvalidRequest
+	if status >= 500 {
+		code = codeServerBusy
+	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	writeRPCError(w, status, code, msg)
 }
 
 // refuseRPC is refuse with a JSON-RPC error (see writeRPCError).

@@ -449,12 +449,12 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(body) == 0 {
-		http.Error(w, "toolcap: empty request", http.StatusBadRequest)
+		writeRPCError(w, http.StatusBadRequest, codeInvalidRequest, "toolcap: empty request")
 		return
 	}
 	reqs, initialize, err := requestsOf(body)
 	if err != nil {
-		http.Error(w, "toolcap: "+err.Error(), http.StatusBadRequest)
+		writeRPCError(w, http.StatusBadRequest, codeParseError, "toolcap: "+err.Error())
 		return
 	}
 
@@ -492,7 +492,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			h.p.logger.Error("could not reach the MCP server for a new session", "error", err)
-			http.Error(w, "toolcap: could not reach the MCP server: "+err.Error(), http.StatusBadGateway)
+			writeRPCError(w, http.StatusBadGateway, codeInternal, "toolcap: could not reach the MCP server: "+err.Error())
 			return
 		}
 		defer s.leave()
@@ -504,7 +504,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		h.budget.give(held)
 		held = 0
 		if err != nil {
-			http.Error(w, "toolcap: the session ended", http.StatusNotFound)
+			writeRPCError(w, http.StatusNotFound, codeInvalidRequest, "toolcap: the session ended")
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -526,7 +526,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	held, body = 0, nil
 	if err != nil {
 		s.drop(st)
-		http.Error(w, "toolcap: the session ended", http.StatusNotFound)
+		writeRPCError(w, http.StatusNotFound, codeInvalidRequest, "toolcap: the session ended")
 		return
 	}
 	// The stream is served by this POST's connection, its number 1, and

@@ -106,8 +106,10 @@ func TestHTTPAnswersEveryPOST(t *testing.T) {
 		wantIDs    []string
 	}{
 		{"batch at the relay's bound", `[` + deep(2, maxDepth-3) + `]`, http.StatusOK, []string{"2"}},
-		{"batch whose element is at encoding/json's bound", `[` + deep(3, maxDepth-2) + `]`, http.StatusBadRequest, nil},
-		{"batch whose element is at the bound, after a shallow one", `[{"jsonrpc":"2.0","id":4,"method":"ping"},` + deep(5, maxDepth-2) + `]`, http.StatusBadRequest, nil},
+		// Refused whole, with one JSON-RPC error whose id is null (the
+		// batch was not read), as JSON-RPC answers a batch it cannot read.
+		{"batch whose element is at encoding/json's bound", `[` + deep(3, maxDepth-2) + `]`, http.StatusBadRequest, []string{"null"}},
+		{"batch whose element is at the bound, after a shallow one", `[{"jsonrpc":"2.0","id":4,"method":"ping"},` + deep(5, maxDepth-2) + `]`, http.StatusBadRequest, []string{"null"}},
 		{"request with an id of null", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, http.StatusAccepted, nil},
 		{"batch with an id of null", `[{"jsonrpc":"2.0","id":null,"method":"ping"},{"jsonrpc":"2.0","id":6,"method":"ping"}]`, http.StatusOK, []string{"6"}},
 		// Again: the null id is not pending (it was never waited for).

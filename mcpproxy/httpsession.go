@@ -533,7 +533,7 @@ func (s *httpSession) serveGET(w http.ResponseWriter, r *http.Request) {
 	if resume != "" {
 		stream, n, ok := parseEventID(resume)
 		if !ok {
-			http.Error(w, "toolcap: malformed Last-Event-ID "+strconv.Quote(resume)+": not an event id of this proxy's", http.StatusBadRequest)
+			writeRPCError(w, http.StatusBadRequest, codeInvalidRequest, "toolcap: malformed Last-Event-ID "+strconv.Quote(resume)+": not an event id of this proxy's")
 			return
 		}
 		if stream != 0 {
@@ -545,7 +545,7 @@ func (s *httpSession) serveGET(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.get != nil {
 		s.mu.Unlock()
-		http.Error(w, "toolcap: a GET stream is already open for this session", http.StatusConflict)
+		writeRPCError(w, http.StatusConflict, codeInvalidRequest, "toolcap: a GET stream is already open for this session")
 		return
 	}
 	if resume != "" {
@@ -629,7 +629,7 @@ func (s *httpSession) resumePOST(w http.ResponseWriter, r *http.Request, stream,
 	s.mu.Unlock()
 	if conn == 0 {
 		s.h.p.logger.Info("a client could not resume a POST stream", "session", s.id, "stream", stream, "last_event_id", n, "why", why)
-		http.Error(w, fmt.Sprintf("toolcap: failed to replay events: stream %d after event %d: %s", stream, n, why), http.StatusBadRequest)
+		writeRPCError(w, http.StatusBadRequest, codeInvalidRequest, fmt.Sprintf("toolcap: failed to replay events: stream %d after event %d: %s", stream, n, why))
 		return
 	}
 	complete := st.serve(w, r, conn, false)

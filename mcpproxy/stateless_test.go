@@ -920,8 +920,8 @@ func TestStatelessErrors(t *testing.T) {
 			want: slRefusal{Status: 400, ContentType: "application/json", ID: "null", Code: -32022, Data: versions(sessionful, slVersion)}},
 		{name: "no lanes, the revision's _meta", url: none.URL, body: listTools, edit: set("MCP-Protocol-Version", ""),
 			want: slRefusal{Status: 400, ContentType: "application/json", ID: `"r-1"`, Code: -32022, Data: versions(sessionful, slVersion)}},
-		{name: "GET", method: http.MethodGet, want: slRefusal{Status: 405, ContentType: "text/plain", Allow: "POST"}},
-		{name: "DELETE", method: http.MethodDelete, want: slRefusal{Status: 405, ContentType: "text/plain", Allow: "POST"}},
+		{name: "GET", method: http.MethodGet, want: slRefusal{Status: 405, ContentType: "application/json", Allow: "POST", ID: "null", Code: -32600}},
+		{name: "DELETE", method: http.MethodDelete, want: slRefusal{Status: 405, ContentType: "application/json", Allow: "POST", ID: "null", Code: -32600}},
 
 		// x-mcp-header arguments (SEP-2243).
 		{name: "param headers right", body: call("hdr", map[string]any{"region": "Hello", "priority": 42, "verbose": true, "opts": map[string]any{"zone": "z1"}}),

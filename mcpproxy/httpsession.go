@@ -17,12 +17,15 @@ import (
 
 // httpSession is one client's session: the client's side of a relay.
 type httpSession struct {
-	id   string
-	h    *HTTPHandler
-	auth *UpstreamAuth  // the session's link to its upstream with ForwardAuth; nil without
-	in   *io.PipeWriter // the client's messages, to the relay
-	inR  *io.PipeReader
-	inMu sync.Mutex
+	id string
+	// stateless: it holds the streams of a stateless POST (MCP
+	// 2026-07-28), which no client resumes: its events carry no id.
+	stateless bool
+	h         *HTTPHandler
+	auth      *UpstreamAuth  // the session's link to its upstream with ForwardAuth; nil without
+	in        *io.PipeWriter // the client's messages, to the relay
+	inR       *io.PipeReader
+	inMu      sync.Mutex
 
 	mu       sync.Mutex
 	pending  map[string]*eventStream // POST streams waiting for a response, by request id (idKey)
@@ -953,9 +956,16 @@ func (st *eventStream) serve(w http.ResponseWriter, r *http.Request, conn uint64
 		done := st.left == 0
 		st.mu.Unlock()
 		for i, ev := range evs {
-			b = append(b[:0], "id: "...)
-			b = appendEventID(b, st.num, from+uint64(i))
-			b = append(b, "\nevent: message\ndata: "...)
+			b = b[:0]
+			if !st.s.stateless {
+				// An id a client can resume the stream from; the
+				// stateless revision resumes none (SEP-2575), and an id
+				// would promise it.
+				b = append(b, "id: "...)
+				b = appendEventID(b, st.num, from+uint64(i))
+				b = append(b, '\n')
+			}
+			b = append(b, "event: message\ndata: "...)
 			if _, err := w.Write(b); err != nil {
 				return false
 			}

@@ -153,10 +153,14 @@ const (
 // for a session's POST (JSON for one request answered soon, a stream of
 // events otherwise), with the HTTP status a refusal has.
 func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, body []byte, reqs []postRequest, held *int64) {
-	msgs := [][]byte{body}
 	if body[0] == '[' {
-		msgs = splitBatch(body)
+		// JSON-RPC batches left MCP in 2025-06-18, and the stateless
+		// revision has none: refused as the go-sdk refuses them.
+		writeRPCError(w, http.StatusBadRequest, codeInvalidRequest,
+			"toolcap: JSON-RPC batches are not supported in protocol version "+statelessRevision+" and later")
+		return
 	}
+	msgs := [][]byte{body}
 	envs := make([]*message, len(msgs))
 	for i, m := range msgs {
 		env, err := envelopeFitted(m)
@@ -165,6 +169,20 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, body
 			return
 		}
 		envs[i] = env
+		if env.isNotification() && h.validate != nil {
+			// A notification names its method in a header too (the
+			// go-sdk checks it; it has no _meta to check).
+			if v := r.Header.Get(methodHeader); v != env.method {
+				why := "missing required " + methodHeader + " header"
+				if v != "" {
+					why = fmt.Sprintf("the %s header %q does not match the body's method %q", methodHeader, v, env.method)
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = w.Write(errorResponse([]byte("null"), codeHeaderMismatch, "toolcap: "+why))
+				return
+			}
+		}
 		if env.isRequest() && h.validate != nil {
 			if e := h.validate(r, m, env); e != nil {
 				w.Header().Set("Content-Type", "application/json")
@@ -197,6 +215,7 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, body
 	// The POST's streams: a holder of the session's kind, with no relay
 	// of its own and no id a client may name.
 	ps := newHTTPSession(h, nil)
+	ps.stateless = true
 	defer ps.close()
 	var st *eventStream
 	if len(reqs) > 0 {

@@ -645,6 +645,10 @@ func TestStatelessListen(t *testing.T) {
 		if err != nil {
 			t.Fatalf("listener %s's stream: %v", who, err)
 		}
+		if ev.ID != "" {
+			// The revision resumes no stream: an id would promise it.
+			t.Errorf("listener %s's event has the id %q, want none", who, ev.ID)
+		}
 		return ev.Data
 	}
 	want := func(who string, l listener, wantEvent string) {
@@ -920,6 +924,9 @@ func TestStatelessErrors(t *testing.T) {
 			want: slRefusal{Status: 400, ContentType: "application/json", ID: "null", Code: -32022, Data: versions(sessionful, slVersion)}},
 		{name: "no lanes, the revision's _meta", url: none.URL, body: listTools, edit: set("MCP-Protocol-Version", ""),
 			want: slRefusal{Status: 400, ContentType: "application/json", ID: `"r-1"`, Code: -32022, Data: versions(sessionful, slVersion)}},
+		{name: "a batch", body: "[" + listTools + "]", want: slRefusal{Status: 400, ContentType: "application/json", ID: "null", Code: -32600}},
+		{name: "a notification without Mcp-Method", body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, edit: set("Mcp-Method", ""),
+			want: slRefusal{Status: 400, ContentType: "application/json", ID: "null", Code: mismatch}},
 		{name: "GET", method: http.MethodGet, want: slRefusal{Status: 405, ContentType: "application/json", Allow: "POST", ID: "null", Code: -32600}},
 		{name: "DELETE", method: http.MethodDelete, want: slRefusal{Status: 405, ContentType: "application/json", Allow: "POST", ID: "null", Code: -32600}},
 

@@ -211,3 +211,46 @@ func TestMCPMetricsToken(t *testing.T) {
 		t.Errorf("exit %d", code)
 	}
 }
+
+// TestMCPMetricsLabelsStateless: stateless clients (MCP 2026-07-28)
+// through --listen, whose calls a shared server carries, grow /metrics no
+// more than a session's do: labels for the listed tools only, whatever
+// names the calls give.
+func TestMCPMetricsLabelsStateless(t *testing.T) {
+	bin, server := buildBinary(t), buildFaultServer(t)
+	addr := freeAddr(t)
+	c := &httpMCPClient{t: t, url: startListen(t, bin, "--metrics", addr, "--", server), stateless: true}
+	if resp := c.post(c.requestBody("tools/list", map[string]any{}), true); resp.Error != nil {
+		t.Fatalf("tools/list: %s", resp.raw)
+	}
+	c.callText("echo")
+	if resp := c.post(c.requestBody("tools/call", map[string]any{"name": "big", "arguments": map[string]any{"bytes": 100000}}), true); resp.Error != nil {
+		t.Fatalf("big: %s", resp.raw)
+	}
+	_, small := scrape(t, addr, "")
+	for i := range 50 {
+		name := strings.Repeat(string(rune('a'+i%26)), 10000) + strings.Repeat("z", i)
+		if resp := c.post(c.requestBody("tools/call", map[string]any{"name": name, "arguments": map[string]any{}}), true); resp == nil {
+			t.Fatalf("call %d: no answer", i)
+		}
+	}
+	_, body := scrape(t, addr, "")
+	labels := map[string]bool{}
+	for _, m := range toolLabel.FindAllStringSubmatch(body, -1) {
+		labels[m[1]] = true
+	}
+	if diff := cmp.Diff(map[string]bool{"big": true, "echo": true}, labels); diff != "" {
+		t.Errorf("/metrics tool labels (-want +got):\n%s\n%s", diff, body)
+	}
+	for _, line := range []string{
+		`toolcap_tool_results_total{outcome="cut",tool="big"} 1`,
+		`toolcap_tool_results_total{outcome="fits",tool="echo"} 1`,
+	} {
+		if !strings.Contains(body, line) {
+			t.Errorf("/metrics lacks %q:\n%s", line, body)
+		}
+	}
+	if len(body) != len(small) {
+		t.Errorf("/metrics went from %d to %d bytes with 50 unlisted names, want no change", len(small), len(body))
+	}
+}

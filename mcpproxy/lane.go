@@ -29,7 +29,14 @@ type lane struct {
 	pool *lanePool
 	in   *io.PipeWriter // the requests, to the relay
 	inR  *io.PipeReader
-	inMu sync.Mutex
+	// queue holds the messages for the relay, each a line, in order:
+	// one goroutine writes them to in, so that a POST waits for room in
+	// the queue, as long as its client does, and not for the relay,
+	// which waits for its server (one that stops reading its input would
+	// hold every POST of the lane). done ends that goroutine (Close).
+	queue     chan []byte
+	done      chan struct{}
+	closeOnce sync.Once
 
 	mu       sync.Mutex
 	calls    map[int64]*laneCall // by the lane's id
@@ -68,12 +75,60 @@ type laneCall struct {
 
 func newLane(pool *lanePool) *lane {
 	inR, inW := io.Pipe()
-	return &lane{
+	l := &lane{
 		pool:   pool,
 		in:     inW,
 		inR:    inR,
+		queue:  make(chan []byte, laneQueue),
+		done:   make(chan struct{}),
 		calls:  map[int64]*laneCall{},
 		tokens: map[int64]*laneCall{},
+	}
+	go l.write()
+	return l
+}
+
+// laneQueue is how many messages a lane holds for its relay: past them a
+// POST waits for room (or for its client to leave).
+const laneQueue = 64
+
+// write hands the queued messages to the relay, in order, until the lane
+// closes. A message left in the queue then is dropped: a request's call
+// is answered when the relay ends (ended).
+func (l *lane) write() {
+	for {
+		select {
+		case msg := <-l.queue:
+			if _, err := l.in.Write(msg); err != nil {
+				return // the relay ended; ended answers the calls
+			}
+		case <-l.done:
+			return
+		}
+	}
+}
+
+// enqueue queues one message, a line, for the relay; it waits for room
+// until ctx ends or the lane closes, either of which it reports.
+func (l *lane) enqueue(ctx context.Context, msg []byte) error {
+	select {
+	case l.queue <- msg:
+		return nil
+	case <-l.done:
+		return errLaneEnded
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// enqueueSoon queues msg without waiting: when the queue is full, a
+// goroutine waits for room, so that the caller (the relay's reader, or a
+// POST whose client left) never blocks on the relay.
+func (l *lane) enqueueSoon(msg []byte) {
+	select {
+	case l.queue <- msg:
+	default:
+		go func() { _ = l.enqueue(context.Background(), msg) }()
 	}
 }
 
@@ -85,6 +140,7 @@ func (l *lane) Close() error {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
+	l.closeOnce.Do(func() { close(l.done) })
 	_ = l.in.Close()
 	return nil
 }
@@ -145,7 +201,7 @@ var errLaneEnded = errors.New("the server connection ended")
 // names the lane's id of its request). A response is dropped: no request
 // of the server's reaches a stateless client. It returns the call, nil for
 // a message other than a request.
-func (l *lane) send(post *httpSession, msg []byte, env *message, scope string, header http.Header) (*laneCall, error) {
+func (l *lane) send(ctx context.Context, post *httpSession, msg []byte, env *message, scope string, header http.Header) (*laneCall, error) {
 	var c *laneCall
 	switch {
 	case env.isRequest() && env.method == "subscriptions/listen":
@@ -196,13 +252,11 @@ func (l *lane) send(post *httpSession, msg []byte, env *message, scope string, h
 	default:
 		return nil, nil
 	}
-	l.inMu.Lock()
-	defer l.inMu.Unlock()
-	if _, err := l.in.Write(append(bytes.TrimSpace(msg), '\n')); err != nil {
+	if err := l.enqueue(ctx, append(bytes.TrimSpace(msg), '\n')); err != nil {
 		if c != nil {
 			l.forget(c)
 		}
-		return nil, errLaneEnded
+		return nil, err
 	}
 	return c, nil
 }
@@ -370,11 +424,7 @@ func (l *lane) deliver(msg heldMsg, owned bool) error {
 		// waiting for the server to read, which waits for this reader.
 		answer := append(errorResponse(env.id, codeMethodNotFound,
 			"toolcap: a stateless client (MCP 2026-07-28) cannot be sent requests; ask through an input_required result"), '\n')
-		go func() {
-			l.inMu.Lock()
-			defer l.inMu.Unlock()
-			_, _ = l.in.Write(answer)
-		}()
+		l.enqueueSoon(answer)
 		return nil
 	}
 	if env.method == "notifications/progress" {

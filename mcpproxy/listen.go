@@ -346,18 +346,12 @@ func (l *lane) unlistenLocked(c *laneCall) (bool, [][]byte) {
 	return true, cancels
 }
 
-// sendNow writes messages to the relay, in order; it must not be called
-// with l.mu held, nor from the relay's own reader of the server.
+// sendNow queues messages for the relay, in order, before anything
+// queued after it returns; it never waits for the relay (see
+// enqueueSoon). It must not be called with l.mu held.
 func (l *lane) sendNow(msgs [][]byte) {
-	if len(msgs) == 0 {
-		return
-	}
-	l.inMu.Lock()
-	defer l.inMu.Unlock()
 	for _, m := range msgs {
-		if _, err := l.in.Write(m); err != nil {
-			return
-		}
+		l.enqueueSoon(m)
 	}
 }
 

@@ -230,7 +230,7 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, body
 	header := h.statelessHeader(r)
 	var calls []*laneCall
 	for i, m := range msgs {
-		c, err := l.send(ps, m, envs[i], scope, header)
+		c, err := l.send(r.Context(), ps, m, envs[i], scope, header)
 		if err != nil {
 			for _, c := range calls {
 				l.forget(c)
@@ -318,11 +318,8 @@ func (l *lane) cancel(c *laneCall) bool {
 	}
 	l.forget(c)
 	l.stopRequest(c)
-	msg := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + strconv.FormatInt(c.wire, 10) +
-		`,"reason":"toolcap: the client left"}}` + "\n"
-	l.inMu.Lock()
-	_, _ = l.in.Write([]byte(msg))
-	l.inMu.Unlock()
+	l.enqueueSoon([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + strconv.FormatInt(c.wire, 10) +
+		`,"reason":"toolcap: the client left"}}` + "\n"))
 	return true
 }
 

@@ -1500,3 +1500,41 @@ func TestStatelessLeastBusyLane(t *testing.T) {
 		t.Errorf("which server read each call (-want +got):\n%s", diff)
 	}
 }
+
+// TestStatelessStuckServer: a server that stops reading its input holds
+// the relay, and a lane's queue fills behind it; a POST then waits for
+// room only as long as its client does, so that every handler returns
+// once its client has left, never held by the server.
+func TestStatelessStuckServer(t *testing.T) {
+	dial := func(context.Context) (mcpproxy.Conn, error) {
+		serverEnd, proxyUp := pipePair()
+		_ = serverEnd // the server reads nothing and answers nothing
+		return mcpproxy.StreamConn(proxyUp), nil
+	}
+	h := hsProxy(t, nil).HTTPHandler(mcpproxy.HTTPOptions{Dial: dial, StatelessServers: 1})
+	var held atomic.Int32 // handlers running
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		held.Add(1)
+		defer held.Add(-1)
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		_ = h.Close(context.Background())
+		hs.Close()
+	})
+	const posts = 100 // past the lane's queue
+	var wg sync.WaitGroup
+	for i := range posts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			if _, err := slDo(ctx, http.MethodPost, hs.URL, slBody(t, i, "tools/call", map[string]any{"name": "x"}), nil); err == nil {
+				t.Errorf("post %d was answered by a server that reads nothing", i)
+			}
+		}()
+	}
+	wg.Wait()
+	waitFor(t, "every handler to return once its client left", func() bool { return held.Load() == 0 })
+}

@@ -236,9 +236,15 @@ const codeServerBusy = -32000
 // streamable HTTP lets a refused POST carry one, so that a client that
 // reads the body learns why.
 func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
+	writeRPCErrorData(w, status, []byte("null"), code, msg, nil)
+}
+
+// writeRPCErrorData answers with status and a JSON-RPC error answering id,
+// with data (nil for none).
+func writeRPCErrorData(w http.ResponseWriter, status int, id []byte, code int, msg string, data []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(errorResponse([]byte("null"), code, msg))
+	_, _ = w.Write(errorResponseData(id, code, msg, data))
 }
 
 // refuse answers a request refused before its body was read, or while it

@@ -100,6 +100,12 @@ const codeInternal = -32603
 
 // errorResponse is a JSON-RPC error answering id.
 func errorResponse(id []byte, code int, msg string) []byte {
+	return errorResponseData(id, code, msg, nil)
+}
+
+// errorResponseData is errorResponse with the error's data, JSON; nil for
+// none.
+func errorResponseData(id []byte, code int, msg string, data []byte) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
 	b.Write(id)
@@ -107,6 +113,10 @@ func errorResponse(id []byte, code int, msg string) []byte {
 	b.WriteString(itoa(int64(code)))
 	b.WriteString(`,"message":`)
 	writeString(&b, []byte(msg))
+	if data != nil {
+		b.WriteString(`,"data":`)
+		b.Write(data)
+	}
 	b.WriteString("}}")
 	return b.Bytes()
 }

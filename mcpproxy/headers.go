@@ -78,9 +78,17 @@ func (p *Proxy) paramBindingsOf(tool string) []paramBinding {
 	return p.params[tool]
 }
 
-// validateHeaders checks a stateless request's MCP headers against its
-// body, in the order the go-sdk's server does; nil when they agree.
+// validateHeaders checks a stateless message's MCP headers against its
+// body, in the order the go-sdk's server does; nil when they agree. A
+// notification has its method checked alone (it has no _meta to check);
+// a response nothing.
 func (h *HTTPHandler) validateHeaders(r *http.Request, msg []byte, env *message) *requestError {
+	switch {
+	case env.isNotification():
+		return checkMethodHeader(r, env)
+	case !env.isRequest():
+		return nil
+	}
 	headerVersion := r.Header.Get(versionHeader)
 	var req struct {
 		Params struct {
@@ -105,20 +113,11 @@ func (h *HTTPHandler) validateHeaders(r *http.Request, msg []byte, env *message)
 	if headerVersion != metaVersion {
 		return bad(codeHeaderMismatch, "the %s header %q does not match the request's %s %q", versionHeader, headerVersion, metaProtocolVersion, metaVersion)
 	}
-	method := r.Header.Get(methodHeader)
-	if method == "" {
-		return bad(codeHeaderMismatch, "missing required %s header", methodHeader)
+	if e := checkMethodHeader(r, env); e != nil {
+		return e
 	}
-	if method != env.method {
-		return bad(codeHeaderMismatch, "the %s header %q does not match the body's method %q", methodHeader, method, env.method)
-	}
-	var name *string
-	switch env.method {
-	case "tools/call", "prompts/get":
-		name = req.Params.Name
-	case "resources/read":
-		name = req.Params.URI
-	default:
+	name, named := requestName(env.method, req.Params.Name, req.Params.URI)
+	if !named {
 		return nil
 	}
 	inHeader := r.Header.Get(nameHeader)
@@ -160,6 +159,33 @@ func (h *HTTPHandler) validateHeaders(r *http.Request, msg []byte, env *message)
 	return nil
 }
 
+// checkMethodHeader checks that Mcp-Method names the body's method.
+func checkMethodHeader(r *http.Request, env *message) *requestError {
+	method := r.Header.Get(methodHeader)
+	if method == env.method {
+		return nil
+	}
+	why := fmt.Sprintf("toolcap: the %s header %q does not match the body's method %q", methodHeader, method, env.method)
+	if method == "" {
+		why = "toolcap: missing required " + methodHeader + " header"
+	}
+	return &requestError{status: http.StatusBadRequest, code: codeHeaderMismatch, msg: why}
+}
+
+// requestName returns what Mcp-Name mirrors of a request of method, given
+// its params' name and uri: the name of a tools/call or a prompts/get, the
+// uri of a resources/read (nil when the params lack it); named is false
+// for any other method, which has no Mcp-Name.
+func requestName(method string, name, uri *string) (_ *string, named bool) {
+	switch method {
+	case "tools/call", "prompts/get":
+		return name, true
+	case "resources/read":
+		return uri, true
+	}
+	return nil, false
+}
+
 // lookupArgument returns the argument at path in args.
 func lookupArgument(args map[string]json.RawMessage, path []string) (json.RawMessage, bool) {
 	cur, ok := args[path[0]]
@@ -194,25 +220,40 @@ func decodeHeaderValue(v string) (string, bool) {
 // safe range).
 const maxSafeInteger = 1<<53 - 1
 
+// headerArg returns an x-mcp-header argument as the header carries it: a
+// string, a bool, or an integer in the safe range as an int64; ok is false
+// for any other value (null, a fraction, an object), which no header
+// carries.
+func headerArg(arg json.RawMessage) (_ any, ok bool) {
+	var v any
+	if json.Unmarshal(arg, &v) != nil {
+		return nil, false
+	}
+	switch v := v.(type) {
+	case string, bool:
+		return v, true
+	case float64:
+		if v != math.Trunc(v) || math.Abs(v) > maxSafeInteger {
+			return nil, false
+		}
+		return int64(v), true
+	}
+	return nil, false
+}
+
 // headerMatches reports whether a header's decoded value is the argument
 // arg: a string as it is, a boolean as true or false, an integer in the
 // safe range by its value.
 func headerMatches(header string, arg json.RawMessage) bool {
-	var v any
-	if json.Unmarshal(arg, &v) != nil {
-		return false
-	}
+	v, _ := headerArg(arg)
 	switch v := v.(type) {
 	case string:
 		return header == v
 	case bool:
 		return header == strconv.FormatBool(v)
-	case float64:
-		if v != math.Trunc(v) || math.Abs(v) > maxSafeInteger {
-			return false
-		}
+	case int64:
 		n, err := strconv.ParseFloat(header, 64)
-		return err == nil && n == v
+		return err == nil && n == float64(v)
 	}
 	return false
 }
@@ -239,15 +280,8 @@ func mirrorHeaders(msg []byte, env *message, bindings func(tool string) []paramB
 	if json.Unmarshal(msg, &req) != nil {
 		return out
 	}
-	switch env.method {
-	case "tools/call", "prompts/get":
-		if req.Params.Name != nil {
-			out.Set(nameHeader, *req.Params.Name)
-		}
-	case "resources/read":
-		if req.Params.URI != nil {
-			out.Set(nameHeader, *req.Params.URI)
-		}
+	if name, _ := requestName(env.method, req.Params.Name, req.Params.URI); name != nil {
+		out.Set(nameHeader, *name)
 	}
 	if env.method != "tools/call" || req.Params.Name == nil || bindings == nil {
 		return out
@@ -270,10 +304,7 @@ func mirrorHeaders(msg []byte, env *message, bindings func(tool string) []paramB
 // false; an integer in the safe range in decimal. Any other value (null, a
 // fraction, an object) is not mirrored.
 func headerValue(arg json.RawMessage) (string, bool) {
-	var v any
-	if json.Unmarshal(arg, &v) != nil {
-		return "", false
-	}
+	v, _ := headerArg(arg)
 	switch v := v.(type) {
 	case string:
 		if needsBase64(v) {
@@ -282,11 +313,8 @@ func headerValue(arg json.RawMessage) (string, bool) {
 		return v, true
 	case bool:
 		return strconv.FormatBool(v), true
-	case float64:
-		if v != math.Trunc(v) || math.Abs(v) > maxSafeInteger {
-			return "", false
-		}
-		return strconv.FormatInt(int64(v), 10), true
+	case int64:
+		return strconv.FormatInt(v, 10), true
 	}
 	return "", false
 }

@@ -197,9 +197,9 @@ var errLaneEnded = errors.New("the server connection ended")
 
 // send carries one of a POST's messages to the server: a request under
 // the lane's id (the call is registered first, so that its answer, which
-// may come at once, finds it), a notification as it is (a cancellation
-// names the lane's id of its request). A response is dropped: no request
-// of the server's reaches a stateless client. It returns the call, nil for
+// may come at once, finds it), a notification as it is (but a
+// cancellation, which names no request of the lane's). A response is
+// dropped: no request of the server's reaches a stateless client. It returns the call, nil for
 // a message other than a request.
 func (l *lane) send(ctx context.Context, post *httpSession, msg []byte, env *message, scope string, header http.Header) (*laneCall, error) {
 	var c *laneCall
@@ -244,10 +244,10 @@ func (l *lane) send(ctx context.Context, post *httpSession, msg []byte, env *mes
 		l.mu.Unlock()
 	case env.isNotification():
 		if env.method == "notifications/cancelled" {
-			msg = l.rewriteCancel(msg, post)
-			if msg == nil {
-				return nil, nil
-			}
+			// A stateless request is cancelled by closing its stream;
+			// the request this one names is no request of this POST's
+			// (a POST is one message), so no client's the lane knows.
+			return nil, nil
 		}
 	default:
 		return nil, nil
@@ -281,37 +281,6 @@ func (l *lane) rewriteRequest(msg []byte, env *message, c *laneCall) ([]byte, er
 		return nil, errors.New("a request that is not a JSON object")
 	}
 	return out, nil
-}
-
-// rewriteCancel returns a cancellation with the lane's id of the request
-// it names, when that request is the same POST's; nil otherwise (a client
-// cannot cancel what it did not send).
-func (l *lane) rewriteCancel(msg []byte, post *httpSession) []byte {
-	var n struct {
-		Params map[string]json.RawMessage `json:"params"`
-	}
-	if json.Unmarshal(msg, &n) != nil || n.Params == nil {
-		return nil
-	}
-	key := idKey(n.Params["requestId"])
-	l.mu.Lock()
-	var wire int64
-	for w, c := range l.calls {
-		if c.post == post && idKey(c.id) == key {
-			wire = w
-			break
-		}
-	}
-	l.mu.Unlock()
-	if wire == 0 {
-		return nil
-	}
-	n.Params["requestId"] = strconv.AppendInt(nil, wire, 10)
-	out, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": n.Params})
-	if err != nil {
-		return nil
-	}
-	return out
 }
 
 // forget takes c out of the lane: answered, or its client gone.

@@ -65,8 +65,8 @@ func requestVersion(msg []byte) string {
 	return v
 }
 
-// statelessVersions returns the versions h serves statelessly, and all it
-// serves.
+// supported returns the protocol versions h serves: all it lists, or,
+// when it serves no stateless request, those of the 2025 revisions.
 func (h *HTTPHandler) supported() []string {
 	if h.lanes != nil {
 		return h.versions
@@ -81,30 +81,16 @@ func (h *HTTPHandler) refuseVersion(w http.ResponseWriter, r *http.Request, id [
 	if id == nil {
 		id = []byte("null")
 	}
+	supported := h.supported()
 	data, _ := json.Marshal(struct {
 		Supported []string `json:"supported"`
 		Requested string   `json:"requested"`
-	}{h.supported(), requested})
+	}{supported, requested})
 	if r.ContentLength != 0 {
 		w.Header().Set("Connection", "close")
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
-	_, _ = w.Write(errorResponseData(id, codeUnsupportedVersion,
-		fmt.Sprintf("toolcap: unsupported protocol version %q (supported: %s)", requested, strings.Join(h.supported(), ", ")), data))
-}
-
-// errorResponseData is errorResponse with data, JSON.
-func errorResponseData(id []byte, code int, msg string, data []byte) []byte {
-	out := errorResponse(id, code, msg)
-	if data == nil {
-		return out
-	}
-	// {"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"..."}}
-	out = out[:len(out)-2]
-	out = append(out, `,"data":`...)
-	out = append(out, data...)
-	return append(out, "}}"...)
+	writeRPCErrorData(w, http.StatusBadRequest, id, codeUnsupportedVersion,
+		fmt.Sprintf("toolcap: unsupported protocol version %q (supported: %s)", requested, strings.Join(supported, ", ")), data)
 }
 
 // principalScope returns the scope the refs of a stateless request's
@@ -155,45 +141,29 @@ const (
 func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, body []byte, reqs []postRequest, held *int64) {
 	if body[0] == '[' {
 		// JSON-RPC batches left MCP in 2025-06-18, and the stateless
-		// revision has none: refused as the go-sdk refuses them.
+		// revision has none: refused as the go-sdk refuses them. A POST
+		// is one message from here on.
 		writeRPCError(w, http.StatusBadRequest, codeInvalidRequest,
 			"toolcap: JSON-RPC batches are not supported in protocol version "+statelessRevision+" and later")
 		return
 	}
-	msgs := [][]byte{body}
-	envs := make([]*message, len(msgs))
-	for i, m := range msgs {
-		env, err := envelopeFitted(m)
-		if err != nil {
-			writeRPCError(w, http.StatusBadRequest, codeInvalidRequest, "toolcap: not a JSON-RPC message: "+err.Error())
+	env, err := envelopeFitted(body)
+	if err != nil {
+		writeRPCError(w, http.StatusBadRequest, codeInvalidRequest, "toolcap: not a JSON-RPC message: "+err.Error())
+		return
+	}
+	if h.validate != nil {
+		if e := h.validate(r, body, env); e != nil {
+			id := env.id
+			if id == nil {
+				id = []byte("null")
+			}
+			writeRPCErrorData(w, e.status, id, e.code, e.msg, nil)
 			return
-		}
-		envs[i] = env
-		if env.isNotification() && h.validate != nil {
-			// A notification names its method in a header too (the
-			// go-sdk checks it; it has no _meta to check).
-			if v := r.Header.Get(methodHeader); v != env.method {
-				why := "missing required " + methodHeader + " header"
-				if v != "" {
-					why = fmt.Sprintf("the %s header %q does not match the body's method %q", methodHeader, v, env.method)
-				}
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusBadRequest)
-				_, _ = w.Write(errorResponse([]byte("null"), codeHeaderMismatch, "toolcap: "+why))
-				return
-			}
-		}
-		if env.isRequest() && h.validate != nil {
-			if e := h.validate(r, m, env); e != nil {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(e.status)
-				_, _ = w.Write(errorResponse(env.id, e.code, e.msg))
-				return
-			}
 		}
 	}
 	acquire := h.lanes.acquire
-	if len(envs) == 1 && envs[0].method == "subscriptions/listen" {
+	if env.method == "subscriptions/listen" {
 		// Every listen on one lane, whose one upstream listen serves
 		// them all (see listen.go).
 		acquire = h.lanes.acquireListen
@@ -212,39 +182,24 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, body
 		writeRPCError(w, http.StatusBadGateway, codeInternal, "toolcap: could not reach the MCP server: "+err.Error())
 		return
 	}
-	// The POST's streams: a holder of the session's kind, with no relay
-	// of its own and no id a client may name.
+	// The POST's stream: in a holder of the session's kind, with no relay
+	// of its own and no id a client may name. One request cannot be
+	// pending twice in it.
 	ps := newHTTPSession(h, nil)
 	ps.stateless = true
 	defer ps.close()
 	var st *eventStream
 	if len(reqs) > 0 {
-		var dup string
-		if st, dup = ps.openStream(reqs); st == nil {
-			writeRPCError(w, http.StatusBadRequest, codeInvalidRequest,
-				fmt.Sprintf("toolcap: the request id %s is used twice in the batch; it was not forwarded", truncID([]byte(dup))))
-			return
-		}
+		st, _ = ps.openStream(reqs)
 	}
-	scope := h.principalScope(r)
-	header := h.statelessHeader(r)
-	var calls []*laneCall
-	for i, m := range msgs {
-		c, err := l.send(r.Context(), ps, m, envs[i], scope, header)
-		if err != nil {
-			for _, c := range calls {
-				l.forget(c)
-			}
-			writeRPCError(w, http.StatusBadGateway, codeInternal, "toolcap: the MCP server's connection ended; retry")
-			return
-		}
-		if c != nil {
-			calls = append(calls, c)
-		}
+	c, err := l.send(r.Context(), ps, body, env, h.principalScope(r), h.statelessHeader(r))
+	if err != nil {
+		writeRPCError(w, http.StatusBadGateway, codeInternal, "toolcap: the MCP server's connection ended; retry")
+		return
 	}
 	h.budget.give(*held)
 	*held = 0
-	if st == nil {
+	if st == nil || c == nil {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -252,23 +207,20 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, body
 		// A request its client left before its answer: the server is
 		// told (the stateless revision cancels a request by closing its
 		// stream), and its answer, when it comes, is dropped.
-		for _, c := range calls {
-			if l.cancel(c) {
-				h.p.logger.Debug("a stateless client left before its answer; the request was cancelled", "id", truncID(c.id))
-			}
+		if l.cancel(c) {
+			h.p.logger.Debug("a stateless client left before its answer; the request was cancelled", "id", truncID(c.id))
 		}
 	}()
-	single := len(reqs) == 1 && body[0] != '['
 	const conn = 1
-	// One request waits for its first message however long it takes, as
+	// The request waits for its first message however long it takes, as
 	// the go-sdk's server waits: its response alone then goes out as
 	// application/json with the status its error calls for (a refusal
 	// decided late still gets its 400), anything else opens a stream. The
 	// revision resumes no stream, so nothing is lost by opening it late.
-	if single && h.jsonWait >= 0 {
+	if h.jsonWait >= 0 {
 		if msg, ok := st.awaitResponse(r.Context(), conn, math.MaxInt64); ok {
 			status := http.StatusOK
-			if e := l.refusal(calls[0]); e != nil {
+			if e := l.refusal(c); e != nil {
 				if !e.JSONRPC {
 					relayRefusal(w, e, h.meta.challengeRewriter(r))
 					return
@@ -287,14 +239,7 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, body
 			return
 		}
 	}
-	g := &refusalGuard{w: w, rewrite: h.meta.challengeRewriter(r), find: func() *UpstreamHTTPError {
-		for _, c := range calls {
-			if e := l.refusal(c); e != nil {
-				return e
-			}
-		}
-		return nil
-	}}
+	g := &refusalGuard{w: w, rewrite: h.meta.challengeRewriter(r), find: func() *UpstreamHTTPError { return l.refusal(c) }}
 	st.serve(g, r, conn, false)
 }
 

@@ -3,11 +3,13 @@
 # root and each adapter module under adapters/ (each has its own go.mod, so
 # that the core gains none of their dependencies). Extra arguments go to every
 # `go test` (./test.sh -run Hook -count=1); GOFLAGS passes through as usual
-# (CI runs GOFLAGS=-race ./test.sh). GOWORK=off: each module is tested on its
-# own go.mod, as its users build it.
+# (CI runs GOFLAGS=-race ./test.sh). The modules are tested together, in the
+# workspace go.work makes of them (each requires the others at the release
+# they ship with, which go.work replaces by this tree); .ci/run also builds
+# each module from a module proxy, on its own go.mod, as its users do.
 set -euo pipefail
 cd "$(dirname "$0")"
-export GOWORK=off
+export GOWORK="$PWD/go.work"
 
 modules=$(find . -name go.mod -not -path '*/node_modules/*' -not -path '*/testdata/*' -not -path './.git/*' \
 	-exec dirname {} \; | sort)

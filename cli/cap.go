@@ -141,7 +141,7 @@ func runCap(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	if k := policy.Spec.Keep; k != "" && k != cut.KeepHead {
 		fields = append(fields, "strategy", string(k))
 	}
-	counter, err := counterFor(res)
+	counter, err := o.counterFor(res)
 	if err != nil {
 		return configError(stderr, err)
 	}

@@ -317,27 +317,37 @@ func (t toolLimit) tokensWhy() string {
 }
 
 // counterFor returns what toolcap counts the token limits of res with: nil
-// when res sets none, otherwise a [tokens.Calibrated] (the tokenizer
-// "calibrated", also when none is named). An exact tokenizer
-// ("o200k_base", "cl100k_base") with a token limit is an [*manifest.Error]
-// naming the layer that named it, as a worker built without
-// worker.WithTokenizer refuses it: toolcap does not link the vocabularies.
-func counterFor(res *manifest.Resolution) (cut.Counter, error) {
+// when res sets none, a [tokens.Calibrated] for the tokenizer
+// "calibrated" (also when none is named), and for an exact one
+// ("o200k_base", "cl100k_base") what the program's [WithTokenizers]
+// opens. Without that, or when it fails, the error is an
+// [*manifest.Error] naming the layer that named the tokenizer.
+func (o *options) counterFor(res *manifest.Resolution) (tokens.Tokenizer, error) {
 	l := res.Manifest.Limits()
 	if !l.HasTokens() {
 		return nil, nil
 	}
 	name := l.TokenizerName()
 	tz, err := tokens.Builtin(name)
-	if err != nil {
-		return nil, &manifest.Error{
-			Source: res.Tokenizer.Source,
-			Key:    "worker.tool_output.tokenizer",
-			Value:  strconv.Quote(name),
-			Err:    fmt.Errorf("the toolcap command counts tokens with %q only: %w", tokens.CalibratedName, err),
+	if err == nil {
+		return tz, nil
+	}
+	switch {
+	case (name == "o200k_base" || name == "cl100k_base") && (o == nil || o.tokenizer == nil):
+		err = fmt.Errorf("this toolcap binary counts tokens with %q only; for %q install the full toolcap: %s",
+			tokens.CalibratedName, name, installFull)
+	case o != nil && o.tokenizer != nil:
+		tz, err = o.tokenizer(name)
+		if err == nil {
+			return tz, nil
 		}
 	}
-	return tz, nil
+	return nil, &manifest.Error{
+		Source: res.Tokenizer.Source,
+		Key:    "worker.tool_output.tokenizer",
+		Value:  strconv.Quote(name),
+		Err:    err,
+	}
 }
 
 // strategyKey names a strategy key as TOML writes it: default_keep for the

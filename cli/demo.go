@@ -45,7 +45,7 @@ tree could not be read or the demo was interrupted; 2 on a usage or
 configuration error.
 `
 
-func runDemo(ctx context.Context, _ *options, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+func runDemo(ctx context.Context, o *options, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
 	fs := newFlags("demo")
 	var (
 		layers  layerFlags
@@ -76,7 +76,7 @@ func runDemo(ctx context.Context, _ *options, args []string, stdin io.Reader, st
 	if err == nil {
 		// The worker counts with a tokens.Calibrated of its own; this only
 		// names the layer of an exact tokenizer it would refuse.
-		_, err = counterFor(res)
+		_, err = o.counterFor(res)
 	}
 	if err != nil {
 		return configError(stderr, err)

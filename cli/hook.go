@@ -85,7 +85,7 @@ Go program can call.
 // runHook wires the Claude Code hook: flags, the manifest's layers, the
 // counter, standard input and output, exit codes and the log. What the
 // hook does to a tool's output is package claudecode's.
-func runHook(ctx context.Context, _ *options, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+func runHook(ctx context.Context, o *options, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
 	fs := newFlags("hook")
 	var (
 		layers  layerFlags
@@ -121,7 +121,7 @@ func runHook(ctx context.Context, _ *options, args []string, stdin io.Reader, st
 	logger := newLogger(stderr, verbose.level()).Named("toolcap")
 	hook := &claudecode.Hook{Logger: logger}
 	c, err := hook.ReadCap(stdin, func(tool string) (claudecode.Setup, error) {
-		policy, res, err := hookPolicy(ctx, &layers, env, logger, tool)
+		policy, res, err := o.hookPolicy(ctx, &layers, env, logger, tool)
 		if err != nil {
 			return claudecode.Setup{}, err
 		}
@@ -167,7 +167,7 @@ func runHook(ctx context.Context, _ *options, args []string, stdin io.Reader, st
 // token cut is the same whichever front end made it, and logs the limit in
 // force. It returns the resolution too, for the store's settings: the
 // layers are read once per hook process.
-func hookPolicy(ctx context.Context, layers *layerFlags, env []string, logger hclog.Logger, tool string) (shape.Policy, *manifest.Resolution, error) {
+func (o *options) hookPolicy(ctx context.Context, layers *layerFlags, env []string, logger hclog.Logger, tool string) (shape.Policy, *manifest.Resolution, error) {
 	res, err := layers.resolve(ctx, env, logger)
 	if err != nil {
 		return shape.Policy{}, nil, err
@@ -176,7 +176,7 @@ func hookPolicy(ctx context.Context, layers *layerFlags, env []string, logger hc
 	if err != nil {
 		return shape.Policy{}, nil, err
 	}
-	counter, err := counterFor(res)
+	counter, err := o.counterFor(res)
 	if err != nil {
 		return shape.Policy{}, nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/tokens"
 )
 
 const mcpHelp = `Usage: toolcap mcp [flags] -- SERVER_COMMAND [ARGS...]
@@ -251,10 +252,13 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 
 	logger := newLogger(stderr, f.v.level()).Named("mcp")
 	res, err := f.layers.resolve(ctx, env, logger)
+	var given tokens.Tokenizer // an exact tokenizer, which the proxy is given
 	if err == nil {
-		// The proxy counts with a tokens.Calibrated of its own; this only
-		// names the layer of an exact tokenizer it would refuse.
-		_, err = counterFor(res)
+		// The proxy counts "calibrated" with one of its own per manifest.
+		var tz tokens.Tokenizer
+		if tz, err = o.counterFor(res); tz != nil && tz.Name() != tokens.CalibratedName {
+			given = tz
+		}
 	}
 	if err != nil {
 		return configError(stderr, err)
@@ -302,6 +306,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		Logger:          logger,
 		MaxMessageBytes: f.maxMsg,
 		CallTimeout:     f.callTimeout,
+		Tokenizer:       given,
 	}
 	if l := res.Manifest.Limits(); l.KeepsRest() {
 		// keep_rest is on by default; a store that cannot be opened is a
@@ -343,7 +348,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		applied(res.Manifest)
 	}
 
-	go watchManifests(ctx, &f.layers, env, logger, proxy, applied)
+	go o.watchManifests(ctx, &f.layers, env, logger, proxy, given, applied)
 	if metrics != nil {
 		if err := serveMetrics(ctx, metrics, f.metrics, f.token, logger); err != nil {
 			fmt.Fprintf(stderr, "toolcap mcp: %s\n", oneLine(err.Error()))

@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
+	"github.com/toolcap/toolcap/tokens"
 )
 
 // reloadPoll is how often the --manifest files are checked for changes: a
@@ -36,7 +37,7 @@ const reloadPoll = 250 * time.Millisecond
 // symlink to one (/dev/zero would never end) is an error, logged once
 // while it lasts, and the old limits stay; a later valid edit, or SIGHUP
 // once the file is valid, applies as usual.
-func watchManifests(ctx context.Context, layers *layerFlags, env []string, logger hclog.Logger, proxy *mcpproxy.Proxy, applied func(*manifest.WorkerManifest)) {
+func (o *options) watchManifests(ctx context.Context, layers *layerFlags, env []string, logger hclog.Logger, proxy *mcpproxy.Proxy, given tokens.Tokenizer, applied func(*manifest.WorkerManifest)) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -64,8 +65,12 @@ func watchManifests(ctx context.Context, layers *layerFlags, env []string, logge
 			seen, why = now, "a manifest changed"
 		}
 		res, err := resolveRead(seen, env, logger)
+		var tz tokens.Tokenizer
 		if err == nil {
-			_, err = counterFor(res)
+			tz, err = o.counterFor(res)
+		}
+		if err == nil {
+			err = sameTokenizer(given, tz)
 		}
 		if err == nil {
 			err = proxy.SetManifest(res.Manifest)
@@ -192,4 +197,23 @@ func resolveRead(reads []manifestRead, env []string, logger hclog.Logger) (*mani
 	}
 	opts = append(opts, manifest.Environ(withoutCLIVars(env)), manifest.WithLogger(logger))
 	return manifest.Resolve(opts...)
+}
+
+// sameTokenizer returns an error when a reloaded manifest counts tokens
+// with another exact tokenizer than given, the one the proxy was started
+// with (nil: none), or with an exact one when the proxy has none: the
+// proxy keeps the tokenizer it starts with. tz is what the new manifest
+// counts with, nil when it sets no token limit.
+func sameTokenizer(given, tz tokens.Tokenizer) error {
+	if tz == nil {
+		return nil
+	}
+	was, now := tokens.CalibratedName, tz.Name()
+	if given != nil {
+		was = given.Name()
+	}
+	if was == now {
+		return nil
+	}
+	return fmt.Errorf("worker.tool_output.tokenizer = %q: toolcap mcp counts with the tokenizer it started with, %q; restart it to count with another", now, was)
 }

@@ -79,7 +79,7 @@ func TestMCPReloadOnlyRegularFiles(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		watchManifests(ctx, &layers, nil, logger, proxy, func(m *manifest.WorkerManifest) {
+		new(options).watchManifests(ctx, &layers, nil, logger, proxy, nil, func(m *manifest.WorkerManifest) {
 			appliedc <- m.Limits().For("Read")
 		})
 	}()

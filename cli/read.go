@@ -127,7 +127,7 @@ func runRead(ctx context.Context, o *options, args []string, _ io.Reader, stdout
 	if set["max-bytes"] {
 		policy.MaxBytes = *maxBytes
 	}
-	counter, err := counterFor(res)
+	counter, err := o.counterFor(res)
 	if err != nil {
 		return configError(stderr, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/tokens"
 )
 
 // An Option adds to what [Run] and [Main] can do.
@@ -18,7 +19,8 @@ type Option func(*options)
 
 // options are what a program's Options set.
 type options struct {
-	openURL StoreOpener
+	openURL   StoreOpener
+	tokenizer TokenizerOpener
 }
 
 // A StoreOpener opens the store of what cuts drop that a manifest names by
@@ -34,6 +36,20 @@ type StoreOpener func(url string, cfg rest.Config) (rest.Store, error)
 // says how to build a toolcap that has one.
 func WithStoreOpener(open StoreOpener) Option {
 	return func(o *options) { o.openURL = open }
+}
+
+// A TokenizerOpener returns the exact tokenizer a manifest names in
+// [worker.tool_output] tokenizer, such as "o200k_base" (see
+// github.com/toolcap/toolcap/tiktoken, whose New is one). It is called
+// only for names other than "calibrated", which toolcap always has.
+type TokenizerOpener func(name string) (tokens.Tokenizer, error)
+
+// WithTokenizers makes the manifest's exact tokenizers open through open,
+// in cap, read, hook and mcp. Without it, a manifest that sets a token
+// limit and names one is a configuration error that says how to install
+// the toolcap that has them.
+func WithTokenizers(open TokenizerOpener) Option {
+	return func(o *options) { o.tokenizer = open }
 }
 
 // restStore is the store of what cuts drop, as the manifest's
@@ -71,7 +87,11 @@ func restConfig(c manifest.RestConfig, logger hclog.Logger) rest.Config {
 
 // errNoURLStore is the error for a store URL this program cannot open.
 var errNoURLStore = errors.New("this toolcap binary keeps the rest in a directory or in memory; " +
-	"for a Redis store install the toolcap built with it: go install github.com/toolcap/toolcap/adapters/redisrest/cmd/toolcap@latest")
+	"for a Redis store install the full toolcap: " + installFull)
+
+// installFull is the command that installs the toolcap with everything,
+// for messages of a build that lacks some of it.
+const installFull = "go install github.com/toolcap/toolcap/cmd/toolcap@latest"
 
 // restWhere returns where the store the manifest configures lives, without
 // opening it: "memory", its directory, or its URL without credentials.

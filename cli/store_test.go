@@ -90,7 +90,7 @@ func TestStoreURLRefused(t *testing.T) {
 		opts []cli.Option
 		want string
 	}{
-		{"no opener", nil, "go install github.com/toolcap/toolcap/adapters/redisrest/cmd/toolcap@latest"},
+		{"no opener", nil, "go install github.com/toolcap/toolcap/cmd/toolcap@latest"},
 		{"failing opener", []cli.Option{failing}, "connection refused"},
 	}
 	for _, tt := range tests {

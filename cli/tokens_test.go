@@ -198,8 +198,9 @@ Bash = { max_tokens = 150, keep = "head_tail", keep_lines = ['ERROR'] }
 }
 
 // An exact tokenizer named with a token limit is a configuration error for
-// every command that cuts, naming the layer, the key and the value: the
-// command links only "calibrated". Without a token limit it is never used,
+// every command that cuts, naming the layer, the key and the value, when
+// the program gave no WithTokenizers: the commands alone link only
+// "calibrated". Without a token limit it is never used,
 // so it is no error, as for a worker.
 func TestTokenizerErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -209,8 +210,8 @@ func TestTokenizerErrors(t *testing.T) {
 	limits := writeFile(t, dir, "limits.toml", "[worker.tool_output]\ndefault_max_tokens = 1000\n")
 	why := func(source, name string) string {
 		return "toolcap: manifest: " + source + `: worker.tool_output.tokenizer = "` + name + `": ` +
-			`the toolcap command counts tokens with "calibrated" only: tokenizer "` + name + `" is not built into the core module: ` +
-			`tiktoken.New("` + name + `") from module github.com/toolcap/toolcap/tiktoken counts with it`
+			`this toolcap binary counts tokens with "calibrated" only; for "` + name + `" install the full toolcap: ` +
+			`go install github.com/toolcap/toolcap/cmd/toolcap@latest`
 	}
 	hookIn := string(payload(t, "Read", map[string]any{"type": "text", "file": map[string]any{"content": "hi"}}))
 

@@ -6,7 +6,7 @@ require (
 	github.com/dlclark/regexp2/v2 v2.5.1
 	github.com/google/go-cmp v0.7.0
 	github.com/tiktoken-go/tokenizer v0.10.0
-	github.com/toolcap/toolcap v0.0.0
+	github.com/toolcap/toolcap v0.1.0
 )
 
 require (
@@ -25,5 +25,3 @@ require (
 	github.com/pelletier/go-toml/v2 v2.2.2 // indirect
 	golang.org/x/sys v0.41.0 // indirect
 )
-
-replace github.com/toolcap/toolcap => ..

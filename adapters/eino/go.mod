@@ -5,7 +5,7 @@ go 1.25.0
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-hclog v1.6.3
-	github.com/toolcap/toolcap v0.0.0
+	github.com/toolcap/toolcap v0.1.0
 )
 
 require (
@@ -52,5 +52,3 @@ require (
 	golang.org/x/sys v0.41.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
-
-replace github.com/toolcap/toolcap => ../..

@@ -6,7 +6,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/mark3labs/mcp-go v1.2.1
-	github.com/toolcap/toolcap v0.0.0
+	github.com/toolcap/toolcap v0.1.0
 )
 
 require (
@@ -30,5 +30,3 @@ require (
 	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )
-
-replace github.com/toolcap/toolcap => ../..

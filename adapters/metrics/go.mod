@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/go-cmp v0.7.0
-	github.com/toolcap/toolcap v0.0.0
+	github.com/toolcap/toolcap v0.1.0
 )
 
 require (
@@ -35,5 +35,3 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/toolcap/toolcap => ../..

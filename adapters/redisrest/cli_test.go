@@ -11,11 +11,13 @@ import (
 	"testing"
 )
 
-// The tests in this file run the toolcap built with the Redis store
-// (cmd/toolcap of this module) as a user runs it: one process cuts and
-// keeps, others read, all through one redis-server.
+// The tests in this file run the toolcap users install, which has the
+// Redis store (module github.com/toolcap/toolcap/cmd/toolcap), as a user
+// runs it: one process cuts and keeps, others read, all through one
+// redis-server.
 
-// buildToolcap builds ./cmd/toolcap into a temp directory.
+// buildToolcap builds ../../cmd/toolcap, in the repository's workspace,
+// into a temp directory.
 func buildToolcap(t *testing.T) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
@@ -23,10 +25,10 @@ func buildToolcap(t *testing.T) string {
 		t.Skip("no go command to build the binary with")
 	}
 	bin := filepath.Join(t.TempDir(), "toolcap")
-	build := exec.Command(goTool, "build", "-o", bin, "./cmd/toolcap")
+	build := exec.Command(goTool, "build", "-o", bin, "../../cmd/toolcap")
 	build.Env = append(os.Environ(), "GOFLAGS=") // as users build it, not with -race
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/toolcap: %v\n%s", err, out)
+		t.Fatalf("go build ../../cmd/toolcap: %v\n%s", err, out)
 	}
 	return bin
 }

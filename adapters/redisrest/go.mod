@@ -6,7 +6,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/redis/go-redis/v9 v9.23.0
-	github.com/toolcap/toolcap v0.0.0
+	github.com/toolcap/toolcap v0.1.0
 )
 
 require (
@@ -34,5 +34,3 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
-
-replace github.com/toolcap/toolcap => ../..

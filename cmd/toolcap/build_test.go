@@ -30,7 +30,7 @@ var keptFile = regexp.MustCompile(`/[a-z0-9]+\.txt`)
 
 // TestHookOnlyBuild: toolcap built with -tags toolcap_nomcp, as
 // docs/adapters/claude-code.md documents it, links none of the relay's
-// packages, answers the hook byte for byte as the full build does, and
+// packages, nor the exact tokenizers or the Redis client, answers the hook byte for byte as the full build does, and
 // says what it lacks when asked for mcp.
 func TestHookOnlyBuild(t *testing.T) {
 	if testing.Short() {
@@ -40,7 +40,8 @@ func TestHookOnlyBuild(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}
-	for _, pkg := range []string{"net/http", "crypto/tls", "github.com/google/jsonschema-go/jsonschema", "github.com/toolcap/toolcap/mcpproxy"} {
+	for _, pkg := range []string{"net/http", "crypto/tls", "github.com/google/jsonschema-go/jsonschema", "github.com/toolcap/toolcap/mcpproxy",
+		"github.com/toolcap/toolcap/tiktoken", "github.com/tiktoken-go/tokenizer", "github.com/redis/go-redis/v9"} {
 		for _, dep := range strings.Fields(string(deps)) {
 			if dep == pkg {
 				t.Errorf("the hook-only build links %s", pkg)

@@ -10,6 +10,8 @@
 //	toolcap hook claude-code [--manifest FILE]... [-v] < payload
 //	toolcap version
 //
+// Every command also takes --log-format text|json and --log-level LEVEL.
+//
 // demo runs a model's batch of Glob, Read and Grep calls over DIR through a
 // worker and shows what the cap kept out of the history. cap is a filter: it
 // caps its standard input with the limit a worker would apply to one tool;
@@ -21,15 +23,23 @@
 // environment variables. Exit status: 0 on success, 1 when the command
 // failed (a read or write error), 2 for a usage or configuration error.
 //
-// Built with -tags toolcap_nomcp, toolcap has every command but mcp: a
-// build for the Claude Code hook alone, which starts without the MCP
-// relay's packages (net/http, TLS, JSON Schema); see
-// docs/adapters/claude-code.md.
+// Install it with
 //
-// The commands live in package [github.com/toolcap/toolcap/cli]; a toolcap
-// with the Redis store is built from
-// github.com/toolcap/toolcap/adapters/redisrest/cmd/toolcap. See docs/cli.md
-// for every flag and example output.
+//	go install github.com/toolcap/toolcap/cmd/toolcap@latest
+//
+// This build has everything: the exact tokenizers o200k_base and
+// cl100k_base (module github.com/toolcap/toolcap/tiktoken) and the Redis
+// store of what cuts drop (module github.com/toolcap/toolcap/adapters/redisrest).
+// It is a module of its own, so that the core module, which Go programs
+// import, requires neither.
+//
+// Built with -tags toolcap_nomcp, toolcap has every command but mcp, and
+// neither the exact tokenizers nor the Redis store: a small build for the
+// Claude Code hook alone, which starts without the MCP relay's packages
+// (net/http, TLS, JSON Schema); see docs/adapters/claude-code.md.
+//
+// The commands live in package [github.com/toolcap/toolcap/cli]. See
+// docs/cli.md for every flag and example output.
 package main
 
 import (
@@ -38,4 +48,4 @@ import (
 	"github.com/toolcap/toolcap/cli"
 )
 
-func main() { os.Exit(cli.Main()) }
+func main() { os.Exit(cli.Main(options()...)) }

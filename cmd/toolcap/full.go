@@ -1,0 +1,30 @@
+//go:build !toolcap_nomcp
+
+package main
+
+import (
+	"github.com/toolcap/toolcap/adapters/redisrest"
+	"github.com/toolcap/toolcap/cli"
+	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/tiktoken"
+)
+
+// options are what the full build adds to the core's commands: the exact
+// tokenizers and the Redis store.
+func options() []cli.Option {
+	return []cli.Option{
+		cli.WithTokenizers(tiktoken.New),
+		cli.WithStoreOpener(openRedis),
+	}
+}
+
+// openRedis opens the Redis store a manifest names, and sends go-redis's
+// own log lines to the command's logger.
+func openRedis(url string, cfg rest.Config) (rest.Store, error) {
+	redisrest.RouteLogs(cfg.Logger)
+	s, err := redisrest.Open(url, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}

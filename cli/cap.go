@@ -33,12 +33,11 @@ one, the marker on a line after it, and cuts other input as text.
 Token limits (default_max_tokens, a per_tool entry's max_tokens): both
 limits hold, and the marker names the unit that cut:
 "[truncated: N tokens dropped, refine your query]". toolcap counts tokens
-with the "calibrated" tokenizer, an estimate that never learns here (cap sees
-no provider's counts) and so keeps its conservative default, 2 bytes a
-token. A manifest that sets a token limit and names an exact tokenizer
-(o200k_base, cl100k_base) is a configuration error: those live in the Go
-module github.com/toolcap/toolcap/tiktoken, for programs that build a
-worker. Input of at most 32 bytes per token of the limit (and at most 8 MiB
+with the tokenizer the manifest names: "calibrated" (the default), an
+estimate that never learns here (cap sees no provider's counts) and so
+keeps its conservative default, 2 bytes a token, or exactly with
+"o200k_base" or "cl100k_base" (a build without them, such as the
+hook-only one, refuses those as a configuration error). Input of at most 32 bytes per token of the limit (and at most 8 MiB
 or 4 times the byte limit) is held whole, counted and cut as a worker cuts
 it; longer input is cut as it streams, then to the token limit from what
 was kept, as a worker cuts it held whole (but for input over 8 MiB or 4
@@ -87,7 +86,7 @@ the exit status. -v logs the limit in force and the cut.
 `
 
 func runCap(ctx context.Context, o *options, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
-	fs := newFlags("cap")
+	fs, logs := newFlags("cap")
 	var (
 		layers  layerFlags
 		tool    = fs.String("tool", "", "the registered `NAME` of the tool whose output this is (required)")
@@ -126,7 +125,7 @@ func runCap(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		}))
 	}
 
-	logger := newLogger(stderr, verbose.level()).Named("toolcap")
+	logger := logs.logger(stderr, verbose).Named("toolcap")
 	res, err := layers.resolve(ctx, env, logger, extra...)
 	if err != nil {
 		return configError(stderr, err)

@@ -1,10 +1,17 @@
 // Package cli is the toolcap command: every subcommand, its flags and its
-// output, as one function a main package calls. cmd/toolcap is that main
-// package; a program that adds what the core module cannot link, such as
-// the Redis store of github.com/toolcap/toolcap/adapters/redisrest, builds
-// its own toolcap with [Main] and an [Option]:
+// output, as one function a main package calls. What the core module
+// cannot link comes in as an [Option]: the exact tokenizers of
+// github.com/toolcap/toolcap/tiktoken ([WithTokenizers]) and the Redis
+// store of github.com/toolcap/toolcap/adapters/redisrest
+// ([WithStoreOpener]). cmd/toolcap, a module of its own, is the main
+// package users install, with both:
 //
-//	func main() { os.Exit(cli.Main(cli.WithStoreOpener(redisOpener))) }
+//	func main() {
+//		os.Exit(cli.Main(cli.WithTokenizers(tiktoken.New), cli.WithStoreOpener(openRedis)))
+//	}
+//
+// Every command logs through go-hclog on standard error, in text or JSON
+// lines (--log-format), each with an RFC 3339 time, at --log-level.
 //
 // See docs/cli.md for every command and flag.
 package cli
@@ -186,11 +193,13 @@ Run 'toolcap <command> -h' for a command's flags.
 // newFlags returns a flag set for a subcommand. The flag package prints
 // nothing: parseFailed reports parse errors, prefixed with the command, and
 // prints the help on -h.
-func newFlags(name string) *flag.FlagSet {
+func newFlags(name string) (*flag.FlagSet, *logFlags) {
 	fs := flag.NewFlagSet("toolcap "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	return fs
+	logs := &logFlags{format: "text"}
+	logs.register(fs)
+	return fs, logs
 }
 
 // parse parses args, flags and operands in any order (an argument "--" ends
@@ -284,14 +293,87 @@ func (v verbosity) level() hclog.Level {
 	}
 }
 
-// newLogger returns the CLI's logger: human-readable lines on stderr, with
-// no name, since the worker names the logger it is given "toolcap"; name it
-// before using it elsewhere.
-func newLogger(stderr io.Writer, level hclog.Level) hclog.Logger {
+// logFlags are the flags of the log every command takes: --log-format and
+// --log-level. Every command's flag set has them (newFlags).
+type logFlags struct {
+	format logFormat
+	level  logLevel
+}
+
+// logFormat is --log-format: text (the default) or json.
+type logFormat string
+
+func (f *logFormat) String() string { return string(*f) }
+
+func (f *logFormat) Set(s string) error {
+	switch s {
+	case "text", "json":
+		*f = logFormat(s)
+		return nil
+	}
+	return fmt.Errorf("%q: want text or json", s)
+}
+
+// logLevel is --log-level; unset, the level comes from -v.
+type logLevel struct {
+	level hclog.Level
+	set   bool
+}
+
+func (l *logLevel) String() string {
+	if !l.set {
+		return ""
+	}
+	return l.level.String()
+}
+
+func (l *logLevel) Set(s string) error {
+	lv := hclog.LevelFromString(s)
+	if lv == hclog.NoLevel || strings.EqualFold(s, "all") {
+		return fmt.Errorf("%q: want trace, debug, info, warn, error or off", s)
+	}
+	l.level, l.set = lv, true
+	return nil
+}
+
+func (l *logFlags) register(fs *flag.FlagSet) {
+	fs.Var(&l.format, "log-format", "write log lines as `text` or json (one JSON object a line); every line has an RFC 3339 timestamp")
+	fs.Var(&l.level, "log-level", "the least `LEVEL` logged: trace, debug, info, warn, error or off (default warn, or what -v sets)")
+}
+
+// logTimeFormat is RFC 3339 with milliseconds, in text and JSON alike.
+const logTimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// logger returns the command's logger on stderr: text or JSON lines, each
+// with its RFC 3339 time, at --log-level, else at the level -v (v) gives.
+// It has no name, since the worker names the logger it is given "toolcap";
+// name it before using it elsewhere.
+func (l *logFlags) logger(stderr io.Writer, v verbosity) hclog.Logger {
+	level := v.level()
+	if l.level.set {
+		level = l.level.level
+	}
+	return newLogger(stderr, level, l.format == "json")
+}
+
+// status returns the logger of the lines a command shows at the default
+// level, such as where it serves and why it stopped: logger itself when
+// --log-level is set or logger logs info, else a logger like it, named
+// name, at info.
+func (l *logFlags) status(stderr io.Writer, logger hclog.Logger, name string) hclog.Logger {
+	if l.level.set || logger.IsInfo() {
+		return logger
+	}
+	return newLogger(stderr, hclog.Info, l.format == "json").Named(name)
+}
+
+// newLogger returns a logger on w at level, in JSON lines when json.
+func newLogger(w io.Writer, level hclog.Level, json bool) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
-		Level:       level,
-		Output:      stderr,
-		DisableTime: true,
+		Level:      level,
+		Output:     w,
+		JSONFormat: json,
+		TimeFormat: logTimeFormat,
 	})
 }
 

@@ -48,7 +48,7 @@ source, key and value). Warnings go to standard error.
 `
 
 func runConfig(ctx context.Context, o *options, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
-	fs := newFlags("config")
+	fs, logs := newFlags("config")
 	var (
 		layers layerFlags
 		tools  stringsFlag
@@ -65,7 +65,7 @@ func runConfig(ctx context.Context, o *options, args []string, stdin io.Reader, 
 		return exitUsage
 	}
 
-	res, err := layers.resolve(ctx, env, newLogger(stderr, verbosity(0).level()).Named("toolcap"))
+	res, err := layers.resolve(ctx, env, logs.logger(stderr, 0).Named("toolcap"))
 	if err != nil {
 		return configError(stderr, err)
 	}

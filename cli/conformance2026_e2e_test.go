@@ -331,7 +331,7 @@ func TestConformance2026ServerScenarios(t *testing.T) {
 				// The rest of a cut result is kept under the user cache
 				// directory: this test's own.
 				cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
-				addr, logs, stop := serve(t, cmd, cmd.StderrPipe, regexp.MustCompile(`^toolcap mcp: serving http://(\S+)/mcp$`))
+				addr, logs, stop := serve(t, cmd, cmd.StderrPipe, regexp.MustCompile(`serving http://(\S+)/mcp$`))
 				got := suite.runServer(t, "http://"+addr+"/mcp", "--requirements", rev.rev)
 				// Stopping the proxy stops every server it started.
 				stop()

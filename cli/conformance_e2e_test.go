@@ -416,7 +416,7 @@ func TestConformanceServerScenarios(t *testing.T) {
 				// The rest of a cut result is kept under the user cache
 				// directory: this test's own.
 				cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
-				addr, logs, stop := serve(t, cmd, cmd.StderrPipe, regexp.MustCompile(`^toolcap mcp: serving http://(\S+)/mcp$`))
+				addr, logs, stop := serve(t, cmd, cmd.StderrPipe, regexp.MustCompile(`serving http://(\S+)/mcp$`))
 				got := suite.run(t, "http://"+addr+"/mcp")
 				// Stopping the proxy stops every server it started.
 				stop()

@@ -19,6 +19,7 @@ import (
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
 	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
 )
 
@@ -46,7 +47,7 @@ configuration error.
 `
 
 func runDemo(ctx context.Context, o *options, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
-	fs := newFlags("demo")
+	fs, logs := newFlags("demo")
 	var (
 		layers  layerFlags
 		lines   = fs.Int("lines", 3, "show the last `N` lines of each cut result")
@@ -71,12 +72,15 @@ func runDemo(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		dir = operands[0]
 	}
 
-	base := newLogger(stderr, verbose.level())
+	base := logs.logger(stderr, verbose)
 	res, err := layers.resolve(ctx, env, base.Named("toolcap"))
+	var exact []worker.Option // the manifest's exact tokenizer, when it names one
 	if err == nil {
-		// The worker counts with a tokens.Calibrated of its own; this only
-		// names the layer of an exact tokenizer it would refuse.
-		_, err = o.counterFor(res)
+		// The worker counts "calibrated" with one of its own.
+		var tz tokens.Tokenizer
+		if tz, err = o.counterFor(res); tz != nil && tz.Name() != tokens.CalibratedName {
+			exact = append(exact, worker.WithTokenizer(tz))
+		}
 	}
 	if err != nil {
 		return configError(stderr, err)
@@ -107,14 +111,14 @@ func runDemo(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	}
 
 	var seen observer
-	w, err := worker.New(tools.All(fsys),
+	w, err := worker.New(tools.All(fsys), append(exact,
 		worker.WithManifest(res.Manifest),
 		worker.WithLogger(base),
 		worker.WithMiddleware(middleware.Logging(base.Named("toolcap")), seen.middleware),
 		// What a cut drops is kept for the demo's own run, so that the
 		// model can read on (docs/rest.md).
 		worker.WithRest(rest.NewMemory(rest.Config{})),
-	)
+	)...)
 	if err != nil {
 		return configError(stderr, err)
 	}

@@ -43,13 +43,14 @@ held to the policy as JSON, kept valid. A Bash image and a Read of an
 image or PDF are left alone.
 
 A token limit (default_max_tokens, a per_tool entry's max_tokens) is
-counted by the "calibrated" tokenizer at its conservative default, 2 bytes
-a token (the hook sees no provider's counts). When the token limit cuts a
+counted by the tokenizer the manifest names: "calibrated" (the default) at
+its conservative default, 2 bytes a token (the hook sees no provider's
+counts), or exactly with "o200k_base" or "cl100k_base". When the token limit cuts a
 text, its marker counts tokens: "[truncated: N tokens dropped, refine your
 query]"; a text longer than 32 bytes per token of its share, and a list of
-file names, keep a marker that counts bytes. A manifest that sets a token
-limit and names an exact tokenizer (o200k_base, cl100k_base) is a
-configuration error.
+file names, keep a marker that counts bytes. The hook-only build
+(-tags toolcap_nomcp) has no exact tokenizer: a manifest that sets a token
+limit and names one is a configuration error there.
 
 Output Claude Code saved itself (persistedOutputPath, <persisted-output>)
 is left alone. Read is cut between lines, its line numbers counted, the
@@ -86,7 +87,7 @@ Go program can call.
 // counter, standard input and output, exit codes and the log. What the
 // hook does to a tool's output is package claudecode's.
 func runHook(ctx context.Context, o *options, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
-	fs := newFlags("hook")
+	fs, logs := newFlags("hook")
 	var (
 		layers  layerFlags
 		verbose verbosity
@@ -118,7 +119,7 @@ func runHook(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(hookMemoryLimit))
 
-	logger := newLogger(stderr, verbose.level()).Named("toolcap")
+	logger := logs.logger(stderr, verbose).Named("toolcap")
 	hook := &claudecode.Hook{Logger: logger}
 	c, err := hook.ReadCap(stdin, func(tool string) (claudecode.Setup, error) {
 		policy, res, err := o.hookPolicy(ctx, &layers, env, logger, tool)
@@ -141,11 +142,12 @@ func runHook(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	var setupErr *claudecode.SetupError
 	switch {
 	case errors.As(err, &setupErr):
+		// A configuration error, reported as every command reports one.
 		fmt.Fprintf(stderr, "toolcap: %s (tool output left as it is)\n", oneLine(setupErr.Err.Error()))
 		return exitFailed
 	case err != nil:
 		// Fail open: the tool's output goes on unchanged.
-		fmt.Fprintf(stderr, "toolcap hook claude-code: warning: %s; tool output left as it is\n", oneLine(err.Error()))
+		logger.Warn(oneLine(err.Error()) + "; tool output left as it is")
 		return exitOK
 	case !c.Changed:
 		return exitOK
@@ -156,7 +158,7 @@ func runHook(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		_, err = stdout.Write(append(reply, '\n'))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "toolcap hook claude-code: standard output: %v\n", err)
+		logger.Error("standard output: " + oneLine(err.Error()))
 		return exitFailed
 	}
 	return exitOK

@@ -274,7 +274,7 @@ func TestHookFailsOpen(t *testing.T) {
 			if got.code != exitOK || got.stdout != "" {
 				t.Errorf("exit %d, stdout %q; want 0 and nothing", got.code, got.stdout)
 			}
-			if n := strings.Count(got.stderr, "\n"); n != 1 || !strings.Contains(got.stderr, "warning: ") {
+			if n := strings.Count(got.stderr, "\n"); n != 1 || !strings.HasPrefix(got.stderr, "[WARN]  toolcap: ") {
 				t.Errorf("stderr = %q, want one warning line", got.stderr)
 			}
 			checkContains(t, "stderr", got.stderr, tt.warning, "tool output left as it is")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -27,8 +28,16 @@ func runWith(t *testing.T, env []string, stdin io.Reader, args ...string) result
 	}
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), args, stdin, &stdout, &stderr, env)
-	return result{code, stdout.String(), stderr.String()}
+	return result{code, stdout.String(), untimed(stderr.String())}
 }
+
+// logTime is the RFC 3339 time that begins every text log line.
+var logTime = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d\d:\d\d) `)
+
+// untimed returns the lines of stderr without the time that begins each
+// log line, which TestLogFormats checks, so that a test can compare the
+// rest exactly.
+func untimed(stderr string) string { return logTime.ReplaceAllString(stderr, "") }
 
 // writeFile writes content to name in dir and returns its path.
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -111,7 +120,7 @@ func TestParseFlagsAfterOperands(t *testing.T) {
 		{nil, nil, ""},
 	}
 	for _, tt := range tests {
-		fs := newFlags("test")
+		fs, _ := newFlags("test")
 		tool := fs.String("tool", "", "")
 		got, _, ok := parse(fs, "", tt.args, io.Discard, io.Discard)
 		if !ok {

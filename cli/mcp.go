@@ -30,9 +30,10 @@ to its tool's limit (per_tool keys are the server's tool names) while it is
 read, whatever its size: its content blocks together, notes included, and
 its structuredContent on its own. A capped result carries the figures in
 _meta["toolcap/truncation"]. A token limit (default_max_tokens, max_tokens)
-holds as well for the text of a result, counted by the "calibrated"
-tokenizer at its conservative default; a manifest that sets one and names
-an exact tokenizer (o200k_base, cl100k_base) is a configuration error.
+holds as well for the text of a result, counted by the tokenizer the
+manifest names ("calibrated" at its conservative default, or exactly with
+o200k_base or cl100k_base); a reload keeps the tokenizer toolcap mcp
+started with.
 
 Keeping the rest (keep_rest, on by default): the whole text of a result
 that is cut is kept in a bounded store, a private directory under the user
@@ -230,7 +231,7 @@ func listenAddr(s string) (string, error) {
 
 // runMCP is "toolcap mcp": a capping relay in front of an MCP server.
 func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
-	fs := newFlags("mcp")
+	fs, logs := newFlags("mcp")
 	var f mcpFlags
 	f.register(fs)
 	// Flags stop at the first operand: what follows is the server's command
@@ -250,7 +251,8 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		return exitUsage
 	}
 
-	logger := newLogger(stderr, f.v.level()).Named("mcp")
+	logger := logs.logger(stderr, f.v).Named("mcp")
+	status := logs.status(stderr, logger, "mcp")
 	res, err := f.layers.resolve(ctx, env, logger)
 	var given tokens.Tokenizer // an exact tokenizer, which the proxy is given
 	if err == nil {
@@ -290,7 +292,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	var upstream mcpproxy.Conn
 	if f.listen == "" {
 		if upstream, err = dial(ctx); err != nil {
-			fmt.Fprintf(stderr, "toolcap mcp: %s: %s\n", server, oneLine(err.Error()))
+			status.Error(server + ": " + oneLine(err.Error()))
 			return exitFailed
 		}
 		// Until Serve owns it: a failure below stops the server again.
@@ -351,7 +353,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	go o.watchManifests(ctx, &f.layers, env, logger, proxy, given, applied)
 	if metrics != nil {
 		if err := serveMetrics(ctx, metrics, f.metrics, f.token, logger); err != nil {
-			fmt.Fprintf(stderr, "toolcap mcp: %s\n", oneLine(err.Error()))
+			status.Error("--metrics: " + oneLine(err.Error()))
 			return exitFailed
 		}
 	}
@@ -377,7 +379,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 			// 0 is the option's default; -1 serves none.
 			StatelessServers: cmp.Or(f.statelessServers, -1),
 			SessionIdle:      f.sessionIdle,
-		}, conns, stderr, logger)
+		}, conns, status, logger)
 	}
 
 	logger.Debug("relaying", "server", server)
@@ -388,11 +390,11 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	case err == nil:
 		return exitOK
 	case errors.Is(err, mcpproxy.ErrServerExited):
-		fmt.Fprintf(stderr, "toolcap mcp: %s: %s\n", server, oneLine(err.Error()))
+		status.Error(server + ": " + oneLine(err.Error()))
 	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "toolcap mcp: interrupted; the server was shut down\n")
+		status.Info("interrupted; the server was shut down")
 	default:
-		fmt.Fprintf(stderr, "toolcap mcp: %s\n", oneLine(err.Error()))
+		status.Error(oneLine(err.Error()))
 	}
 	return exitFailed
 }

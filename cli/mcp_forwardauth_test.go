@@ -70,7 +70,7 @@ func TestMCPListenServesResourceMetadata(t *testing.T) {
 	go func() {
 		done <- runMCP(ctx, &options{}, args, strings.NewReader(""), io.Discard, &stderr, []string{"XDG_CACHE_HOME=" + t.TempDir()})
 	}()
-	serving := regexp.MustCompile(`toolcap mcp: serving (http://\S+)/mcp`)
+	serving := regexp.MustCompile(`serving (http://\S+)/mcp`)
 	var origin string
 	for deadline := time.Now().Add(10 * time.Second); origin == ""; time.Sleep(10 * time.Millisecond) {
 		if m := serving.FindStringSubmatch(stderr.String()); m != nil {

@@ -5,8 +5,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -39,10 +37,10 @@ const httpShutdownWait = 2*mcpGrace + 3*time.Second
 // server (for a command: stdin closed, SIGTERM, SIGKILL, each after the
 // grace), and returns once every server has exited: none outlives the
 // proxy.
-func serveHTTP(ctx context.Context, proxy *mcpproxy.Proxy, addr string, opts mcpproxy.HTTPOptions, maxConns int, stderr io.Writer, logger hclog.Logger) int {
+func serveHTTP(ctx context.Context, proxy *mcpproxy.Proxy, addr string, opts mcpproxy.HTTPOptions, maxConns int, status, logger hclog.Logger) int {
 	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolcap mcp: --listen %s: %s\n", addr, oneLine(err.Error()))
+		status.Error("--listen " + addr + ": " + oneLine(err.Error()))
 		return exitFailed
 	}
 	ln := newLimitListener(tcp, maxConns)
@@ -64,8 +62,8 @@ func serveHTTP(ctx context.Context, proxy *mcpproxy.Proxy, addr string, opts mcp
 	// would end the long-lived event streams too. IdleTimeout closes
 	// kept-alive connections nobody uses.
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
-	fmt.Fprintf(stderr, "toolcap mcp: serving http://%s/mcp\n", ln.Addr())
+	// One line, shown at the default level: scripts wait for it.
+	status.Info("serving http://" + ln.Addr().String() + "/mcp")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 
@@ -73,7 +71,7 @@ func serveHTTP(ctx context.Context, proxy *mcpproxy.Proxy, addr string, opts mcp
 	select {
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintf(stderr, "toolcap mcp: %s\n", oneLine(err.Error()))
+			status.Error(oneLine(err.Error()))
 			code = exitFailed
 		}
 	case <-ctx.Done():

@@ -93,7 +93,7 @@ func TestMCPServerFailsAtStart(t *testing.T) {
 		t.Skip("no sh")
 	}
 	code, _, stderr := mcpRun(t, strings.NewReader(""), nil, "--", "sh", "-c", "echo boom >&2; exit 3")
-	if code != exitFailed || !strings.Contains(stderr, "boom") || !strings.Contains(stderr, "toolcap mcp: sh:") {
+	if code != exitFailed || !strings.Contains(stderr, "boom") || !strings.Contains(stderr, "[ERROR] mcp: sh: ") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	code, _, stderr = mcpRun(t, strings.NewReader(""), nil, "--", "/no/such/server")

@@ -73,7 +73,7 @@ const (
 const allPage = 1 << 20
 
 func runRead(ctx context.Context, o *options, args []string, _ io.Reader, stdout, stderr io.Writer, env []string) int {
-	fs := newFlags("read")
+	fs, logs := newFlags("read")
 	var (
 		layers   layerFlags
 		scope    scopeFlag
@@ -114,7 +114,7 @@ func runRead(ctx context.Context, o *options, args []string, _ io.Reader, stdout
 		return exitUsage
 	}
 
-	logger := newLogger(stderr, verbosity(0).level()).Named("toolcap")
+	logger := logs.logger(stderr, 0).Named("toolcap")
 	res, err := layers.resolve(ctx, env, logger)
 	if err != nil {
 		return configError(stderr, err)

@@ -134,7 +134,7 @@ func TestStatelessEndToEnd(t *testing.T) {
 	listen := func(args ...string) (url string, logs fmt.Stringer) {
 		cmd := exec.Command(toolcap, append([]string{"mcp", "--listen", "127.0.0.1:0"}, args...)...)
 		cmd.Env = env
-		addr, l, _ := serve(t, cmd, cmd.StderrPipe, regexp.MustCompile(`^toolcap mcp: serving http://(\S+)/mcp$`))
+		addr, l, _ := serve(t, cmd, cmd.StderrPipe, regexp.MustCompile(`serving http://(\S+)/mcp$`))
 		return "http://" + addr + "/mcp", l
 	}
 	urlListen, urlLogs := listen("--url", upstream)

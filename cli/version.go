@@ -20,7 +20,7 @@ reports VERSION; one built from a checkout, or run with 'go run', reports
 var readBuildInfo = debug.ReadBuildInfo
 
 func runVersion(ctx context.Context, _ *options, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
-	fs := newFlags("version")
+	fs, _ := newFlags("version")
 	operands, code, ok := parse(fs, versionHelp, args, stdout, stderr)
 	if !ok {
 		return code

@@ -93,7 +93,6 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 		if cutHere {
 			prep = prep.WithTruncation(text, t)
 			precut = true
-			shape.Log(s.p.logger, call.tool, call.callID, t)
 		} else {
 			prep.Content = &text
 		}
@@ -142,6 +141,7 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 	// ends the content.
 	var tail shape.Note
 	var structCut bool
+	var structFig chain.Truncation // structuredContent's cut, for the log line
 	if res.hasStructured {
 		var sc shape.Structured
 		valid := s.validator(call.tool)
@@ -161,8 +161,7 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 		switch {
 		case !ok:
 			sh.structuredDropped = true
-			size := int(res.structuredSize)
-			shape.Log(s.p.logger, call.tool, call.callID, shape.DroppedFigures(size, pol))
+			structFig = shape.DroppedFigures(int(res.structuredSize), pol)
 			if valid != nil && !sh.isError {
 				// A success without the structured result its schema
 				// promises breaks the contract: it becomes an error, and
@@ -172,7 +171,7 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 			}
 		case sc.Cut:
 			sh.structured, structCut, tail = sc.Raw, true, sc.Note
-			shape.Log(s.p.logger, call.tool, call.callID, sc.Figures)
+			structFig = sc.Figures
 		case sc.Raw != nil:
 			sh.structured = sc.Raw
 		}
@@ -187,9 +186,7 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 		sh.isError == res.isError && s.forwardable(m, res) {
 		return nil
 	}
-	if cf.BlocksDropped > 0 || cf.BlocksCut > 0 {
-		shape.Log(s.p.logger, call.tool, call.callID, cf.Figures)
-	}
+	s.logCut(call, r, cf, structFig, structCut || sh.structuredDropped)
 	fig := truncationMeta{Unit: "bytes", Limit: cf.Figures.Limit, Original: cf.Figures.OriginalBytes,
 		Kept: cf.Figures.KeptBytes, Dropped: cf.Figures.DroppedBytes}
 	if t := chainCut(r); t.Ref != "" {
@@ -203,6 +200,44 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 		}
 	}
 	return func(w jsonWriter) { encodeResult(w, m.id, res, sh, fig) }
+}
+
+// logCut writes the one log line of a result's cut, whatever parts of it
+// were cut: the content's figures (its blocks' when they were shaped, the
+// chain's cut of its text otherwise), with structuredContent's figures as
+// fields of their own when it was cut too; structuredContent's alone when
+// only it was. The chain's own cap logs nothing here (the proxy gives it
+// a logger without info, see [warnOnly]), so that a cut is one line.
+func (s *session) logCut(call *pendingCall, r chain.Result, cf shape.ContentFigures, structFig chain.Truncation, structCut bool) {
+	l := s.p.logger
+	if !l.IsInfo() {
+		return
+	}
+	t, contentCut := chainCut(r), false
+	if _, ok := r.Truncation(); ok {
+		contentCut = true
+	}
+	if _, ok := r.Ceiling(); ok {
+		contentCut = true
+	}
+	if cf.BlocksDropped > 0 || cf.BlocksCut > 0 {
+		ref, resume := t.Ref, t.Resume
+		t, contentCut = cf.Figures, true
+		if t.Ref == "" {
+			t.Ref, t.Resume = ref, resume
+		}
+	}
+	var extra []any
+	switch {
+	case !contentCut && !structCut:
+		return
+	case !contentCut:
+		t = structFig
+		extra = append(extra, "part", "structuredContent")
+	case structCut:
+		extra = append(extra, "structured_original_bytes", structFig.OriginalBytes, "structured_kept_bytes", structFig.KeptBytes)
+	}
+	l.Info(shape.Message(t), append(shape.LogFields(call.tool, call.callID, t), extra...)...)
 }
 
 // chainCut returns the figures of the last cut the chain made of a

@@ -197,7 +197,7 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 	// below the user's middleware, the ceiling above them, around the
 	// answer the server already gave.
 	user, nilAt := middleware.Checked(p.opts.Middleware)
-	handler := middleware.Pinned(policies.For, user, middleware.WithLogger(p.logger), middleware.WithFits(policies.Fit()), middleware.WithRest(keeper))(middleware.Answered)
+	handler := middleware.Pinned(policies.For, user, middleware.WithLogger(warnOnly{p.logger}), middleware.WithFits(policies.Fit()), middleware.WithRest(keeper))(middleware.Answered)
 	if at := nilAt(); at >= 0 {
 		return fmt.Errorf("mcpproxy: middleware %d returned a nil handler", at)
 	}
@@ -393,3 +393,18 @@ func (p *Proxy) serve(ctx context.Context, client, server Conn, label string) er
 		return ctx.Err()
 	}
 }
+
+// warnOnly is the logger the proxy gives its chain: its warnings (a
+// middleware that grew a result) pass, its info lines (the cap's cut) do
+// not, since the proxy logs each cut once, with every part of the result
+// that was cut ([session.logCut]).
+type warnOnly struct{ hclog.Logger }
+
+func (warnOnly) IsTrace() bool                   { return false }
+func (warnOnly) IsDebug() bool                   { return false }
+func (warnOnly) IsInfo() bool                    { return false }
+func (warnOnly) Trace(string, ...any)            {}
+func (warnOnly) Debug(string, ...any)            {}
+func (warnOnly) Info(string, ...any)             {}
+func (l warnOnly) Named(n string) hclog.Logger   { return warnOnly{l.Logger.Named(n)} }
+func (l warnOnly) With(args ...any) hclog.Logger { return warnOnly{l.Logger.With(args...)} }

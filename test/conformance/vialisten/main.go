@@ -34,7 +34,7 @@ import (
 )
 
 // serving is the line toolcap prints on stderr once it serves, with its URL.
-var serving = regexp.MustCompile(`^toolcap mcp: serving (http://\S+/mcp)$`)
+var serving = regexp.MustCompile(`serving (http://\S+/mcp)$`)
 
 func main() {
 	toolcap := flag.String("toolcap", "", "the toolcap `binary` to relay through")

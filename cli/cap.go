@@ -37,8 +37,9 @@ with the tokenizer the manifest names: "calibrated" (the default), an
 estimate that never learns here (cap sees no provider's counts) and so
 keeps its conservative default, 2 bytes a token, or exactly with
 "o200k_base" or "cl100k_base" (a build without them, such as the
-hook-only one, refuses those as a configuration error). Input of at most 32 bytes per token of the limit (and at most 8 MiB
-or 4 times the byte limit) is held whole, counted and cut as a worker cuts
+hook-only one, refuses those as a configuration error). Input of at most
+32 bytes per token of the limit (and at most 8 MiB or 4 times the byte
+limit) is held whole, counted and cut as a worker cuts
 it; longer input is cut as it streams, then to the token limit from what
 was kept, as a worker cuts it held whole (but for input over 8 MiB or 4
 times the byte limit and within the token window, which a worker would

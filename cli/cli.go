@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -298,6 +299,7 @@ func (v verbosity) level() hclog.Level {
 type logFlags struct {
 	format logFormat
 	level  logLevel
+	mu     sync.Mutex // the lock of every logger of the command
 }
 
 // logFormat is --log-format: text (the default) or json.
@@ -329,13 +331,14 @@ func (l *logLevel) String() string {
 
 func (l *logLevel) Set(s string) error {
 	lv := hclog.LevelFromString(s)
-	if lv == hclog.NoLevel || strings.EqualFold(s, "all") {
+	if lv == hclog.NoLevel {
 		return fmt.Errorf("%q: want trace, debug, info, warn, error or off", s)
 	}
 	l.level, l.set = lv, true
 	return nil
 }
 
+// register adds --log-format and --log-level to fs.
 func (l *logFlags) register(fs *flag.FlagSet) {
 	fs.Var(&l.format, "log-format", "write log lines as `text` or json (one JSON object a line); every line has an RFC 3339 timestamp")
 	fs.Var(&l.level, "log-level", "the least `LEVEL` logged: trace, debug, info, warn, error or off (default warn, or what -v sets)")
@@ -353,27 +356,30 @@ func (l *logFlags) logger(stderr io.Writer, v verbosity) hclog.Logger {
 	if l.level.set {
 		level = l.level.level
 	}
-	return newLogger(stderr, level, l.format == "json")
+	return l.newLogger(stderr, level)
 }
 
-// status returns the logger of the lines a command shows at the default
-// level, such as where it serves and why it stopped: logger itself when
-// --log-level is set or logger logs info, else a logger like it, named
-// name, at info.
+// status returns the logger of the lines a command shows at every level
+// but off, such as where it serves (scripts wait for it) and why it
+// stopped: logger itself when it logs info or --log-level is off, else a
+// logger like it, named name, at info.
 func (l *logFlags) status(stderr io.Writer, logger hclog.Logger, name string) hclog.Logger {
-	if l.level.set || logger.IsInfo() {
+	if logger.IsInfo() || l.level.set && l.level.level == hclog.Off {
 		return logger
 	}
-	return newLogger(stderr, hclog.Info, l.format == "json").Named(name)
+	return l.newLogger(stderr, hclog.Info).Named(name)
 }
 
-// newLogger returns a logger on w at level, in JSON lines when json.
-func newLogger(w io.Writer, level hclog.Level, json bool) hclog.Logger {
+// newLogger returns a logger on w at level in the format of l, sharing
+// l's lock with the command's other loggers, so that their lines never
+// interleave on one writer.
+func (l *logFlags) newLogger(w io.Writer, level hclog.Level) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Level:      level,
 		Output:     w,
-		JSONFormat: json,
+		JSONFormat: l.format == "json",
 		TimeFormat: logTimeFormat,
+		Mutex:      &l.mu,
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -333,12 +334,15 @@ func (o *options) counterFor(res *manifest.Resolution) (tokens.Tokenizer, error)
 		return tz, nil
 	}
 	switch {
-	case (name == "o200k_base" || name == "cl100k_base") && (o == nil || o.tokenizer == nil):
+	case (name == "o200k_base" || name == "cl100k_base") && o.tokenizer == nil:
 		err = fmt.Errorf("this toolcap binary counts tokens with %q only; for %q install the full toolcap: %s",
 			tokens.CalibratedName, name, installFull)
-	case o != nil && o.tokenizer != nil:
+	case o.tokenizer != nil:
 		tz, err = o.tokenizer(name)
-		if err == nil {
+		switch {
+		case err == nil && tz == nil:
+			err = errors.New("the program's TokenizerOpener returned no tokenizer and no error")
+		case err == nil:
 			return tz, nil
 		}
 	}

@@ -45,9 +45,9 @@ image or PDF are left alone.
 A token limit (default_max_tokens, a per_tool entry's max_tokens) is
 counted by the tokenizer the manifest names: "calibrated" (the default) at
 its conservative default, 2 bytes a token (the hook sees no provider's
-counts), or exactly with "o200k_base" or "cl100k_base". When the token limit cuts a
-text, its marker counts tokens: "[truncated: N tokens dropped, refine your
-query]"; a text longer than 32 bytes per token of its share, and a list of
+counts), or exactly with "o200k_base" or "cl100k_base". When the token
+limit cuts a text, its marker counts tokens: "[truncated: N tokens
+dropped, refine your query]"; a text longer than 32 bytes per token of its share, and a list of
 file names, keep a marker that counts bytes. The hook-only build
 (-tags toolcap_nomcp) has no exact tokenizer: a manifest that sets a token
 limit and names one is a configuration error there.
@@ -142,7 +142,8 @@ func runHook(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	var setupErr *claudecode.SetupError
 	switch {
 	case errors.As(err, &setupErr):
-		// A configuration error, reported as every command reports one.
+		// A configuration error, a plain line as every command's; exit 1,
+		// not 2: Claude Code shows a hook's exit 2 to the model.
 		fmt.Fprintf(stderr, "toolcap: %s (tool output left as it is)\n", oneLine(setupErr.Err.Error()))
 		return exitFailed
 	case err != nil:

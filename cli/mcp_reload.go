@@ -65,12 +65,13 @@ func (o *options) watchManifests(ctx context.Context, layers *layerFlags, env []
 			seen, why = now, "a manifest changed"
 		}
 		res, err := resolveRead(seen, env, logger)
-		var tz tokens.Tokenizer
 		if err == nil {
-			tz, err = o.counterFor(res)
+			// Checked before the tokenizer is opened: an exact one builds
+			// its vocabulary on first use.
+			err = sameTokenizer(given, tokenizerName(res.Manifest.Limits()))
 		}
 		if err == nil {
-			err = sameTokenizer(given, tz)
+			_, err = o.counterFor(res)
 		}
 		if err == nil {
 			err = proxy.SetManifest(res.Manifest)
@@ -199,20 +200,25 @@ func resolveRead(reads []manifestRead, env []string, logger hclog.Logger) (*mani
 	return manifest.Resolve(opts...)
 }
 
-// sameTokenizer returns an error when a reloaded manifest counts tokens
-// with another exact tokenizer than given, the one the proxy was started
-// with (nil: none), or with an exact one when the proxy has none: the
-// proxy keeps the tokenizer it starts with. tz is what the new manifest
-// counts with, nil when it sets no token limit.
-func sameTokenizer(given, tz tokens.Tokenizer) error {
-	if tz == nil {
-		return nil
+// tokenizerName returns the tokenizer l counts its token limits with, ""
+// when it sets none.
+func tokenizerName(l *manifest.ToolOutputLimits) string {
+	if !l.HasTokens() {
+		return ""
 	}
-	was, now := tokens.CalibratedName, tz.Name()
+	return l.TokenizerName()
+}
+
+// sameTokenizer returns an error when a reloaded manifest counts tokens
+// with another tokenizer, now ("" when it sets no token limit), than the
+// proxy was started with: given, the exact one it was given, or
+// "calibrated" when nil. The proxy keeps the tokenizer it starts with.
+func sameTokenizer(given tokens.Tokenizer, now string) error {
+	was := tokens.CalibratedName
 	if given != nil {
 		was = given.Name()
 	}
-	if was == now {
+	if now == "" || now == was {
 		return nil
 	}
 	return fmt.Errorf("worker.tool_output.tokenizer = %q: toolcap mcp counts with the tokenizer it started with, %q; restart it to count with another", now, was)

@@ -72,7 +72,7 @@ func TestMCPReloadOnlyRegularFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs lockedBuffer
-	logger := newLogger(&logs, hclog.Info, false)
+	logger := (&logFlags{format: "text"}).newLogger(&logs, hclog.Info)
 	var applied []int
 	appliedc := make(chan int, 16)
 	ctx, cancel := context.WithCancel(context.Background())

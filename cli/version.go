@@ -13,7 +13,8 @@ Prints the module path and version toolcap was built from, the Go version,
 and the commit when the build recorded one. A binary installed with
   go install github.com/toolcap/toolcap/cmd/toolcap@VERSION
 reports VERSION; one built from a checkout, or run with 'go run', reports
-"(devel)".
+"(devel)". It takes --log-format and --log-level, as every command does,
+and logs nothing.
 `
 
 // readBuildInfo is debug.ReadBuildInfo, replaced in tests.

@@ -203,22 +203,30 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 }
 
 // logCut writes the one log line of a result's cut, whatever parts of it
-// were cut: the content's figures (its blocks' when they were shaped, the
-// chain's cut of its text otherwise), with structuredContent's figures as
-// fields of their own when it was cut too; structuredContent's alone when
-// only it was. The chain's own cap logs nothing here (the proxy gives it
-// a logger without info, see [warnOnly]), so that a cut is one line.
+// were cut: the content's figures (its blocks' when they were shaped, else
+// the cap's cut of the server's text, with the ceiling's kept bytes as
+// ceiling_kept_bytes when a middleware grew it and the ceiling cut again),
+// with structuredContent's figures as fields of their own when it was cut
+// too; structuredContent's alone when only it was. The chain's own cap
+// logs nothing here (the proxy gives it a logger without info, see
+// [warnOnly]), so that a cut is one line.
 func (s *session) logCut(call *pendingCall, r chain.Result, cf shape.ContentFigures, structFig chain.Truncation, structCut bool) {
 	l := s.p.logger
 	if !l.IsInfo() {
 		return
 	}
-	t, contentCut := chainCut(r), false
-	if _, ok := r.Truncation(); ok {
-		contentCut = true
-	}
-	if _, ok := r.Ceiling(); ok {
-		contentCut = true
+	var extra []any
+	first, capped := r.Truncation()
+	ceiling, reCut := r.Ceiling()
+	t, contentCut := first, capped || reCut
+	switch {
+	case capped && reCut:
+		// The server's size is the cap's figure; the ceiling's, logged as
+		// a warning of its own, starts from what a middleware made.
+		t.Ref, t.Resume = ceiling.Ref, ceiling.Resume
+		extra = append(extra, "ceiling_kept_bytes", ceiling.KeptBytes)
+	case reCut:
+		t = ceiling
 	}
 	if cf.BlocksDropped > 0 || cf.BlocksCut > 0 {
 		ref, resume := t.Ref, t.Resume
@@ -227,7 +235,6 @@ func (s *session) logCut(call *pendingCall, r chain.Result, cf shape.ContentFigu
 			t.Ref, t.Resume = ref, resume
 		}
 	}
-	var extra []any
 	switch {
 	case !contentCut && !structCut:
 		return

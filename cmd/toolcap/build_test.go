@@ -30,7 +30,8 @@ var keptFile = regexp.MustCompile(`/[a-z0-9]+\.txt`)
 
 // TestHookOnlyBuild: toolcap built with -tags toolcap_nomcp, as
 // docs/adapters/claude-code.md documents it, links none of the relay's
-// packages, nor the exact tokenizers or the Redis client, answers the hook byte for byte as the full build does, and
+// packages, nor the exact tokenizers or the Redis client, answers the
+// hook byte for byte as the full build does, and
 // says what it lacks when asked for mcp.
 func TestHookOnlyBuild(t *testing.T) {
 	if testing.Short() {

@@ -24,6 +24,8 @@ func openRedis(url string, cfg rest.Config) (rest.Store, error) {
 	redisrest.RouteLogs(cfg.Logger)
 	s, err := redisrest.Open(url, cfg)
 	if err != nil {
+		// Not s: a nil *redisrest.Store in a rest.Store is not a nil
+		// interface.
 		return nil, err
 	}
 	return s, nil

@@ -21,7 +21,8 @@ cd "$root"
 need=()
 command -v podman >/dev/null || need+=(podman)
 command -v runc >/dev/null || need+=(runc)
-[ -x /bin/busybox ] || need+=(busybox-static)
+# The build stage's shell: a static busybox, which needs no libc there.
+if ! [ -x /bin/busybox ] || ldd /bin/busybox >/dev/null 2>&1; then need+=(busybox-static); fi
 if [ ${#need[@]} -gt 0 ]; then
 	apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null
 fi
@@ -32,6 +33,12 @@ name=toolcap-check-$$
 cleanup() {
 	podman rm -f "$name" >/dev/null 2>&1 || true
 	podman volume rm -f "$name" >/dev/null 2>&1 || true
+	podman rmi -f "localhost/$name" localhost/toolcap-go:check >/dev/null 2>&1 || true
+	# The build stage's image, left untagged by the build: only those this
+	# run made.
+	for id in $(podman images -q --filter dangling=true 2>/dev/null); do
+		grep -qx "$id" "$tmp/dangling" 2>/dev/null || podman rmi -f "$id" >/dev/null 2>&1 || true
+	done
 	[ -n "${upstream:-}" ] && kill "$upstream" 2>/dev/null || true
 	rm -rf "$tmp"
 }
@@ -60,6 +67,7 @@ tar -C "$tmp/rootfs" -c . | podman import \
 	- localhost/toolcap-go:check >/dev/null
 
 echo "== podman build"
+podman images -q --filter dangling=true >"$tmp/dangling"
 go build -o /dev/null ./cmd/toolcap # every module it needs, in the host's cache
 start=$(date +%s)
 podman build -q --build-arg GO_IMAGE=localhost/toolcap-go:check \
@@ -84,18 +92,28 @@ done
 [ -n "$url" ] || { cat "$tmp/upstream.log"; echo "container: the MCP server did not start" >&2; exit 1; }
 
 echo "== podman run: read-only, non-root, the store on a volume"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 18391)
 podman volume create "$name" >/dev/null
 podman run -d --name "$name" --read-only --network host -v "$name:/var/lib/toolcap" \
-	"localhost/$name" --listen "127.0.0.1:$port" --url "$url" >/dev/null
+	"localhost/$name" --listen 127.0.0.1:0 --url "$url" >/dev/null
+proxy=""
 for _ in $(seq 100); do
-	podman logs "$name" 2>&1 | grep -q 'serving http' && break
+	proxy=$(podman logs "$name" 2>&1 | sed -n 's/.*"serving \(http:[^"]*\)".*/\1/p')
+	[ -n "$proxy" ] && break
 	sleep 0.1
 done
+if [ -z "$proxy" ]; then
+	podman logs "$name" >&2 || true
+	echo "container: the proxy did not say where it serves" >&2
+	exit 1
+fi
 podman inspect --format 'read-only root: {{.HostConfig.ReadonlyRootfs}}; user: {{.Config.User}}' "$name"
+echo "serving $proxy"
 
 echo "== a tool call from the host, through the container"
-out=$("$tmp/mcpcall" -url "http://127.0.0.1:$port/mcp" -bytes 40000)
+out=$("$tmp/mcpcall" -url "$proxy" -bytes 40000) || {
+	podman logs "$name" >&2 || true
+	exit 1
+}
 echo "$out"
 size=$(head -1 <<<"$out")
 if [ "$size" != 16384 ] || ! grep -q 'truncated: ' <<<"$out"; then

@@ -24,7 +24,11 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 
 core=github.com/toolcap/toolcap
-version=$(cd cmd/toolcap && GOWORK=off go mod edit -json | grep -A1 "\"Path\": \"$core\"" | sed -n 's/.*"Version": "\(.*\)".*/\1/p')
+# requires DIR prints the version of the core DIR/go.mod requires, or nothing.
+requires() {
+	(cd "$1" && GOWORK=off go mod edit -json) | sed -n "/\"Path\": \"${core//\//\\/}\"/{n;s/.*\"Version\": \"\(.*\)\".*/\1/p;}"
+}
+version=$(requires cmd/toolcap)
 if [ -z "$version" ]; then
 	echo "release: cmd/toolcap/go.mod does not require $core" >&2
 	exit 1
@@ -39,7 +43,7 @@ for d in $mods; do
 		echo "release: $d/go.mod has a replace directive; a published go.mod must not" >&2
 		exit 1
 	fi
-	got=$(cd "$d" && GOWORK=off go mod edit -json | grep -A1 "\"Path\": \"$core\"" | sed -n 's/.*"Version": "\(.*\)".*/\1/p')
+	got=$(requires "$d")
 	if [ "$got" != "$version" ]; then
 		echo "release: $d/go.mod requires $core ${got:-not at all}; want $version" >&2
 		exit 1
@@ -53,7 +57,7 @@ core_requires="github.com/google/go-cmp github.com/google/jsonschema-go github.c
 github.com/knadh/koanf/parsers/toml/v2 github.com/knadh/koanf/providers/confmap github.com/knadh/koanf/providers/env/v2
 github.com/knadh/koanf/v2 github.com/modelcontextprotocol/go-sdk github.com/pelletier/go-toml/v2 golang.org/x/sync"
 # Direct requirements: the require lines of go.mod not marked indirect.
-direct=$(awk '/^require \(/{b=1;next} b&&/^\)/{b=0} (b||/^require /)&&!/\/\/ indirect/{print $(b?1:2)}' go.mod)
+direct=$(awk '/^require \(/{b=1;next} b&&/^\)/{b=0} (b||/^require /)&&!/\/\/ indirect/&&!/^[[:space:]]*(\/\/|$)/{print $(b?1:2)}' go.mod)
 for p in $direct; do
 	if ! grep -qxF -- "$p" <<<"$(tr ' ' '\n' <<<"$core_requires")"; then
 		echo "release: the core module's go.mod requires $p, which it did not; put it in a module of its own, or add it to core_requires here with the reason" >&2
@@ -73,6 +77,8 @@ git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' 
 done
 (
 	cd "$tmp/repo"
+	# None of the user's git settings (signing, hooks) applies here.
+	export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 	git init -q
 	git add -A
 	git -c user.name=release -c user.email=release@localhost commit -q -m "release $version"
@@ -91,8 +97,12 @@ mkdir "$tmp/empty"
 (
 	cd "$tmp/empty"
 	# shellcheck disable=SC2086 # one argument per module
-	GIT_CONFIG_GLOBAL="$tmp/gitconfig" GOMODCACHE="$tmp/proxycache" GOPROXY=direct GONOSUMDB=$core \
-		GOFLAGS=-mod=mod GOWORK=off go mod download -x $paths 2>&1 | grep -v '^#' | grep -v '^cd ' || true
+	if ! GIT_CONFIG_GLOBAL="$tmp/gitconfig" GIT_CONFIG_NOSYSTEM=1 GOMODCACHE="$tmp/proxycache" GOPROXY=direct \
+		GONOSUMDB=$core GOFLAGS=-mod=mod GOWORK=off go mod download $paths >"$tmp/download.log" 2>&1; then
+		cat "$tmp/download.log"
+		echo "release: go mod download of the release failed" >&2
+		exit 1
+	fi
 )
 proxy="$tmp/proxycache/cache/download"
 for p in $paths; do
@@ -129,7 +139,7 @@ esac
 echo "== a fresh module: the tiktoken module's count of toolcap cap's output"
 mkdir "$tmp/user"
 cd "$tmp/user"
-go mod init example.com/user >/dev/null 2>&1
+go mod init example.com/user 2>/dev/null
 go get "$core/tiktoken@$version"
 cat >main.go <<'GO'
 // Command user prints the o200k_base token count of its standard input.
@@ -180,7 +190,7 @@ for d in $mods; do
 	[ "$d" = cmd/toolcap ] && continue
 	echo "-- $core/$d"
 	rm -rf "$tmp/user" && mkdir "$tmp/user" && cd "$tmp/user"
-	go mod init example.com/user >/dev/null 2>&1
+	go mod init example.com/user 2>/dev/null
 	go get "$core/$d@$version"
 	out=$(go test -count=1 -run '^Example' -v "$core/$d" 2>&1) || {
 		echo "$out"

@@ -501,6 +501,12 @@ func TestConformanceResultDir(t *testing.T) {
 // the go-sdk's own conformance client (sdkClient), in the listen mode.
 var refclientScenarios = []string{"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"}
 
+// tsClientScenarios are the client scenarios test/mcp/conformance_client.mjs
+// (the TypeScript SDK's client) plays: those of the 2025-03-26
+// authorization spec, whose discovery the go-sdk's client does not play
+// (sdkClientGaps) or plays otherwise.
+var tsClientScenarios = []string{"auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"}
+
 // sdkClient is the go-sdk's conformance client, built from the module
 // cache at the version go.mod requires: the client of the listen mode,
 // which does OAuth.
@@ -574,7 +580,7 @@ func shellQuote(args ...string) string {
 // clientMode is one way for a client to reach the suite's server through
 // toolcap, and the client that plays it.
 type clientMode struct {
-	name      string   // "stdio" or "listen", as knownClientGaps keys it
+	name      string   // "stdio", "listen" or "listen-ts", as knownClientGaps keys it
 	scenarios []string // the scenarios the client plays
 	// direct and through are the suite's --command each way.
 	direct, through string
@@ -594,7 +600,10 @@ type clientMode struct {
 //   - listen: the go-sdk's own conformance client, which does OAuth,
 //     speaks HTTP to `toolcap mcp --listen --forward-auth --url`
 //     (test/conformance/vialisten starts it for each scenario), in every
-//     client scenario the suite lists.
+//     client scenario the suite lists;
+//   - listen-ts: the TypeScript SDK's client (test/mcp/conformance_client.mjs)
+//     the same way, in the 2025-03-26 authorization scenarios, whose
+//     discovery of the authorization server the go-sdk's does not play.
 func TestConformanceClientScenarios(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the conformance suite takes about a minute; not with -short")
@@ -610,6 +619,23 @@ func TestConformanceClientScenarios(t *testing.T) {
 		if !slices.Contains(listed, name) {
 			t.Errorf("refclient plays scenario %s, which conformance list does not name: %v", name, listed)
 		}
+	}
+	for _, name := range tsClientScenarios {
+		if !slices.Contains(listed, name) {
+			t.Errorf("the TypeScript client plays scenario %s, which conformance list does not name: %v", name, listed)
+		}
+	}
+	tsDir, err := filepath.Abs(filepath.Join("..", "test", "mcp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tsClient := filepath.Join(tsDir, "conformance_client.mjs")
+	if _, err := os.Stat(filepath.Join(tsDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		msg := "the TypeScript conformance client needs @modelcontextprotocol/sdk: run bash test/mcp/setup.sh"
+		if os.Getenv("TOOLCAP_MCP_E2E") == "1" {
+			t.Fatalf("TOOLCAP_MCP_E2E=1 but %s (%v)", msg, err)
+		}
+		t.Skip(msg)
 	}
 	for name := range sdkClientGaps {
 		if !slices.Contains(listed, name) {
@@ -632,6 +658,12 @@ func TestConformanceClientScenarios(t *testing.T) {
 			direct:     shellQuote(bins["everything-client"]),
 			through:    shellQuote(bins["vialisten"], "-toolcap", bins["toolcap"], bins["everything-client"]),
 			directGaps: sdkClientGaps,
+		},
+		{
+			name:      "listen-ts",
+			scenarios: tsClientScenarios,
+			direct:    shellQuote(suite.node, tsClient),
+			through:   shellQuote(bins["vialisten"], "-toolcap", bins["toolcap"], suite.node, tsClient),
 		},
 	}
 	for _, mode := range modes {

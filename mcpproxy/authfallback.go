@@ -5,15 +5,22 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 )
 
-// LegacyAuthorizationPaths are the authorization endpoints a client of the
-// MCP 2025-03-26 authorization spec falls back to when a server publishes
-// no metadata at all: the server's origin is then its own authorization
-// server, with its endpoints at these paths. [HTTPHandler.LegacyAuthorization]
+// LegacyAuthorizationPaths are the paths a client of the MCP 2025-03-26
+// authorization spec looks for its authorization server at, on the MCP
+// server's origin, when the server publishes no protected resource
+// metadata: the authorization server metadata (RFC 8414, and the OpenID
+// Connect form a client also tries), and, when there is none, the
+// endpoints the spec falls back to. [HTTPHandler.LegacyAuthorization]
 // serves them.
-var LegacyAuthorizationPaths = []string{"/authorize", "/token", "/register"}
+var LegacyAuthorizationPaths = []string{
+	"/.well-known/oauth-authorization-server",
+	"/.well-known/openid-configuration",
+	"/authorize", "/token", "/register",
+}
 
 // Bounds of relaying a legacy authorization endpoint: a token or
 // registration request or answer is a few hundred bytes, and a client (or
@@ -34,16 +41,20 @@ var legacyAuthHeaders = []string{"Accept", "Authorization", "Content-Type", "Use
 // and what OAuth says of caching and errors.
 var legacyAuthAnswerHeaders = []string{"Cache-Control", "Content-Type", "Location", "Pragma", "WWW-Authenticate"}
 
-// LegacyAuthorization returns the handler of the 2025-03-26 fallback
-// authorization endpoints (GET /authorize, POST /token, POST /register:
-// [LegacyAuthorizationPaths]) for a proxy with [HTTPOptions.ForwardAuth]
-// and [HTTPOptions.UpstreamURL]; it answers 404 otherwise. Mount it at
-// each of those paths.
+// LegacyAuthorization returns the handler of the 2025-03-26 authorization
+// discovery and fallback endpoints (GET of the two metadata documents and
+// of /authorize, POST /token, POST /register: [LegacyAuthorizationPaths])
+// for a proxy with [HTTPOptions.ForwardAuth] and [HTTPOptions.UpstreamURL];
+// it answers 404 otherwise. Mount it at each of those paths.
 //
-// Under the 2025-03-26 spec, a server that publishes no metadata is its
-// own authorization server, and a client registers, authorizes and gets
-// its token at these paths of the server's origin, which, through the
-// proxy, is the proxy's. Each request is relayed to the same path and
+// Under the 2025-03-26 spec, a client of a server that publishes no
+// protected resource metadata reads the authorization server metadata at
+// the server's origin, and, when there is none, takes that origin for its
+// authorization server and registers, authorizes and gets its token at
+// the fallback paths; through the proxy, that origin is the proxy's. The
+// metadata is relayed as the upstream wrote it: the endpoints it names
+// (on the upstream's origin, or another) are reached by the client
+// directly, as they would be without the proxy. Each request is relayed to the same path and
 // query on the upstream's origin (scheme, host and port of the
 // upstream's URL, and nowhere else), with its body (at most 64 KiB) and
 // the headers the endpoints read; the answer comes back with its status,
@@ -81,7 +92,7 @@ const legacyAuthUnavailable = "toolcap: the upstream's authorization endpoint is
 
 func (a legacyAuthorization) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	want := http.MethodPost
-	if r.URL.Path == "/authorize" {
+	if r.URL.Path == "/authorize" || strings.HasPrefix(r.URL.Path, "/.well-known/") {
 		want = http.MethodGet
 	}
 	known := false

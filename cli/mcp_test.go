@@ -298,10 +298,11 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 
 func TestMCPEndToEnd(t *testing.T) {
 	dir, fsServer := mcpNodeModules(t)
-	goroot := runtime.GOROOT()
-	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
-		goroot = strings.TrimSpace(string(out))
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
 	}
+	goroot := strings.TrimSpace(string(out))
 	bin := filepath.Join(t.TempDir(), "toolcap")
 	if runtime.GOOS == "windows" {
 		bin += ".exe"

@@ -62,10 +62,8 @@ func realDocuments(t testing.TB) map[string]string {
 // npm writes it.
 func packageLock(n int) string {
 	pkgs := map[string]any{"": map[string]any{"name": "app", "version": "1.0.0"}}
-	var names []string
 	for i := range n {
 		name := fmt.Sprintf("node_modules/pkg-%05d", i)
-		names = append(names, name)
 		pkgs[name] = map[string]any{
 			"version":   fmt.Sprintf("%d.%d.%d", i%7, i%13, i%29),
 			"resolved":  fmt.Sprintf("https://registry.npmjs.org/pkg-%05d/-/pkg-%05d-1.0.0.tgz", i, i),

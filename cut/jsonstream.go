@@ -212,6 +212,7 @@ func appendRun(b, run []byte) []byte {
 	}
 	for _, c := range body {
 		if c != fill {
+			//lint:ignore SA4016 the form wsBytes is 0; or-ing it names the form
 			return append(binary.AppendUvarint(b, uint64(len(run))<<2|wsBytes), run...)
 		}
 	}

@@ -198,7 +198,7 @@ func readText(sc *wire.Scanner, long bool, size int) (s string, at, end int, err
 		return "", at, int(sc.Offset()), err
 	case '"':
 	default:
-		return "", -1, -1, fmt.Errorf("a string member is %q...", c)
+		return "", -1, -1, fmt.Errorf("a string member starts with %q", c)
 	}
 	var b strings.Builder
 	if long {
@@ -223,7 +223,7 @@ func stringLen(sc *wire.Scanner) (int64, error) {
 	case '"':
 		return sc.String(nil)
 	}
-	return 0, fmt.Errorf("a string member is %q...", c)
+	return 0, fmt.Errorf("a string member starts with %q", c)
 }
 
 // writeBlock writes the block f of shape's output to b: kept and in are

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots, deprecated by MCP 2026-07-28, are relayed and tested while clients still use them
+
 package mcpproxy_test
 
 import (

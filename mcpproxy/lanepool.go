@@ -150,16 +150,3 @@ func (lp *lanePool) close() {
 		lp.rt.CloseIdleConnections()
 	}
 }
-
-// servers returns the lanes running.
-func (lp *lanePool) servers() int {
-	lp.mu.Lock()
-	defer lp.mu.Unlock()
-	n := 0
-	for _, l := range lp.lanes {
-		if _, dead := l.load(); !dead {
-			n++
-		}
-	}
-	return n
-}

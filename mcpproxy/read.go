@@ -108,9 +108,6 @@ func (m *message) toolCall() toolCallParams {
 	return *m.call
 }
 
-// asSent reports whether the message is held as it came, to go out so.
-func (m *message) asSent() bool { return m.raw != nil || m.parts != nil }
-
 // trimParts returns parts without the spaces that end the last of them.
 func trimParts(parts [][]byte) [][]byte {
 	for len(parts) > 0 {

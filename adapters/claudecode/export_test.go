@@ -39,11 +39,11 @@ func StreamHold(p shape.Policy) int {
 // streaming decoder, handed data in pieces of the given sizes (cycled), and
 // returns the text, the decoder's error and the index in data just past
 // the string's closing quote (-1 when it has none).
-func DecodeInPieces(data []byte, sizes []int) (string, error, int) {
+func DecodeInPieces(data []byte, sizes []int) (string, int, error) {
 	var out []byte
 	d := newStrDecSize(func(p []byte) { out = append(out, p...) }, 7)
 	if len(data) == 0 || data[0] != '"' {
-		return "", errNotString, -1
+		return "", -1, errNotString
 	}
 	off := 1
 	for k := 0; off < len(data); k++ {
@@ -51,11 +51,11 @@ func DecodeInPieces(data []byte, sizes []int) (string, error, int) {
 		piece := data[off:min(off+n, len(data))]
 		if end := d.write(piece); end >= 0 {
 			d.end()
-			return string(out), d.err, off + end + 1
+			return string(out), off + end + 1, d.err
 		}
 		off += len(piece)
 	}
-	return string(out), d.err, -1
+	return string(out), -1, d.err
 }
 
 // SkipStreamed finds the end of the value that starts data, as the

@@ -81,7 +81,7 @@ func TestDecodeInPieces(t *testing.T) {
 
 func checkDecodeInPieces(t *testing.T, data []byte, sizes []int) {
 	t.Helper()
-	got, err, end := claudecode.DecodeInPieces(data, sizes)
+	got, end, err := claudecode.DecodeInPieces(data, sizes)
 	_, heldEnd, _, heldErr := claudecode.SkipStreamed(data, len(data))
 	stringEnd := -1
 	if len(data) > 0 && data[0] == '"' && (heldErr == nil || heldEnd > 0) {

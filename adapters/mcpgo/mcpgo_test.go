@@ -177,7 +177,7 @@ func TestCaps(t *testing.T) {
 			if err := json.Unmarshal(enc, &sc); err != nil || len(enc) > 16384 || len(sc.Rows) == 0 || len(sc.Rows) >= 2048 {
 				t.Errorf("query: structuredContent encodes to %d bytes (limit 16384) with %d rows of 2048 (%v), want a cut", len(enc), len(sc.Rows), err)
 			}
-			if res.RawStructuredContent != nil && len(res.RawStructuredContent) > 16384 {
+			if len(res.RawStructuredContent) > 16384 {
 				t.Errorf("query: RawStructuredContent still has %d bytes", len(res.RawStructuredContent))
 			}
 			if b := blocks(res.Content); len(b) != 2 || !strings.Contains(b[1].Text, "structuredContent cut") {

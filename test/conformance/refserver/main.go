@@ -254,6 +254,7 @@ func withProgress(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.Ca
 // failing is a tool whose failure is its result: the SDK turns a handler's
 // error into a result with isError set, which tools-call-error expects.
 func failing(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+	//lint:ignore ST1005 the words the suite's tools-call-error scenario checks
 	return nil, nil, errors.New("This tool intentionally returns an error for testing")
 }
 
@@ -379,8 +380,9 @@ func addResources(server *mcp.Server) {
 		MIMEType: "application/json", URITemplate: templateURI},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			uri := req.Params.URI
-			id, ok := strings.CutPrefix(uri, templatePrefix)
-			if id, ok = strings.CutSuffix(id, templateSuffix); !ok || id == "" || strings.Contains(id, "/") {
+			id, prefixed := strings.CutPrefix(uri, templatePrefix)
+			id, suffixed := strings.CutSuffix(id, templateSuffix)
+			if !prefixed || !suffixed || id == "" || strings.Contains(id, "/") {
 				return nil, mcp.ResourceNotFoundError(uri)
 			}
 			body, err := json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})

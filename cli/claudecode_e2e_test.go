@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/toolcap/toolcap/cut"
-	"github.com/toolcap/toolcap/test/fakeanthropic"
+	"github.com/toolcap/toolcap/internal/fakeanthropic"
 )
 
 // The real Claude Code (test/claude-code, installed by its setup.sh), run

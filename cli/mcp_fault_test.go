@@ -37,7 +37,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolcap/toolcap/test/faultserver/fault"
+	"github.com/toolcap/toolcap/internal/fault"
 )
 
 const (

@@ -6,7 +6,7 @@
 #    (cli/hook_types_test.go);
 #  - the real Claude Code (@anthropic-ai/claude-code, a native binary that runs
 #    offline), which cli/claudecode_e2e_test.go drives headless against
-#    a fake Anthropic API (test/fakeanthropic) to measure what the model
+#    a fake Anthropic API (internal/fakeanthropic) to measure what the model
 #    receives with and without toolcap.
 # Needs Node.js 20 or later and npm (Claude Code's package asks for Node 22 in
 # its engines field, but its binary does not use Node; npm only warns). Run

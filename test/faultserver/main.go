@@ -66,7 +66,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/toolcap/toolcap/test/faultserver/fault"
+	"github.com/toolcap/toolcap/internal/fault"
 )
 
 // message is any JSON-RPC message; which fields are set tells its kind.

@@ -5,7 +5,7 @@
 // tool:
 //
 //	big {bytes}   a text of `bytes` bytes (default 200000): the
-//	              deterministic text of package fault (test/faultserver/fault),
+//	              deterministic text of package fault (internal/fault),
 //	              with JSON escapes and multi-byte UTF-8 in every unit, so
 //	              that a test can tell each byte of what it reads back.
 //
@@ -33,7 +33,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolcap/toolcap/test/faultserver/fault"
+	"github.com/toolcap/toolcap/internal/fault"
 )
 
 // Name is the server's name in its serverInfo: a test reads it in the

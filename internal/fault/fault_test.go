@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolcap/toolcap/test/faultserver/fault"
+	"github.com/toolcap/toolcap/internal/fault"
 )
 
 func TestWriteJSONDecodesToPrefix(t *testing.T) {

@@ -79,9 +79,11 @@ for that input at the 64 MiB limit (docs/cli.md). The output is written
 when the input ends.
 
 Exit status: 0 when the input was copied or capped; 1 on a read or write
-error or an interrupt; 2 on a usage or configuration error (a bad value, a broken or missing
-manifest, a bad TOOLCAP_ variable): then nothing is written to standard
-output and one line on standard error names the source, key and value.
+error or an interrupt; 2 on a usage error (nothing is written to standard
+output) or a configuration error (a bad value, a broken or missing
+manifest, a bad TOOLCAP_ variable): one line on standard error names the
+source, key and value, and, so that a pipe loses nothing, the input is
+still written, cut at the built-in default of 16384 bytes.
 Warnings (an unknown key or variable) go to standard error and do not change
 the exit status. -v logs the limit in force and the cut.
 `
@@ -129,11 +131,11 @@ func runCap(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	logger := logs.logger(stderr, verbose).Named("toolcap")
 	res, err := layers.resolve(ctx, env, logger, extra...)
 	if err != nil {
-		return configError(stderr, err)
+		return capAtDefault(ctx, stdin, stdout, stderr, *tool, err)
 	}
 	policies, err := res.Manifest.Limits().Policies()
 	if err != nil {
-		return configError(stderr, err)
+		return capAtDefault(ctx, stdin, stdout, stderr, *tool, err)
 	}
 	policy := policies.For(*tool)
 	limit, source := limitFor(res, *tool)
@@ -143,7 +145,7 @@ func runCap(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	}
 	counter, err := o.counterFor(res)
 	if err != nil {
-		return configError(stderr, err)
+		return capAtDefault(ctx, stdin, stdout, stderr, *tool, err)
 	}
 	if policy.MaxTokens > 0 {
 		fields = append(fields, "limit_tokens", policy.MaxTokens, "tokenizer", res.Manifest.Limits().TokenizerName())
@@ -191,6 +193,37 @@ func runCap(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		return exitFailed
 	}
 	return exitOK
+}
+
+// capAtDefault reports the configuration error err as every command does
+// and returns its exit code, 2; but cap sits in a pipe, so that the tool's
+// output is not lost with it, it still writes its input cut at the
+// built-in default (16384 bytes, the head kept) and says so.
+func capAtDefault(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, tool string, err error) int {
+	code := configError(stderr, err)
+	res, err := manifest.ResolveContext(ctx)
+	if err != nil {
+		return code
+	}
+	policies, err := res.Manifest.Limits().Policies()
+	if err != nil {
+		return code
+	}
+	policy := policies.For(tool)
+	capped, _, err := capReader(ctx, stdin, func(r io.Reader) (string, chain.Truncation, error) {
+		out, t, _, err := shape.Read(r, policy)
+		return out, t, err
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcap cap: standard input: %v\n", err)
+		return exitFailed
+	}
+	fmt.Fprintf(stderr, "toolcap cap: the input follows, cut at the built-in default of %d bytes\n", policy.MaxBytes)
+	if _, err := io.WriteString(stdout, capped); err != nil {
+		fmt.Fprintf(stderr, "toolcap cap: standard output: %v\n", err)
+		return exitFailed
+	}
+	return code
 }
 
 // capReader reads r to its end and fits it with fit, which holds memory

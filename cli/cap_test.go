@@ -254,10 +254,27 @@ func configErrorCases(t *testing.T) []struct {
 	}
 }
 
+// capAtDefaultNote is the line cap adds when a configuration error makes
+// it write its input cut at the built-in default.
+const capAtDefaultNote = "toolcap cap: the input follows, cut at the built-in default of 16384 bytes\n"
+
+// A configuration error is loud (one line naming it, exit 2), and the
+// input, which cap sits in a pipe to pass on, is not lost: cap writes it
+// cut at the built-in default, and says so (issue 38, item 6: it wrote
+// nothing).
 func TestCapConfigErrors(t *testing.T) {
+	in := strings.Repeat("x", 50_000)
 	for _, tt := range configErrorCases(t) {
 		t.Run(tt.name, func(t *testing.T) {
-			got := runWith(t, tt.env, strings.NewReader(strings.Repeat("x", 50_000)), append([]string{"cap", "--tool", "Read"}, tt.args...)...)
+			got := runWith(t, tt.env, strings.NewReader(in), append([]string{"cap", "--tool", "Read"}, tt.args...)...)
+			if !strings.HasPrefix(got.stdout, in[:16000]) || len(got.stdout) != 16384 || !strings.Contains(got.stdout, "[truncated: ") {
+				t.Errorf("stdout: %d bytes, want the input cut to 16384 with the marker", len(got.stdout))
+			}
+			first, note, _ := strings.Cut(got.stderr, "\n")
+			if note != capAtDefaultNote {
+				t.Errorf("stderr after the error = %q, want %q", note, capAtDefaultNote)
+			}
+			got.stdout, got.stderr = "", first+"\n"
 			checkConfigError(t, got, tt.wantStderr)
 		})
 	}

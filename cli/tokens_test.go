@@ -223,12 +223,12 @@ func TestTokenizerErrors(t *testing.T) {
 		want  result
 	}{
 		{"cap", []string{"cap", "--tool", "Read", "--manifest", o200k}, nil, "hi\n",
-			result{exitUsage, "", why(`file "`+o200k+`"`, "o200k_base") + "\n"}},
+			result{exitUsage, "hi\n", why(`file "`+o200k+`"`, "o200k_base") + "\n" + capAtDefaultNote}},
 		{"cap, another tool's limit", []string{"cap", "--tool", "Read", "--manifest", other}, nil, "hi\n",
-			result{exitUsage, "", why(`file "`+other+`"`, "o200k_base") + "\n"}},
+			result{exitUsage, "hi\n", why(`file "`+other+`"`, "o200k_base") + "\n" + capAtDefaultNote}},
 		{"cap, tokenizer from the environment", []string{"cap", "--tool", "Read", "--manifest", limits},
 			[]string{"TOOLCAP_WORKER__TOOL_OUTPUT__TOKENIZER=cl100k_base"}, "hi\n",
-			result{exitUsage, "", why("env TOOLCAP_WORKER__TOOL_OUTPUT__TOKENIZER", "cl100k_base") + "\n"}},
+			result{exitUsage, "hi\n", why("env TOOLCAP_WORKER__TOOL_OUTPUT__TOKENIZER", "cl100k_base") + "\n" + capAtDefaultNote}},
 		{"cap, no token limit", []string{"cap", "--tool", "Read", "--manifest", unused}, nil, "hi\n",
 			result{exitOK, "hi\n", ""}},
 		{"hook", []string{"hook", "--manifest", o200k, "claude-code"}, nil, hookIn,

@@ -186,7 +186,9 @@ Limits come from layers, lowest precedence first: the built-in default
 (16384 bytes), each --manifest FILE in the order given, then TOOLCAP_
 environment variables such as TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=4096.
 
-Exit status: 0 success, 1 failure, 2 usage or configuration error.
+Exit status: 0 success, 1 failure, 2 usage or configuration error (but hook
+exits 1 on a configuration error: Claude Code shows a hook's exit 2 to the
+model).
 Run 'toolcap <command> -h' for a command's flags.
 `)
 }

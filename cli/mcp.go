@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -160,6 +161,8 @@ func (f *mcpFlags) check() error {
 		return errors.New("--forward-auth and --token both want the clients' Authorization header: with --forward-auth the upstream checks it, and --token guards only --metrics")
 	case f.maxMsg <= 0:
 		return fmt.Errorf("--max-message %d: must be positive", f.maxMsg)
+	case f.maxMsg < minMaxMessage:
+		return fmt.Errorf("--max-message %d: at least %d: an initialize with its capabilities, or a short tools/list, is bigger than that", f.maxMsg, minMaxMessage)
 	case f.maxSessions <= 0:
 		return fmt.Errorf("--max-sessions %d: must be positive", f.maxSessions)
 	case f.statelessServers < 0:
@@ -186,7 +189,7 @@ func (f *mcpFlags) check() error {
 	if f.metrics != "" {
 		addr, err := listenAddr(f.metrics)
 		if err != nil {
-			return fmt.Errorf("--metrics: %w", err)
+			return fmt.Errorf("--metrics %w", err)
 		}
 		f.metrics = addr
 		if !loopbackHost(addr) && f.token == "" {
@@ -196,7 +199,7 @@ func (f *mcpFlags) check() error {
 	if f.listen != "" {
 		addr, err := listenAddr(f.listen)
 		if err != nil {
-			return err
+			return fmt.Errorf("--listen %w", err)
 		}
 		f.listen = addr
 		if !loopbackHost(addr) && f.token == "" && !f.forwardAuth {
@@ -205,6 +208,10 @@ func (f *mcpFlags) check() error {
 	}
 	return nil
 }
+
+// minMaxMessage is the least --max-message: below it, the handshake of a
+// real client and server is refused.
+const minMaxMessage = 4096
 
 // loopbackHost reports whether addr (host:port) listens on loopback only.
 func loopbackHost(addr string) bool {
@@ -220,8 +227,8 @@ func listenAddr(s string) (string, error) {
 		s = ":" + s
 	}
 	host, port, err := net.SplitHostPort(s)
-	if err != nil || port == "" {
-		return "", fmt.Errorf("--listen %q: want host:port or a port", s)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+		return "", fmt.Errorf("%q: want host:port or a port (0 to 65535)", strings.TrimPrefix(s, ":"))
 	}
 	if host == "" {
 		host = "127.0.0.1"
@@ -290,6 +297,14 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	// of a session's start, and the rest of the proxy's own (the store's
 	// index, the proxy, the watch) is done while it starts, not before.
 	var upstream mcpproxy.Conn
+	if f.listen != "" && f.url == "" {
+		// Each session starts a server of its own, later: a command that
+		// cannot start fails now, as over stdio, not every session after.
+		if _, err := exec.LookPath(f.command[0]); err != nil {
+			status.Error(server + ": " + oneLine(err.Error()))
+			return exitFailed
+		}
+	}
 	if f.listen == "" {
 		if upstream, err = dial(ctx); err != nil {
 			status.Error(server + ": " + oneLine(err.Error()))

@@ -74,6 +74,11 @@ func TestMCPUsage(t *testing.T) {
 		{[]string{"--token", "t", "--", "x"}, exitUsage, "--token needs --listen"},
 		{[]string{"--listen", "0.0.0.0:8080", "--", "x"}, exitUsage, "--listen 0.0.0.0:8080 is not a loopback address: it needs --token"},
 		{[]string{"--listen", "nope:port:x", "--", "x"}, exitUsage, "want host:port or a port"},
+		// Issue 38, item 7: each of these was accepted, and failed later
+		// (exit 1) or never.
+		{[]string{"--listen", "nope", "--", "x"}, exitUsage, `--listen "nope": want host:port or a port (0 to 65535)`},
+		{[]string{"--listen", "127.0.0.1:99999", "--", "x"}, exitUsage, `--listen "127.0.0.1:99999": want host:port or a port (0 to 65535)`},
+		{[]string{"--max-message", "10", "--", "x"}, exitUsage, "--max-message 10: at least 4096"},
 		{[]string{"--url", "ftp://h/mcp"}, exitFailed, `"ftp://h/mcp" is not an http:// or https:// URL`},
 		{[]string{"--manifest", "/no/such/file.toml", "--", "x"}, exitUsage, "no/such/file.toml"},
 	} {
@@ -99,6 +104,12 @@ func TestMCPServerFailsAtStart(t *testing.T) {
 	code, _, stderr = mcpRun(t, strings.NewReader(""), nil, "--", "/no/such/server")
 	if code != exitFailed || !strings.Contains(stderr, "/no/such/server") {
 		t.Errorf("missing command: exit %d, stderr %q", code, stderr)
+	}
+	// With --listen, each session would start one: it fails at start-up
+	// too, not with a 502 for every session (issue 38, item 7).
+	code, _, stderr = mcpRun(t, strings.NewReader(""), nil, "--listen", "127.0.0.1:0", "--", "/no/such/server")
+	if code != exitFailed || !strings.Contains(stderr, "[ERROR] mcp: /no/such/server: ") || strings.Contains(stderr, "serving") {
+		t.Errorf("--listen, missing command: exit %d, stderr %q", code, stderr)
 	}
 }
 

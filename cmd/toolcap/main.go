@@ -21,7 +21,9 @@
 // Limits come from layers, lowest precedence first: the built-in default
 // (16384 bytes), each --manifest file in the order given, then the TOOLCAP_
 // environment variables. Exit status: 0 on success, 1 when the command
-// failed (a read or write error), 2 for a usage or configuration error.
+// failed (a read or write error), 2 for a usage or configuration error
+// (but hook exits 1 on a configuration error: Claude Code shows a hook's
+// exit 2 to the model).
 //
 // Install it with
 //

@@ -161,7 +161,7 @@ func runCap(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	var keeper *rest.Keeper
 	if policy.KeepRest {
 		var closer io.Closer
-		if keeper, closer, err = o.openKeeper(res, logger); err != nil {
+		if keeper, closer, err = o.openKeeper(res, logger, logger); err != nil {
 			// Never a failure of the cut: the plain marker, as without a store.
 			logger.Warn("the rest is not kept: the output is cut with the plain marker", "error", err)
 			policy.KeepRest = false

@@ -135,7 +135,9 @@ func runRead(ctx context.Context, o *options, args []string, _ io.Reader, stdout
 		policy.Counter = counter
 	}
 
-	keeper, closer, err := o.openKeeper(res, logger)
+	// The keeper logs nothing here: a read that fails says why in its one
+	// line (readFailed); the keeper's "store failing" is about cuts.
+	keeper, closer, err := o.openKeeper(res, logger, hclog.NewNullLogger())
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcap read: %v\n", oneLine(err.Error()))
 		return exitFailed
@@ -278,6 +280,10 @@ func nextRead(page, tool string) (cut.Found, bool) {
 // message names the read tool, for a model), and returns the exit code.
 func readFailed(stderr io.Writer, keeper *rest.Keeper, err error) int {
 	msg := strings.TrimPrefix(err.Error(), keeper.Tool()+": ")
+	// The model's words leave out why a store failed; a person is told.
+	if cause := errors.Unwrap(err); cause != nil && !strings.Contains(msg, cause.Error()) {
+		msg += " (" + cause.Error() + ")"
+	}
 	fmt.Fprintf(stderr, "toolcap read: %s\n", oneLine(msg))
 	return exitFailed
 }
@@ -286,7 +292,9 @@ func readFailed(stderr io.Writer, keeper *rest.Keeper, err error) int {
 // front end of the CLI keeps the rest: a directory store (store = "memory"
 // would die with the process, before anyone reads it), and a Keeper whose
 // markers name the manifest's read tool.
-func (o *options) openKeeper(res *manifest.Resolution, logger hclog.Logger) (*rest.Keeper, io.Closer, error) {
+//
+// The store logs to logger, the keeper to keeperLogger.
+func (o *options) openKeeper(res *manifest.Resolution, logger, keeperLogger hclog.Logger) (*rest.Keeper, io.Closer, error) {
 	l := res.Manifest.Limits()
 	if l.RestConfig().Store == manifest.RestStoreMemory {
 		return nil, nil, errors.New(`keep_rest: store = "memory" ends with the process that keeps it: the toolcap command reads and keeps the rest in a directory (store = "dir", or omit the key)`)
@@ -295,7 +303,7 @@ func (o *options) openKeeper(res *manifest.Resolution, logger hclog.Logger) (*re
 	if err != nil {
 		return nil, nil, err
 	}
-	k, err := rest.NewKeeper(st.store, rest.WithTool(l.RestTool()), rest.WithLogger(logger))
+	k, err := rest.NewKeeper(st.store, rest.WithTool(l.RestTool()), rest.WithLogger(keeperLogger))
 	if err != nil {
 		st.Close()
 		return nil, nil, err

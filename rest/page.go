@@ -44,7 +44,7 @@ func (k *Keeper) Read(ctx context.Context, args json.RawMessage, p shape.Policy)
 			return "", k.unknown(a.Ref)
 		}
 		k.fail("open", err)
-		return "", fmt.Errorf("%s: ref %s: the store failed; run the tool again", k.tool, strconv.Quote(a.Ref))
+		return "", &storeFailed{fmt.Sprintf("%s: ref %s: the store failed; run the tool again", k.tool, strconv.Quote(a.Ref)), err}
 	}
 	defer r.Close()
 	info := r.Info()
@@ -276,3 +276,15 @@ func trimNewline(b []byte) []byte {
 	}
 	return b
 }
+
+// storeFailed is the error of a read whose store failed: its words are
+// the model's, naming no address of the store, and it wraps the store's
+// own error for a program that reports it to a person, as toolcap read
+// does.
+type storeFailed struct {
+	msg string
+	err error
+}
+
+func (e *storeFailed) Error() string { return e.msg }
+func (e *storeFailed) Unwrap() error { return e.err }

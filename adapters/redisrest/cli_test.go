@@ -135,7 +135,8 @@ func TestToolcapBinary(t *testing.T) {
 }
 
 // With Redis down, cap --keep-rest still cuts, with the plain marker, and
-// says why on standard error without the password.
+// says why on standard error without the password; read fails (exit 1)
+// with one line that says why.
 func TestToolcapBinaryRedisDown(t *testing.T) {
 	bin := buildToolcap(t)
 	env := []string{
@@ -155,5 +156,13 @@ func TestToolcapBinaryRedisDown(t *testing.T) {
 	}
 	if strings.Contains(stderr, "hunter2") {
 		t.Errorf("stderr shows the password: %s", stderr)
+	}
+
+	// read says so in one line, with why, without the password (issue 38,
+	// item 8: the keeper's "store failing" line came first).
+	_, stderr = toolcapRun(t, bin, env, "", 1, "read", `{"ref":"abcdefghijklmnopqrstuvwxyz","offset":0}`)
+	if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, `toolcap read: ref "abcdefghijklmnopqrstuvwxyz": the store failed; run the tool again (`) ||
+		!strings.Contains(stderr, "connection refused") || strings.Contains(stderr, "hunter2") {
+		t.Errorf("read with Redis down: stderr %q, want one line saying why, without the password", stderr)
 	}
 }

@@ -33,7 +33,8 @@ page gives back the output byte for byte; pages end on UTF-8 character
 boundaries.
 
 REF is the ref a marker names, or the marker's JSON arguments as they
-stand, so that an agent with a shell tool can run the read a marker names;
+stand, or its whole call ('toolcap_read {...}', its closing "]" too), so
+that an agent with a shell tool can run the read a marker names;
 a flag given beside the JSON overrides its member. --offset K starts at
 byte K of the whole output (default 0); --length N shows at most N bytes;
 --pattern RE (an RE2 expression) lists the lines from the offset on that
@@ -169,7 +170,15 @@ func runRead(ctx context.Context, o *options, args []string, _ io.Reader, stdout
 // that a mistake is a usage error, before the store is opened.
 func readArgsOf(operand string, set map[string]bool, offset, length int64, pattern string) (rest.ReadArgs, error) {
 	var a rest.ReadArgs
-	if strings.HasPrefix(strings.TrimSpace(operand), "{") {
+	operand = strings.TrimSpace(operand)
+	// The marker's call pasted whole, `toolcap_read {"ref":…}`, with the
+	// "]" that ends the marker if that came too, is its arguments.
+	if i := strings.IndexByte(operand, '{'); i > 0 && !strings.ContainsAny(strings.TrimSpace(operand[:i]), " \t\"{}") {
+		if j := strings.LastIndexByte(operand, '}'); j > i {
+			operand = operand[i : j+1]
+		}
+	}
+	if strings.HasPrefix(operand, "{") {
 		var err error
 		if a, err = rest.ParseReadArgs(json.RawMessage(operand)); err != nil {
 			return rest.ReadArgs{}, fmt.Errorf("the marker's arguments: %w", err)

@@ -156,6 +156,10 @@ func TestRestReadMarkerJSON(t *testing.T) {
 	}{
 		{"the marker's arguments", []string{"read", fmt.Sprintf(`{"ref":%q,"offset":%d}`, a.Ref, a.Offset)}, byFlags.stdout},
 		{"with spaces, as a model may write them", []string{"read", fmt.Sprintf(`{ "ref": %q, "offset": %d }`, a.Ref, a.Offset)}, byFlags.stdout},
+		// Issue 38, item 9: the call as the marker names it, pasted whole,
+		// was taken for a ref.
+		{"the marker's call", []string{"read", fmt.Sprintf(`toolcap_read {"ref":%q,"offset":%d}`, a.Ref, a.Offset)}, byFlags.stdout},
+		{"the marker's call and its end", []string{"read", fmt.Sprintf(`toolcap_read {"ref":%q,"offset":%d}]`, a.Ref, a.Offset)}, byFlags.stdout},
 		{"a flag over a member", []string{"read", fmt.Sprintf(`{"ref":%q,"offset":5}`, a.Ref), "--offset", "100", "--length", "50"}, in[100:150] + cut.RestMarker(len(in)-150, cut.UnitBytes, cut.Rest{Tool: rest.DefaultTool, Args: fmt.Sprintf(`{"ref":%q,"offset":150}`, a.Ref)})},
 	}
 	for _, tt := range tests {

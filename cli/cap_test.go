@@ -346,7 +346,7 @@ func TestCapVerbose(t *testing.T) {
 	}
 	checkContains(t, "stderr", got.stderr,
 		"[INFO]  toolcap: limit in force: tool=Read limit=16384",
-		"default_max_bytes (no per_tool entry), set by built-in default",
+		"default_max_bytes (no max_bytes of its own), set by built-in default",
 		"tool result truncated: tool=Read original_bytes=20000 kept_bytes=16333 dropped_bytes=3667 limit=16384",
 	)
 }

@@ -384,7 +384,7 @@ func (t toolLimit) why() string {
 	if t.From == "per_tool" {
 		return fmt.Sprintf("per_tool.%s, set by %s", manifest.TOMLKey(t.Tool), t.Source)
 	}
-	return fmt.Sprintf("default_max_bytes (no per_tool entry), set by %s", t.Source)
+	return fmt.Sprintf("default_max_bytes (no max_bytes of its own), set by %s", t.Source)
 }
 
 func (r configReport) writeText(out io.Writer) error {

@@ -224,7 +224,7 @@ Limits in force (bytes), and the layer that set each:
 ` + restDefaultText + `
 Limit a worker applies to each tool asked about:
   Read  4096  per_tool.Read, set by env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read
-  Glob  8192  default_max_bytes (no per_tool entry), set by file "` + user + `"
+  Glob  8192  default_max_bytes (no max_bytes of its own), set by file "` + user + `"
 
 Strategy a worker applies to each tool asked about:
   Read  head  built-in default
@@ -385,4 +385,17 @@ func TestConfigUsageErrors(t *testing.T) {
 	if got.code != exitUsage || got.stdout != "" || !strings.Contains(got.stderr, `unexpected argument "Read"`) {
 		t.Errorf("got exit %d, stdout %q, stderr %q; want %d, nothing, the argument named", got.code, got.stdout, got.stderr, exitUsage)
 	}
+}
+
+// A tool whose per_tool entry sets no max_bytes has the default's limit,
+// and config says so without denying the entry (issue 38, item 9: it said
+// "no per_tool entry").
+func TestConfigEntryWithoutLimit(t *testing.T) {
+	m := writeFile(t, t.TempDir(), "keep.toml", "[worker.tool_output.per_tool]\nBash = { keep = \"head_tail\" }\n")
+	got := runWith(t, nil, nil, "config", "--manifest", m, "--tool", "Bash")
+	if got.code != exitOK {
+		t.Fatalf("exit %d: %s", got.code, got.stderr)
+	}
+	checkContains(t, "stdout", got.stdout, "  Bash  16384  default_max_bytes (no max_bytes of its own), set by built-in default\n",
+		`per_tool.Bash.keep  "head_tail"`)
 }

@@ -397,7 +397,7 @@ Token limits in force, and the layer that set each:
 ` + restDefaultText + `
 Limit a worker applies to each tool asked about:
   Bash  32768  per_tool.Bash, set by ` + f + `
-  Read  16384  default_max_bytes (no per_tool entry), set by built-in default
+  Read  16384  default_max_bytes (no max_bytes of its own), set by built-in default
 
 Token limit a worker applies to each tool asked about:
   Bash  8000  per_tool.Bash.max_tokens, set by ` + f + `

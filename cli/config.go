@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pelletier/go-toml/v2"
+
 	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/rest"
@@ -132,6 +134,36 @@ type setting struct {
 type strategySetting struct {
 	Value  string `json:"value"`
 	Source string `json:"source"`
+}
+
+// MarshalJSON writes Value as the JSON value it stands for (0.25 a
+// number, "dir" a string, ['err'] an array, true a boolean), so that
+// config --json is read without a TOML parser; a word that is no TOML
+// value, such as none, is a string.
+func (s strategySetting) MarshalJSON() ([]byte, error) {
+	var doc map[string]any
+	value := any(s.Value)
+	if err := toml.Unmarshal([]byte("v = "+s.Value), &doc); err == nil {
+		value = doc["v"]
+	}
+	return json.Marshal(struct {
+		Value  any    `json:"value"`
+		Source string `json:"source"`
+	}{value, s.Source})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, Value as its JSON text
+// (not as TOML wrote it), for a program that reads the report back.
+func (s *strategySetting) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Value  json.RawMessage `json:"value"`
+		Source string          `json:"source"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	s.Value, s.Source = string(raw.Value), raw.Source
+	return nil
 }
 
 // toolLimit is the limit and strategy in force for one tool, and why.

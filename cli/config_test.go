@@ -144,13 +144,20 @@ Read = 20000
 			if got.code != exitOK {
 				t.Fatalf("exit code = %d; stderr:\n%s", got.code, got.stderr)
 			}
-			var report configReport
-			dec := json.NewDecoder(strings.NewReader(got.stdout))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&report); err != nil {
-				t.Fatalf("stdout is not the JSON report: %v\n%s", err, got.stdout)
+			// Compared as JSON: a value is written as the JSON value it
+			// stands for (strategySetting.MarshalJSON).
+			var report, want any
+			if err := json.Unmarshal([]byte(got.stdout), &report); err != nil {
+				t.Fatalf("stdout is not JSON: %v\n%s", err, got.stdout)
 			}
-			if diff := cmp.Diff(tt.want, report); diff != "" {
+			b, err := json.Marshal(tt.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &want); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, report); diff != "" {
 				t.Errorf("config --json mismatch (-want +got):\n%s", diff)
 			}
 			for _, w := range tt.want.Warnings {
@@ -181,13 +188,15 @@ func TestConfigJSONKeys(t *testing.T) {
 		"tools": []any{map[string]any{"tool": "Read", "limit": 16384.0, "from": "default", "source": "built-in default",
 			"keep": "head", "keep_from": "default", "keep_source": "built-in default"}},
 		"keep_rest": map[string]any{
-			"keep_rest":            map[string]any{"value": "true", "source": "built-in default"},
-			"rest.store":           map[string]any{"value": `"dir"`, "source": "built-in default"},
-			"rest.dir":             map[string]any{"value": `"` + testCache + `/toolcap/rest"`, "source": "built-in default (the user cache directory)"},
-			"rest.max_bytes":       map[string]any{"value": "1073741824", "source": "built-in default"},
-			"rest.max_entry_bytes": map[string]any{"value": "268435456", "source": "built-in default"},
-			"rest.ttl":             map[string]any{"value": `"24h"`, "source": "built-in default"},
-			"rest.tool":            map[string]any{"value": `"toolcap_read"`, "source": "built-in default"},
+			// Each value as the JSON value it stands for (issue 38, item 9:
+			// they were TOML written in JSON strings, "\"dir\"", "true").
+			"keep_rest":            map[string]any{"value": true, "source": "built-in default"},
+			"rest.store":           map[string]any{"value": "dir", "source": "built-in default"},
+			"rest.dir":             map[string]any{"value": testCache + "/toolcap/rest", "source": "built-in default (the user cache directory)"},
+			"rest.max_bytes":       map[string]any{"value": 1073741824.0, "source": "built-in default"},
+			"rest.max_entry_bytes": map[string]any{"value": 268435456.0, "source": "built-in default"},
+			"rest.ttl":             map[string]any{"value": "24h", "source": "built-in default"},
+			"rest.tool":            map[string]any{"value": "toolcap_read", "source": "built-in default"},
 		},
 		"warnings": []any{},
 	}
@@ -340,7 +349,7 @@ Bash = { keep_rest = true }
 			if err := json.Unmarshal([]byte(got.stdout), &report); err != nil {
 				t.Fatalf("stdout is not the JSON report: %v\n%s", err, got.stdout)
 			}
-			if diff := cmp.Diff(tt.want, report.KeepRest); diff != "" {
+			if diff := cmp.Diff(asRead(t, configReport{KeepRest: tt.want}).KeepRest, report.KeepRest); diff != "" {
 				t.Errorf("config --json keep_rest mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -398,4 +407,19 @@ func TestConfigEntryWithoutLimit(t *testing.T) {
 	}
 	checkContains(t, "stdout", got.stdout, "  Bash  16384  default_max_bytes (no max_bytes of its own), set by built-in default\n",
 		`per_tool.Bash.keep  "head_tail"`)
+}
+
+// asRead returns r as config --json writes it and a program reads it
+// back: each strategy value as the JSON of the value it stands for.
+func asRead(t *testing.T, r configReport) configReport {
+	t.Helper()
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back configReport
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	return back
 }

@@ -309,6 +309,11 @@ func ResolveContext(ctx context.Context, opts ...Option) (*Resolution, error) {
 	if err := res.Manifest.ToolOutput.Rest.checkSizes(func(name string) string { return res.Rest[name].Source }); err != nil {
 		return nil, err
 	}
+	for _, u := range unusedKeepLines(res.Manifest.ToolOutput) {
+		source := res.Strategy[u.tool]["keep_lines"].Source
+		res.Warnings = append(res.Warnings, u.msg)
+		c.logger.Warn(u.msg, "key", u.key, "source", source)
+	}
 	return res, nil
 }
 

@@ -3,6 +3,8 @@ package manifest
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -207,4 +209,55 @@ func (l *ToolOutputLimits) StrategyFor(tool string) Strategy {
 		return Strategy{}
 	}
 	return l.PerTool[tool].Strategy.over(l.Default)
+}
+
+// unused is a strategy key that no tool's cut reads, and the warning
+// that says so.
+type unused struct {
+	tool, key, msg string
+}
+
+// usesKeepLines reports whether a cut with s reads its keep_lines: a
+// head_tail cut does, and a json cut whose fallback is head_tail does, for
+// content that is not JSON.
+func usesKeepLines(s Strategy) bool {
+	return s.Keep == cut.KeepHeadTail || s.Keep == cut.KeepJSON && s.Fallback == cut.KeepHeadTail
+}
+
+// unusedKeepLines returns a warning for each keep_lines that no cut reads,
+// as the layers resolved them: a per_tool entry's when the tool's cut is
+// not head_tail (nor json falling back to it), and default_keep_lines
+// when neither the default nor any per_tool entry without keep_lines of
+// its own cuts with head_tail. A pattern that is never used is a mistake
+// the manifest would otherwise keep silently.
+func unusedKeepLines(l *ToolOutputLimits) []unused {
+	var out []unused
+	tools := slices.Sorted(maps.Keys(l.PerTool))
+	defaultUsed := usesKeepLines(l.Default)
+	for _, tool := range tools {
+		e := l.PerTool[tool]
+		s := e.Strategy.over(l.Default)
+		if e.Strategy.KeepLines == nil {
+			defaultUsed = defaultUsed || usesKeepLines(s)
+			continue
+		}
+		if !usesKeepLines(s) {
+			key := "per_tool." + TOMLKey(tool) + ".keep_lines"
+			out = append(out, unused{tool, keyTable + "." + key, fmt.Sprintf(
+				"%s is not used: the tool's cut is %s, and only head_tail (or json falling back to it) rescues lines; set keep = \"head_tail\" for it", key, keepName(s.Keep))})
+		}
+	}
+	if l.Default.KeepLines != nil && !defaultUsed {
+		out = append(out, unused{"", keyTable + ".default_keep_lines", fmt.Sprintf(
+			"default_keep_lines is not used: the default cut is %s and no per_tool entry without keep_lines of its own cuts with head_tail; set default_keep = \"head_tail\"", keepName(l.Default.Keep))})
+	}
+	return out
+}
+
+// keepName names a strategy as a manifest writes it; "" is head.
+func keepName(k cut.Keep) string {
+	if k == "" {
+		return string(cut.KeepHead)
+	}
+	return string(k)
 }

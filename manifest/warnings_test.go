@@ -157,3 +157,38 @@ func TestShortenedValues(t *testing.T) {
 		t.Errorf("Warnings mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestUnusedKeepLinesWarns: keep_lines that no cut reads (only head_tail,
+// or json falling back to it, rescues lines) is a warning naming the key
+// and what to set, not silence (issue 38, item 9).
+func TestUnusedKeepLinesWarns(t *testing.T) {
+	const perTool = "[worker.tool_output.per_tool]\n"
+	tests := []struct {
+		name string
+		text string
+		want []string
+	}{
+		{"a tool's, its cut head", perTool + "Bash = { keep_lines = ['error'] }\n",
+			[]string{`per_tool.Bash.keep_lines is not used: the tool's cut is head, and only head_tail (or json falling back to it) rescues lines; set keep = "head_tail" for it`}},
+		{"a tool's, its cut json falling back to head", perTool + "Bash = { keep = \"json\", keep_lines = ['error'] }\n",
+			[]string{`per_tool.Bash.keep_lines is not used: the tool's cut is json, and only head_tail (or json falling back to it) rescues lines; set keep = "head_tail" for it`}},
+		{"a tool's, its cut head_tail", perTool + "Bash = { keep = \"head_tail\", keep_lines = ['error'] }\n", nil},
+		{"a tool's, json falling back to head_tail", perTool + "Bash = { keep = \"json\", fallback = \"head_tail\", keep_lines = ['error'] }\n", nil},
+		{"a tool's, head_tail by default", "[worker.tool_output]\ndefault_keep = \"head_tail\"\n" + perTool + "Bash = { keep_lines = ['error'] }\n", nil},
+		{"the default's, no cut head_tail", "[worker.tool_output]\ndefault_keep_lines = ['error']\n" + perTool + "Bash = { keep = \"head_tail\", keep_lines = ['x'] }\n",
+			[]string{`default_keep_lines is not used: the default cut is head and no per_tool entry without keep_lines of its own cuts with head_tail; set default_keep = "head_tail"`}},
+		{"the default's, a tool's head_tail uses it", "[worker.tool_output]\ndefault_keep_lines = ['error']\n" + perTool + "Bash = { keep = \"head_tail\" }\n", nil},
+		{"the default's, the default head_tail", "[worker.tool_output]\ndefault_keep = \"head_tail\"\ndefault_keep_lines = ['error']\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := manifest.Resolve(manifest.Bytes("m.toml", []byte(tt.text)))
+			if err != nil {
+				t.Fatalf("Resolve() error: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, r.Warnings); diff != "" {
+				t.Errorf("Warnings mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/toolcap/toolcap/internal/fault"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 	"github.com/toolcap/toolcap/rest"
-	"github.com/toolcap/toolcap/internal/fault"
 )
 
 // BenchmarkRelayLarge times the proxy on the results of docs/benchmarks.md

@@ -138,6 +138,7 @@ func runCap(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		return capAtDefault(ctx, stdin, stdout, stderr, *tool, err)
 	}
 	policy := policies.For(*tool)
+	warnToolCase(res, *tool, logger)
 	limit, source := limitFor(res, *tool)
 	fields := []any{"tool", *tool, "limit", limit, "source", source}
 	if k := policy.Spec.Keep; k != "" && k != cut.KeepHead {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/toolcap/toolcap/cut"
@@ -68,9 +69,13 @@ func runConfig(ctx context.Context, o *options, args []string, stdin io.Reader, 
 		return exitUsage
 	}
 
-	res, err := layers.resolve(ctx, env, logs.logger(stderr, 0).Named("toolcap"))
+	logger := logs.logger(stderr, 0).Named("toolcap")
+	res, err := layers.resolve(ctx, env, logger)
 	if err != nil {
 		return configError(stderr, err)
+	}
+	for _, tool := range tools {
+		warnToolCase(res, tool, logger)
 	}
 	report := o.newConfigReport(res, tools)
 	if *asJSON {
@@ -506,4 +511,22 @@ func limitText(n int) string {
 		return "none"
 	}
 	return strconv.Itoa(n)
+}
+
+// warnToolCase warns when tool has no per_tool entry but one whose name
+// differs from it only in case does: tool names are case-sensitive, so
+// that entry (per_tool.read, or TOOLCAP_…__PER_TOOL__read) does not apply
+// to tool (Read), and the default does, without a word otherwise.
+func warnToolCase(res *manifest.Resolution, tool string, logger hclog.Logger) {
+	l := res.Manifest.Limits()
+	if _, ok := l.PerTool[tool]; ok {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(l.PerTool)) {
+		if strings.EqualFold(name, tool) {
+			logger.Warn("per_tool has an entry for another case of the tool's name, which does not apply to it: tool names are case-sensitive",
+				"tool", tool, "entry", "per_tool."+manifest.TOMLKey(name), "did_you_mean", "per_tool."+manifest.TOMLKey(tool))
+			return
+		}
+	}
 }

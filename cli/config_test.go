@@ -423,3 +423,34 @@ func asRead(t *testing.T, r configReport) configReport {
 	}
 	return back
 }
+
+// A per_tool entry under another case of a tool's name does not apply to
+// it, and cap, hook and config --tool say so (issue 38, item 9:
+// PER_TOOL__read with --tool Read applied the default without a word).
+func TestToolNameCase(t *testing.T) {
+	const want = "[WARN]  toolcap: per_tool has an entry for another case of the tool's name, which does not apply to it: " +
+		"tool names are case-sensitive: tool=Read entry=per_tool.read did_you_mean=per_tool.Read\n"
+	env := []string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__read=4096"}
+	hookIn := string(payload(t, "Read", map[string]any{"type": "text", "file": map[string]any{"content": "hi"}}))
+	for _, tt := range []struct {
+		name  string
+		stdin string
+		args  []string
+	}{
+		{"cap", "hi", []string{"cap", "--tool", "Read"}},
+		{"config", "", []string{"config", "--tool", "Read"}},
+		{"hook", hookIn, []string{"hook", "claude-code"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWith(t, env, strings.NewReader(tt.stdin), tt.args...)
+			if got.code != exitOK || got.stderr != want {
+				t.Errorf("exit %d, stderr %q; want 0 and %q", got.code, got.stderr, want)
+			}
+			// The exact name: no warning.
+			got = runWith(t, []string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=4096"}, strings.NewReader(tt.stdin), tt.args...)
+			if got.code != exitOK || got.stderr != "" {
+				t.Errorf("the exact name: exit %d, stderr %q; want 0 and nothing", got.code, got.stderr)
+			}
+		})
+	}
+}

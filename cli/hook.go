@@ -184,6 +184,7 @@ func (o *options) hookPolicy(ctx context.Context, layers *layerFlags, env []stri
 		return shape.Policy{}, nil, err
 	}
 	p := policies.WithCounter(counter).For(tool)
+	warnToolCase(res, tool, logger)
 	_, source := limitFor(res, tool)
 	fields := []any{"tool", tool, "limit", p.MaxBytes, "source", source}
 	if k := p.Spec.Keep; k != "" && k != cut.KeepHead {

@@ -162,6 +162,11 @@ func readOn(ctx context.Context, w io.Writer, wk *worker.Worker, calls []chain.C
 		for _, l := range lastLines(*page.Content, lines) {
 			fmt.Fprintf(w, "    | %s\n", printable(l, 140))
 		}
+		// The refs above die with this process: say so, and how to make
+		// one that toolcap read can read (issue 38, item 5).
+		fmt.Fprintf(w, "\nThe demo keeps the rest in memory, for its own run: its refs end with it, and toolcap read cannot\n"+
+			"read them. To read on from a shell, keep a cut on disk: toolcap cap --tool Read --keep-rest < FILE,\n"+
+			"then run the %s call its marker names: toolcap read '%s {\"ref\":…,\"offset\":…}'.\n", def.Name, def.Name)
 		return
 	}
 }

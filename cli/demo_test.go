@@ -98,6 +98,9 @@ func TestDemoOnTree(t *testing.T) {
 		"verdict: the cap kept ",
 		"(3 of 4 results cut, each within its limit)",
 		"the user middleware saw at most 16384 bytes",
+		// Its refs die with it (issue 38, item 5: it offered a read that
+		// toolcap read could not do).
+		"The demo keeps the rest in memory, for its own run: its refs end with it, and toolcap read cannot\nread them.",
 	)
 }
 

@@ -201,6 +201,15 @@ func claudeCases() []claudeCase {
 			files: func(string) map[string]string { return map[string]string{"g.txt": lines(600, 48, "match")} },
 		},
 		{
+			// Claude Code adds "[Showing results with pagination = limit:
+			// 500]" to what the model reads (issue 38, item 3).
+			name: "Grep content 24 KB, paginated by head_limit", tool: "Grep",
+			input: func(dir string) any {
+				return map[string]any{"pattern": "match", "path": filepath.Join(dir, "g.txt"), "output_mode": "content", "head_limit": 500}
+			},
+			files: func(string) map[string]string { return map[string]string{"g.txt": lines(600, 48, "match")} },
+		},
+		{
 			name: "Grep content 485 KB", tool: "Grep",
 			input: func(dir string) any {
 				return map[string]any{"pattern": "match", "path": filepath.Join(dir, "g.txt"), "output_mode": "content", "head_limit": 0}

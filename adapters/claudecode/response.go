@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"strconv"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -187,8 +188,13 @@ func isArray(v any) error {
 }
 
 // capGrep fits a GrepOutput: content and the file names share p, the names
-// cut between names.
+// cut between names. In content mode, the room of the note Claude Code
+// adds to what the model reads when a head_limit or offset applied is
+// kept for it (see paginationNote).
 func capGrep(o object, p shape.Policy) (chain.Truncation, bool, error) {
+	if note := paginationNote(o); note != "" {
+		p = reserve(p, note)
+	}
 	content, err := o.str("content")
 	if err != nil {
 		return chain.Truncation{}, false, err
@@ -250,4 +256,38 @@ func (o object) setNames(names []string, truncated bool) error {
 		return o.set("truncated", true)
 	}
 	return nil
+}
+
+// paginationNote returns what Claude Code appends to the content of a Grep
+// in content mode that its head_limit or offset cut (appliedLimit,
+// appliedOffset in the tool's output), "" for any other: the model reads
+// the content, then "\n\n[Showing results with pagination = limit: 250]"
+// (", offset: N" too when an offset applied), as Claude Code 2.1 maps the
+// output to its tool_result.
+func paginationNote(o object) string {
+	if !o.is("mode", "content") {
+		return ""
+	}
+	var parts []string
+	if raw := strings.TrimSpace(string(o.raw("appliedLimit"))); raw != "" && raw != "null" {
+		parts = append(parts, "limit: "+raw)
+	}
+	if n := o.int("appliedOffset"); n != 0 {
+		parts = append(parts, "offset: "+strconv.Itoa(n))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "\n\n[Showing results with pagination = " + strings.Join(parts, ", ") + "]"
+}
+
+// reserve returns p with the room of note, which the client adds to what
+// it shows the model, taken from its limits (never below half of each):
+// the result and the note together are within the limits.
+func reserve(p shape.Policy, note string) shape.Policy {
+	p.MaxBytes = max(p.MaxBytes-len(note), p.MaxBytes/2)
+	if p.HoldsTokens() {
+		p.MaxTokens = max(p.MaxTokens-p.Counter.Count(note), p.MaxTokens/2)
+	}
+	return p
 }

@@ -409,3 +409,38 @@ func TestCapToolResponseTokens(t *testing.T) {
 		})
 	}
 }
+
+// TestCapGrepPagination: Claude Code adds "\n\n[Showing results with
+// pagination = limit: N]" (", offset: M" too) to the content of a Grep in
+// content mode whose head_limit or offset applied; the hook keeps its room,
+// so that what the model reads, the note included, is within the limit
+// (issue 38, item 3: the model read 16,418 bytes of a 16,384 limit).
+func TestCapGrepPagination(t *testing.T) {
+	content := numbered("src/pkg/file.go:12: match", 800) // 32,800 bytes
+	for _, tt := range []struct {
+		name     string
+		response map[string]any
+		note     string // what Claude Code adds
+	}{
+		{"no pagination", map[string]any{"mode": "content", "content": content, "numLines": 800}, ""},
+		{"a head_limit applied", map[string]any{"mode": "content", "content": content, "numLines": 800, "appliedLimit": 800},
+			"\n\n[Showing results with pagination = limit: 800]"},
+		{"a head_limit and an offset", map[string]any{"mode": "content", "content": content, "numLines": 800, "appliedLimit": 800, "appliedOffset": 40},
+			"\n\n[Showing results with pagination = limit: 800, offset: 40]"},
+		{"files mode: no note on the content", map[string]any{"mode": "files_with_matches", "content": content, "filenames": []string{}, "appliedLimit": 800}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, changed, err := claudecode.CapToolResponse("Grep", toJSON(t, tt.response), shape.Bytes(16384))
+			if err != nil || !changed {
+				t.Fatalf("CapToolResponse: changed %v, %v", changed, err)
+			}
+			var got struct{ Content string }
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			if seen := len(got.Content) + len(tt.note); seen > 16384 || seen < 16384-64 {
+				t.Errorf("the model reads %d bytes (content %d, note %d); want at most 16384, and near it", seen, len(got.Content), len(tt.note))
+			}
+		})
+	}
+}

@@ -1,10 +1,10 @@
 package claudecode
 
 import (
-	"strconv"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/toolcap/toolcap/chain"

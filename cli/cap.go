@@ -21,8 +21,10 @@ built-in default, the --manifest files (later wins) and the TOOLCAP_
 environment. Input within the limit is copied unchanged. Longer input is cut
 at UTF-8 character boundaries and carries the marker
 "[truncated: N bytes dropped, refine your query]"; the output, marker
-included, is never longer than the limit. Bytes that are not valid UTF-8 are
-treated as single bytes. Use it in a pipeline or as an agent's post-tool hook.
+included, is never longer than the limit. Bytes that are not valid UTF-8
+count as the client decodes them, each a U+FFFD of 3 bytes: input that may
+pass the limit so is written decoded, and cut when over it, as a worker
+does. Use it in a pipeline or as an agent's post-tool hook.
 
 Strategies (keep in the manifest, or --keep, which overrides the tool's):
 head keeps the start, the marker last; head_tail keeps the start and the

@@ -25,11 +25,25 @@ import (
 // marker; Read keeps its memory bounded and its marker counts bytes,
 // exactly.
 //
-// changed is false, and out is everything read, when the input fits p. A
+// changed is false, and out is everything read, as it was read, when the
+// input fits p as the client decodes it ([Policy.FitsText]), as Text
+// passes it on. A
 // read error other than io.EOF ends the read: Read returns it, wrapped,
 // with nothing else.
 func Read(r io.Reader, p Policy) (out string, t chain.Truncation, changed bool, err error) {
 	var held []byte
+	if !p.HoldsTokens() {
+		// Input that fits as the client decodes it is passed on as it is,
+		// as Text passes it: not valid UTF-8 included (the Writer would
+		// give its decoded form, which the client makes of it anyway).
+		held, err = io.ReadAll(io.LimitReader(r, int64(p.Fit())+1))
+		if err != nil {
+			return "", chain.Truncation{}, false, readError(err)
+		}
+		if s := string(held); len(held) <= p.Fit() && p.FitsText(s) {
+			return s, chain.Truncation{}, false, nil
+		}
+	}
 	if p.HoldsTokens() {
 		// Without a token limit the Writer's cut is Text's at any length:
 		// nothing needs holding beyond what the Writer holds.

@@ -553,6 +553,9 @@ func TestShellTranscripts(t *testing.T) {
 		{"../docs/cli.md", "With token limits:"},
 		{"../docs/cli.md", "## read"},
 		{"../docs/cli.md", "On a tiny directory, with a manifest:"},
+		{"../docs/cli.md", "writes its input cut at the built-in default, and does:"},
+		{"../docs/cli.md", "status or the output:"},
+		{"../docs/cli.md", "A `per_tool` entry for a tool the worker does not have:"},
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file)+" "+tt.heading, func(t *testing.T) {

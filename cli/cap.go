@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cut"
@@ -204,6 +205,11 @@ func runCap(ctx context.Context, o *options, args []string, stdin io.Reader, std
 // built-in default (16384 bytes, the head kept) and says so.
 func capAtDefault(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, tool string, err error) int {
 	code := configError(stderr, err)
+	if f, ok := stdin.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return code // a terminal: no pipe to keep, and no input to wait for
+		}
+	}
 	res, err := manifest.ResolveContext(ctx)
 	if err != nil {
 		return code

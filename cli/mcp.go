@@ -227,7 +227,7 @@ func listenAddr(s string) (string, error) {
 		s = ":" + s
 	}
 	host, port, err := net.SplitHostPort(s)
-	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+	if _, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil {
 		return "", fmt.Errorf("%q: want host:port or a port (0 to 65535)", strings.TrimPrefix(s, ":"))
 	}
 	if host == "" {

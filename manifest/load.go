@@ -42,6 +42,7 @@ type config struct {
 type layer struct {
 	source   string
 	optional string // a path that may be absent
+	override bool   // a program's Overrides, such as a flag
 	load     func(ctx context.Context, k *koanf.Koanf, names map[string]string, warn func(key, msg string)) error
 }
 
@@ -133,7 +134,8 @@ func Overrides(name string, limits ToolOutputLimits) Option {
 		}
 		mp := map[string]any{"worker": map[string]any{"tool_output": tool}}
 		c.layers = append(c.layers, layer{
-			source: name,
+			source:   name,
+			override: true,
 			load: func(_ context.Context, k *koanf.Koanf, _ map[string]string, _ func(string, string)) error {
 				return k.Load(confmap.Provider(mp, ""), nil)
 			},
@@ -309,7 +311,16 @@ func ResolveContext(ctx context.Context, opts ...Option) (*Resolution, error) {
 	if err := res.Manifest.ToolOutput.Rest.checkSizes(func(name string) string { return res.Rest[name].Source }); err != nil {
 		return nil, err
 	}
+	overrides := map[string]bool{}
+	for _, l := range c.layers {
+		overrides[l.source] = l.override
+	}
 	for _, u := range unusedKeepLines(res.Manifest.ToolOutput) {
+		if overrides[res.Strategy[u.tool]["keep"].Source] {
+			// The program chose the strategy for this run (--keep): the
+			// manifest's keep_lines is not wrong for that.
+			continue
+		}
 		source := res.Strategy[u.tool]["keep_lines"].Source
 		res.Warnings = append(res.Warnings, u.msg)
 		c.logger.Warn(u.msg, "key", u.key, "source", source)

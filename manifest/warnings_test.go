@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/internal/logtest"
 	"github.com/toolcap/toolcap/manifest"
 )
@@ -190,5 +191,20 @@ func TestUnusedKeepLinesWarns(t *testing.T) {
 				t.Errorf("Warnings mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A strategy a program sets for the run (manifest.Overrides, such as
+// toolcap cap --keep head) does not make the manifest's keep_lines a
+// mistake: no warning.
+func TestUnusedKeepLinesOverride(t *testing.T) {
+	r, err := manifest.Resolve(
+		manifest.Bytes("m.toml", []byte("[worker.tool_output.per_tool]\nBash = { keep = \"head_tail\", keep_lines = ['error'] }\n")),
+		manifest.Overrides("flag --keep", manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"Bash": {Strategy: manifest.Strategy{Keep: cut.KeepHead}}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Warnings) != 0 {
+		t.Errorf("warnings %q, want none", r.Warnings)
 	}
 }

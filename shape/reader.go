@@ -25,25 +25,14 @@ import (
 // marker; Read keeps its memory bounded and its marker counts bytes,
 // exactly.
 //
-// changed is false, and out is everything read, as it was read, when the
-// input fits p as the client decodes it ([Policy.FitsText]), as Text
-// passes it on. A
-// read error other than io.EOF ends the read: Read returns it, wrapped,
-// with nothing else.
+// changed is false, and out is everything read, when the input fits p;
+// input that is not valid UTF-8 comes out as it was read when it is short
+// enough that the client decodes it within the limit whatever it holds
+// (at most a third of [Policy.Fit], and at most 1 MiB), as Text passes
+// such input on, and decoded otherwise. A read error other than io.EOF
+// ends the read: Read returns it, wrapped, with nothing else.
 func Read(r io.Reader, p Policy) (out string, t chain.Truncation, changed bool, err error) {
 	var held []byte
-	if !p.HoldsTokens() {
-		// Input that fits as the client decodes it is passed on as it is,
-		// as Text passes it: not valid UTF-8 included (the Writer would
-		// give its decoded form, which the client makes of it anyway).
-		held, err = io.ReadAll(io.LimitReader(r, int64(p.Fit())+1))
-		if err != nil {
-			return "", chain.Truncation{}, false, readError(err)
-		}
-		if s := string(held); len(held) <= p.Fit() && p.FitsText(s) {
-			return s, chain.Truncation{}, false, nil
-		}
-	}
 	if p.HoldsTokens() {
 		// Without a token limit the Writer's cut is Text's at any length:
 		// nothing needs holding beyond what the Writer holds.
@@ -60,11 +49,39 @@ func Read(r io.Reader, p Policy) (out string, t chain.Truncation, changed bool, 
 	w := cut.NewWriter(p.MaxBytes, p.Spec)
 	w.Write(held) // never fails before a result
 	held = nil    // the Writer kept what it needs
+	// raw keeps the input as read while it is short enough to pass on as
+	// it is whatever it holds, as Text does (FitsText: 3 bytes a byte at
+	// most, as decoded); the Writer keeps it decoded. Past that, raw is
+	// let go: the Writer's result is Text's.
+	rawMax := -1
+	if !p.HoldsTokens() {
+		rawMax = min(p.Fit()/3, maxRawHold)
+	}
+	var raw []byte
 	// 64 KiB reads, a pipe's capacity on Linux: one system call drains a
 	// full pipe. (A reader's own WriteTo is bypassed: it would pick its
 	// own, smaller, buffer.)
-	if _, err := io.CopyBuffer(w, struct{ io.Reader }{r}, make([]byte, 64<<10)); err != nil {
-		return "", chain.Truncation{}, false, readError(err)
+	buf := make([]byte, 64<<10)
+	n := 0
+	for {
+		k, rerr := r.Read(buf)
+		if k > 0 {
+			w.Write(buf[:k])
+			if n += k; n <= rawMax {
+				raw = append(raw, buf[:k]...)
+			} else {
+				raw = nil
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return "", chain.Truncation{}, false, readError(rerr)
+		}
+	}
+	if n <= rawMax {
+		return string(raw), chain.Truncation{}, false, nil
 	}
 	var st cut.Stats
 	if p.HoldsTokens() {
@@ -77,6 +94,11 @@ func Read(r io.Reader, p Policy) (out string, t chain.Truncation, changed bool, 
 	}
 	return out, Figures(st, p), true, nil
 }
+
+// maxRawHold bounds what Read holds of its input as read, beside what its
+// Writer holds: input of invalid UTF-8 longer than this, under a limit
+// over 3 MiB, comes out decoded although Text would pass it on as it is.
+const maxRawHold = 1 << 20
 
 // readError names where a read error came from.
 func readError(err error) error {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/toolcap/toolcap/chain"
@@ -268,12 +267,16 @@ func paginationNote(o object) string {
 	if !o.is("mode", "content") {
 		return ""
 	}
+	// As Claude Code writes them: the limit when present (!== undefined),
+	// the offset when truthy; a string's text without its quotes.
 	var parts []string
-	if raw := strings.TrimSpace(string(o.raw("appliedLimit"))); raw != "" && raw != "null" {
-		parts = append(parts, "limit: "+raw)
+	if raw := strings.TrimSpace(string(o.raw("appliedLimit"))); raw != "" {
+		parts = append(parts, "limit: "+strings.Trim(raw, `"`))
 	}
-	if n := o.int("appliedOffset"); n != 0 {
-		parts = append(parts, "offset: "+strconv.Itoa(n))
+	switch raw := strings.TrimSpace(string(o.raw("appliedOffset"))); raw {
+	case "", "0", "null", "false", `""`:
+	default:
+		parts = append(parts, "offset: "+strings.Trim(raw, `"`))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -282,8 +285,9 @@ func paginationNote(o object) string {
 }
 
 // reserve returns p with the room of note, which the client adds to what
-// it shows the model, taken from its limits (never below half of each):
-// the result and the note together are within the limits.
+// it shows the model, taken from its limits, but never below half of each:
+// the result and the note together are within the limits unless the note
+// is longer than half of them (a limit of a hundred bytes or so).
 func reserve(p shape.Policy, note string) shape.Policy {
 	p.MaxBytes = max(p.MaxBytes-len(note), p.MaxBytes/2)
 	if p.HoldsTokens() {

@@ -19,7 +19,8 @@ var backticked = regexp.MustCompile("`([^`]+)`")
 
 // TestDesignImports: each row of docs/design.md's package table names, in
 // its imports column, the packages of this module the package imports
-// (internal ones aside), unless it says "all above".
+// (its own internal packages aside), unless it says "all above"; a package
+// or an import it names that is not in the tree is an error.
 func TestDesignImports(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
@@ -49,13 +50,16 @@ func TestDesignImports(t *testing.T) {
 			continue // a module of its own
 		}
 		if _, err := os.Stat(filepath.Join(root, pkg)); err != nil {
+			t.Errorf("docs/design.md names package %s, which is not in the tree", pkg)
 			continue
 		}
 		var want []string
 		for _, m := range backticked.FindAllStringSubmatch(imports, -1) {
-			if _, err := os.Stat(filepath.Join(root, m[1])); err == nil && !strings.HasPrefix(m[1], "internal/") {
-				want = append(want, m[1])
+			if _, err := os.Stat(filepath.Join(root, m[1])); err != nil {
+				t.Errorf("docs/design.md: %s imports %s, which is not in the tree", pkg, m[1])
+				continue
 			}
+			want = append(want, m[1])
 		}
 		// A package of tests alone (bench) is known by its tests' imports.
 		cmd := exec.Command("go", "list", "-f", `{{if .Imports}}{{join .Imports "\n"}}{{else}}{{join .TestImports "\n"}}
@@ -67,7 +71,7 @@ func TestDesignImports(t *testing.T) {
 		}
 		var got []string
 		for _, imp := range strings.Fields(string(out)) {
-			if p, ok := strings.CutPrefix(imp, module); ok && !strings.Contains(p, "internal/") && p != pkg && !slices.Contains(got, p) {
+			if p, ok := strings.CutPrefix(imp, module); ok && !strings.HasPrefix(p, pkg+"/internal/") && p != pkg && !slices.Contains(got, p) {
 				got = append(got, p)
 			}
 		}

@@ -1,16 +1,18 @@
+//go:build !toolcap_nomcp
+
 package cli
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolcap/toolcap/internal/logtest"
 )
 
 // jsonLines parses every line of log as a JSON object with an RFC 3339
@@ -18,22 +20,20 @@ import (
 // line, and returns the lines' messages.
 func jsonLines(t *testing.T, log string) []map[string]any {
 	t.Helper()
-	var lines []map[string]any
-	for _, line := range strings.Split(strings.TrimSuffix(log, "\n"), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line %q is not JSON: %v\nlog:\n%s", line, err, log)
-		}
+	if strings.Contains("\n"+log, "\n\n") {
+		t.Errorf("the log has an empty line, which is not JSON:\n%s", log)
+	}
+	lines := logtest.Lines(t, bytes.NewBufferString(log))
+	for _, m := range lines {
 		ts, _ := m["@timestamp"].(string)
 		if _, err := time.Parse(time.RFC3339, ts); err != nil {
-			t.Errorf("log line %q: @timestamp %q is not RFC 3339", line, ts)
+			t.Errorf("log line %v: @timestamp %q is not RFC 3339", m, ts)
 		}
 		for _, k := range []string{"@level", "@message"} {
 			if s, _ := m[k].(string); s == "" {
-				t.Errorf("log line %q has no %s", line, k)
+				t.Errorf("log line %v has no %s", m, k)
 			}
 		}
-		lines = append(lines, m)
 	}
 	return lines
 }
@@ -123,27 +123,7 @@ func TestMCPListenLogsJSON(t *testing.T) {
 		t.Skip("builds toolcap")
 	}
 	bin, server := buildBinary(t), buildFaultServer(t)
-	cmd := exec.Command(bin, "mcp", "--listen", "127.0.0.1:0", "--log-format", "json", "-v", "--", server)
-	cmd.Env = cleanEnv()
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	var url string
-	for deadline := time.Now().Add(10 * time.Second); url == ""; time.Sleep(20 * time.Millisecond) {
-		if m := servingURL.FindStringSubmatch(stderr.String()); m != nil {
-			url = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("the proxy did not say where it serves; stderr:\n%s", stderr)
-		}
-	}
+	cmd, stderr, url := startProxy(t, bin, "--listen", "127.0.0.1:0", "--log-format", "json", "-v", "--", server)
 	c := &httpMCPClient{t: t, url: url}
 	c.initialize()
 	if text := c.callText("big"); len(text) > 16384 || !strings.Contains(text, "[truncated: ") {

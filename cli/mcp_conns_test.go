@@ -5,7 +5,6 @@ package cli
 import (
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -41,25 +40,7 @@ func TestMCPListenMaxConns(t *testing.T) {
 	bin := buildBinary(t)
 	server := buildFaultServer(t)
 	const limit = 3
-	cmd := exec.Command(bin, "mcp", "--listen", "127.0.0.1:0", "--max-conns", strconv.Itoa(limit), "--", server)
-	cmd.Env = cleanEnv()
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	var url string
-	for deadline := time.Now().Add(10 * time.Second); url == ""; time.Sleep(20 * time.Millisecond) {
-		if m := servingURL.FindStringSubmatch(stderr.String()); m != nil {
-			url = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("the proxy did not say where it serves; stderr:\n%s", stderr)
-		}
-	}
+	cmd, stderr, url := startProxy(t, bin, "--listen", "127.0.0.1:0", "--max-conns", strconv.Itoa(limit), "--", server)
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
 	base := sockets(t, cmd.Process.Pid)
 

@@ -131,7 +131,16 @@ var servingURL = regexp.MustCompile(`serving (http://\S+/mcp)`)
 // returns the URL it serves; the proxy is killed when the test ends.
 func startListen(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"mcp", "--listen", "127.0.0.1:0"}, args...)...)
+	_, _, url := startProxy(t, bin, append([]string{"--listen", "127.0.0.1:0"}, args...)...)
+	return url
+}
+
+// startProxy starts `toolcap mcp` with args, which listen, and waits for
+// the URL it says it serves. It returns the process, its stderr and that
+// URL; a process the test has not waited for is killed when the test ends.
+func startProxy(t *testing.T, bin string, args ...string) (*exec.Cmd, *lockedBuffer, string) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
 	cmd.Env = cleanEnv()
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
@@ -139,12 +148,14 @@ func startListen(t *testing.T, bin string, args ...string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
 	})
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if m := servingURL.FindStringSubmatch(stderr.String()); m != nil {
-			return m[1]
+			return cmd, stderr, m[1]
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the proxy did not say where it serves; stderr:\n%s", stderr)
@@ -160,27 +171,7 @@ func startListen(t *testing.T, bin string, args ...string) string {
 // the proxy, its stderr and the grandchildren's pids.
 func listenSessions(t *testing.T, bin, server string, n int) (*exec.Cmd, *lockedBuffer, []int) {
 	t.Helper()
-	cmd := exec.Command(bin, "mcp", "--listen", "127.0.0.1:0", "--", server)
-	cmd.Env = cleanEnv()
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	var url string
-	for deadline := time.Now().Add(10 * time.Second); url == ""; time.Sleep(20 * time.Millisecond) {
-		if m := servingURL.FindStringSubmatch(stderr.String()); m != nil {
-			url = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("the proxy did not say where it serves; stderr:\n%s", stderr)
-		}
-	}
+	cmd, stderr, url := startProxy(t, bin, "--listen", "127.0.0.1:0", "--", server)
 	var spawns []int
 	for i := range n {
 		c := &httpMCPClient{t: t, url: url}

@@ -1,8 +1,8 @@
 package mcpproxy_test
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/logtest"
 	"github.com/toolcap/toolcap/mcpproxy"
 )
 
@@ -55,14 +56,7 @@ func TestCutLogsOneLine(t *testing.T) {
 			s.atClient()
 
 			var got []string
-			for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
-				if line == "" {
-					continue
-				}
-				var m map[string]any
-				if err := json.Unmarshal([]byte(line), &m); err != nil {
-					t.Fatalf("log line %q: %v", line, err)
-				}
+			for _, m := range logtest.Lines(t, bytes.NewBufferString(logs.String())) {
 				if m["@message"] != "tool result truncated" {
 					continue
 				}

@@ -210,15 +210,7 @@ func capAtDefault(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 			return code // a terminal: no pipe to keep, and no input to wait for
 		}
 	}
-	res, err := manifest.ResolveContext(ctx)
-	if err != nil {
-		return code
-	}
-	policies, err := res.Manifest.Limits().Policies()
-	if err != nil {
-		return code
-	}
-	policy := policies.For(tool)
+	policy := shape.Default(tool) // the built-in default: 16384 bytes, the head rule
 	capped, _, err := capReader(ctx, stdin, func(r io.Reader) (string, chain.Truncation, error) {
 		out, t, _, err := shape.Read(r, policy)
 		return out, t, err

@@ -116,9 +116,11 @@ func (s *session) withReadTool(raw []byte) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(struct {
 		Name        string          `json:"name"`
+		Title       string          `json:"title"`
 		Description string          `json:"description"`
 		InputSchema json.RawMessage `json:"inputSchema"`
-	}{def.Name, def.Description, def.InputSchema})
+		Annotations json.RawMessage `json:"annotations"`
+	}{def.Name, def.Title, def.Description, def.InputSchema, def.Annotations})
 	b.Truncate(b.Len() - 1) // Encode's newline: a message holds none
 	b.WriteByte(']')
 	b.Write(raw[end:])

@@ -187,16 +187,21 @@ func TestRelayListsTheReadTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	def := k.Definition()
-	// The read tool as an MCP tool: name, description, inputSchema, with
-	// the description as written (no HTML escapes).
+	// The read tool as an MCP tool: name, title, description, inputSchema,
+	// annotations, with the description as written (no HTML escapes). The
+	// annotations say it only reads (issue 41: Codex runs a tool under its
+	// default approval only when it is marked read-only and closed-world).
 	var enc bytes.Buffer
 	e := json.NewEncoder(&enc)
 	e.SetEscapeHTML(false)
 	if err := e.Encode(struct {
 		Name        string          `json:"name"`
+		Title       string          `json:"title"`
 		Description string          `json:"description"`
 		InputSchema json.RawMessage `json:"inputSchema"`
-	}{def.Name, def.Description, def.InputSchema}); err != nil {
+		Annotations json.RawMessage `json:"annotations"`
+	}{def.Name, def.Title, def.Description, def.InputSchema,
+		json.RawMessage(`{"title":"Read the rest of a cut tool output","readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}`)}); err != nil {
 		t.Fatal(err)
 	}
 	readTool := bytes.TrimSuffix(enc.Bytes(), []byte("\n"))

@@ -17,9 +17,22 @@ import (
 type Definition struct {
 	Name        string
 	Description string
+	// Title is a short name for people, as MCP's tool title.
+	Title string
 	// InputSchema is the JSON schema of the arguments, a JSON object.
 	InputSchema json.RawMessage
+	// Annotations are MCP's tool annotations, a JSON object: the read
+	// tool only reads what toolcap kept (readOnlyHint, idempotentHint)
+	// and reaches nothing outside it (openWorldHint false). A client such
+	// as Codex runs a tool without asking only when it is marked so.
+	Annotations json.RawMessage
 }
+
+// title is the read tool's title.
+const title = "Read the rest of a cut tool output"
+
+// annotations are the read tool's MCP annotations.
+const annotations = `{"title":"` + title + `","readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}`
 
 // description is what the model reads of the read tool.
 const description = "Read the rest of a tool output that was cut. A cut output ends with a marker such as " +
@@ -38,7 +51,13 @@ const schema = `{"type":"object","properties":{` +
 
 // Definition returns the read tool's definition, under k's tool name.
 func (k *Keeper) Definition() Definition {
-	return Definition{Name: k.tool, Description: description, InputSchema: json.RawMessage(schema)}
+	return Definition{
+		Name:        k.tool,
+		Title:       title,
+		Description: description,
+		InputSchema: json.RawMessage(schema),
+		Annotations: json.RawMessage(annotations),
+	}
 }
 
 // ReadArgs are the arguments of a call of the read tool.

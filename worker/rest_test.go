@@ -113,6 +113,16 @@ func TestWorkerReadTool(t *testing.T) {
 	if !ok || d.Name != "more" || !json.Valid(d.InputSchema) {
 		t.Errorf("ReadTool() = %+v, %v; want the tool named more", d, ok)
 	}
+	// A client runs the read tool without asking only when it is marked
+	// read-only and closed-world (Codex, issue 41).
+	var hints map[string]any
+	if err := json.Unmarshal(d.Annotations, &hints); err != nil {
+		t.Fatalf("ReadTool().Annotations %s: %v", d.Annotations, err)
+	}
+	wantHints := map[string]any{"title": d.Title, "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
+	if diff := cmp.Diff(wantHints, hints); diff != "" || d.Title == "" {
+		t.Errorf("ReadTool() annotations (-want +got):\n%s", diff)
+	}
 	w2, err := worker.New([]worker.Tool{glob})
 	if err != nil {
 		t.Fatal(err)

@@ -170,4 +170,9 @@ func TestMCPRestEndToEnd(t *testing.T) {
 	if !got.Same || p.ResultBytes > 16384 || p.Markers != 1 || !p.ReadListed || p.MaxPage > 16384 || p.TotalBytes != got.Direct.ResultBytes || got.Direct.ResultBytes < 1_000_000 {
 		t.Errorf("figures %s: want a cut result <= 16384 bytes with one marker, pages <= 16384 bytes giving back the direct result (>= 1 MB) byte for byte", out)
 	}
+	// A nested document fills the limit (issue 38, item 1: it kept 5,971
+	// bytes, stopping at the first subtree too large to keep whole).
+	if p.ResultBytes < 16384*95/100 {
+		t.Errorf("the cut directory_tree reaches the client as %d bytes; want at least 95%% of 16384", p.ResultBytes)
+	}
 }

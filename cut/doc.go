@@ -68,8 +68,14 @@
 //   - [KeepJSON]: a JSON document whose compacted form fits is compacted
 //     (nothing dropped, no marker, [Stats].Compacted set); otherwise it is
 //     cut structurally into a shorter valid document, as [JSONValue]
-//     describes, and the marker follows it on its own line, so that the text
-//     before the last "\n[truncated: " always parses. Here N is the length of
+//     describes but for one rule: the first element of an array that does
+//     not fit whole is cut the same way, as an object's first member that
+//     does not fit is, when a cut form of it that shows something fits
+//     (JSONValue keeps whole elements past the first, a schema's rows). So
+//     a nested document such as a directory tree fills the limit instead of
+//     stopping at the first subtree too long to keep whole. The marker
+//     follows the document on its own line, so that the text before the
+//     last "\n[truncated: " always parses. Here N is the length of
 //     the input less the length of the document part. Content that is not
 //     JSON, longer than [JSONMaxInput], or with no valid form that fits is
 //     cut by the spec's Fallback text strategy.

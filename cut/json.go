@@ -51,7 +51,10 @@ func JSONMaxInput(limit int) int {
 //
 //   - an array keeps the longest prefix of whole elements that fits (when
 //     not even its first element fits whole, that element is cut the same
-//     way, so that a one-element array still shows something);
+//     way, so that a one-element array still shows something): whole rows,
+//     so that a cut structuredContent stays valid for a schema that
+//     requires each row's members ([Cut]'s KeepJSON, for text, also cuts
+//     the first element past them that does not fit);
 //   - an object keeps its members in order; the first member that does not
 //     fit whole keeps its key and a cut form of its value, when one fits,
 //     and the members after it are dropped;
@@ -73,6 +76,13 @@ func JSONMaxInput(limit int) int {
 // It takes time linear in len(raw) (a validation pass, then one pass that
 // copies at most limit bytes) and allocates the output and the levels.
 func JSONValue(raw []byte, limit int) (out []byte, st Stats, ok bool) {
+	return jsonValue(raw, limit, true)
+}
+
+// jsonValue is JSONValue, keeping whole rows (elements past an array's
+// first) when rows is set, or cutting the first that does not fit as [Cut]
+// does otherwise.
+func jsonValue(raw []byte, limit int, rows bool) (out []byte, st Stats, ok bool) {
 	st = Stats{Original: len(raw)}
 	if !json.Valid(raw) {
 		return nil, st, false
@@ -81,7 +91,7 @@ func JSONValue(raw []byte, limit int) (out []byte, st Stats, ok bool) {
 		st.Kept = len(raw)
 		return raw, st, true
 	}
-	r := structural(bytesString(raw), limit)
+	r := structuralPrefix(bytesString(raw), limit, rows, nil, nil, nil)
 	switch {
 	case r.complete:
 		st.Kept, st.Compacted, st.Strategy = len(raw), true, KeepJSON
@@ -104,7 +114,9 @@ func jsonCut(content string, limit int) (string, Stats, bool) {
 		return "", Stats{}, false
 	}
 	return jsonCutDoc(len(content), limit,
-		func(budget int, spare []byte) result { return structuralPrefix(content, budget, nil, spare, nil) },
+		func(budget int, spare []byte) result {
+			return structuralPrefix(content, budget, false, nil, spare, nil)
+		},
 		func(size int) []byte { return compact(content, size) }, nil)
 }
 
@@ -224,6 +236,10 @@ type frame struct {
 	key     string
 	index   int
 	blocked bool // its current element is a later array element
+	// bare: it is a later array element (a cut descends into those, see
+	// structuralPrefix) that holds nothing whole yet, so that a cut does
+	// not end it empty.
+	bare bool
 }
 
 // result is what structural returns.
@@ -235,19 +251,6 @@ type result struct {
 	compact  int // the length of the whole document compacted
 	levels   []Level
 }
-
-// structural makes the structural cut of s, a valid JSON document, to at
-// most budget bytes (see JSONValue), in one pass. It copies tokens while
-// they fit, with room kept for the closers of every open container, and
-// remembers the last safe point: a length of the output at which closing
-// the open containers gives a valid document that the rules allow (after a
-// container's opening, after a whole element or member, outside any later
-// array element). The stack at the last safe point is always a prefix of
-// the current stack (a container open there cannot close without making a
-// newer one), so a safe point is two integers. After the cut it goes on
-// scanning, without copying, for the compacted length and the totals of
-// the cut's levels.
-func structural(s string, budget int) result { return structuralPrefix(s, budget, nil, nil, nil) }
 
 // jsonTail is what structuralPrefix needs to know of a valid document
 // beyond the compacted prefix of it that it reads.
@@ -263,9 +266,21 @@ type jsonTail struct {
 	totals []int
 }
 
-// structuralPrefix is structural for s, either a whole valid document (t
-// nil) or the first bytes of one compacted, cut anywhere, and t what lies
-// past them. Every cut it makes falls within budget bytes of the compacted
+// structuralPrefix makes the structural cut of s, a valid JSON document,
+// to at most budget bytes (see JSONValue), in one pass. It copies tokens
+// while they fit, with room kept for the closers of every open container,
+// and remembers the last safe point: a length of the output at which
+// closing the open containers gives a valid document that the rules allow
+// (after a container's opening, after a whole element or member; with rows,
+// outside any later array element; without, outside a later element that
+// holds nothing whole yet). The stack at the last safe point is always a
+// prefix of the current stack (a container open there cannot close without
+// making a newer one), so a safe point is two integers. After the cut it
+// goes on scanning, without copying, for the compacted length and the
+// totals of the cut's levels.
+//
+// s is either a whole valid document (t nil) or the first bytes of one
+// compacted, cut anywhere, and t what lies past them. Every cut it makes falls within budget bytes of the compacted
 // document, so that it reads no further than budget+16 bytes of it: the
 // token that crosses the budget, when it is a string, is cut from the text
 // it has there (see appendCutString) and its length. A prefix of at least
@@ -280,11 +295,12 @@ type jsonTail struct {
 // not nil, is told of those writes before they are made (the offset and
 // length of each), so that the caller can keep what they write over and
 // put it back before s is read again.
-func structuralPrefix(s string, budget int, t *jsonTail, spare []byte, save func(at, n int)) result {
+func structuralPrefix(s string, budget int, rows bool, t *jsonTail, spare []byte, save func(at, n int)) result {
 	var (
 		out       []byte
 		stack     []frame
 		blocked   int // frames whose current element is blocked
+		bare      int // bare frames
 		safeLen   = -1
 		safeDepth int
 		cut       bool
@@ -337,7 +353,11 @@ func structuralPrefix(s string, budget int, t *jsonTail, spare []byte, save func
 			f.blocked = false
 			blocked--
 		}
-		if !cut && blocked == 0 {
+		if f.bare {
+			f.bare = false
+			bare--
+		}
+		if !cut && blocked == 0 && bare == 0 {
 			safeLen, safeDepth = len(out), len(stack)
 		}
 	}
@@ -355,6 +375,9 @@ func structuralPrefix(s string, budget int, t *jsonTail, spare []byte, save func
 				out = append(out, c)
 			}
 			n := len(stack) - 1
+			if stack[n].bare {
+				bare-- // an empty container, whole
+			}
 			if n < open {
 				levels[n].Total = stack[n].total
 				open = n
@@ -366,7 +389,7 @@ func structuralPrefix(s string, budget int, t *jsonTail, spare []byte, save func
 			continue
 		}
 		pre = pre[:0]
-		key, index := "", 0
+		key, index, later := "", 0, false
 		if n := len(stack); n > 0 {
 			f := &stack[n-1]
 			if f.total > 0 {
@@ -395,7 +418,8 @@ func structuralPrefix(s string, budget int, t *jsonTail, spare []byte, save func
 				c = s[i]
 			} else {
 				index = f.total
-				if f.count > 0 {
+				later = f.count > 0
+				if rows && later {
 					f.blocked = true
 					blocked++
 				}
@@ -415,8 +439,11 @@ func structuralPrefix(s string, budget int, t *jsonTail, spare []byte, save func
 					cutAtSafe()
 				}
 			}
-			stack = append(stack, frame{array: c == '[', key: key, index: index})
-			if !cut && blocked == 0 {
+			stack = append(stack, frame{array: c == '[', key: key, index: index, bare: later && !rows})
+			if later && !rows {
+				bare++
+			}
+			if !cut && blocked == 0 && bare == 0 {
 				safeLen, safeDepth = len(out), len(stack)
 			}
 			expectKey = c == '{'
@@ -439,7 +466,11 @@ func structuralPrefix(s string, budget int, t *jsonTail, spare []byte, save func
 				case blocked == 0:
 					room := budget - len(out) - len(pre) - len(stack)
 					text, n := s[i+1:min(e-1, len(s))], e-i-2
-					if k, ok := cutStringPoint(text, n, room); ok {
+					// A later element, or one that holds nothing yet,
+					// shows some of its text or is left out: a marker
+					// alone would say nothing the one after the document
+					// does not.
+					if k, ok := cutStringPoint(text, n, room); ok && (k > 0 || (!later && bare == 0)) {
 						b := append(out, pre...)
 						if save != nil {
 							// The quote and the kept text are the

@@ -583,7 +583,7 @@ func (s *jsonStream) cut(n, limit int, inPlace bool) (string, Stats, bool) {
 		if inPlace {
 			spare = s.prefix[:0]
 		}
-		return structuralPrefix(held, budget, t, spare, save)
+		return structuralPrefix(held, budget, false, t, spare, save)
 	}
 	compacted := func(size int) []byte {
 		s.restore()

@@ -90,7 +90,7 @@ func recutPlain(text string, limit int, spec Spec) (string, Stats) {
 	}
 	total := len(head) + dropped
 	if len(head) > 0 && (head[0] == '{' || head[0] == '[') && json.Valid([]byte(head)) {
-		if doc, _, ok := JSONValue([]byte(head), limit-MarkerLen(total)); ok {
+		if doc, _, ok := jsonValue([]byte(head), limit-MarkerLen(total), false); ok {
 			kept := len(doc)
 			return string(doc) + Marker(total-kept), Stats{Original: total, Kept: kept, Dropped: total - kept, Strategy: KeepJSON}
 		}

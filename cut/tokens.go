@@ -388,7 +388,7 @@ func recutTokenMarked(text string, m Found, maxBytes, maxTokens int, c Counter) 
 	build := func(b int) (string, int, int) {
 		var head, end string
 		if isDoc {
-			doc, _, ok := JSONValue([]byte(before), b)
+			doc, _, ok := jsonValue([]byte(before), b, false)
 			if !ok {
 				doc = nil
 			}

@@ -892,7 +892,7 @@ func checkStructured(t *testing.T, raw json.RawMessage, original int64) {
 	const open = `{"content":"`
 	// The marker names the read of the text's rest when the proxy kept it
 	// (rest.Keeper.JSONKept), as it does by default.
-	m := regexp.MustCompile(`\\n\[truncated: (\d+) bytes dropped, refine your query( or read the rest: toolcap_read \{\\"ref\\":\\"[a-z0-9]+\\",\\"offset\\":\d+\})?\]"\}$`).FindSubmatchIndex(raw)
+	m := regexp.MustCompile(`\\n\[truncated: (\d+) bytes dropped, refine your query( or read the rest: toolcap_read \{\\"ref\\":\\"[a-z0-9]+\\",\\"offset\\":\d+(?:,\\"length\\":\d+)?\})?\]"\}$`).FindSubmatchIndex(raw)
 	if !bytes.HasPrefix(raw, []byte(open)) || m == nil {
 		t.Fatalf("structuredContent = %.100s … %.100s, want {\"content\": a cut string}", raw, raw[max(0, len(raw)-100):])
 	}

@@ -23,7 +23,7 @@ import (
 // mcpMarker matches a cut result's end: the plain marker or, with
 // keep_rest on (toolcap mcp's default), the one naming the read of the
 // rest.
-var mcpMarker = regexp.MustCompile(`\n\[truncated: (\d+) bytes dropped, refine your query(?: or read the rest: toolcap_read \{"ref":"[a-z2-7]{26}","offset":\d+\})?\]$`)
+var mcpMarker = regexp.MustCompile(`\n\[truncated: (\d+) bytes dropped, refine your query(?: or read the rest: toolcap_read \{"ref":"[a-z2-7]{26}","offset":\d+(?:,"length":\d+)?\})?\]$`)
 
 // lockedBuffer is a stderr that the proxy's goroutines may share.
 type lockedBuffer struct {

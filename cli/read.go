@@ -41,7 +41,8 @@ byte K of the whole output (default 0); --length N shows at most N bytes;
 match, each as "OFFSET:line", like grep -b. --all follows the markers from
 the offset to the end and writes everything kept, byte for byte, without
 markers: for a human or a file, in pages of the larger of the byte limit and
-1 MiB (or --max-bytes).
+1 MiB (or --max-bytes; a length in the marker's arguments, the page size of
+a tool held below the read tool's limit, is not used).
 
 The store and the scope are cap's: the manifest's [worker.tool_output.rest]
 (by default toolcap/rest under the user cache directory, a directory private
@@ -106,9 +107,14 @@ func runRead(ctx context.Context, o *options, args []string, _ io.Reader, stdout
 		fmt.Fprintf(stderr, "toolcap read: %v\n", err)
 		return exitUsage
 	}
-	if *all && (a.Pattern != "" || a.Length != 0) {
+	if *all && (a.Pattern != "" || set["length"]) {
 		fmt.Fprintln(stderr, "toolcap read: --all reads everything from the offset on: it takes no pattern or length")
 		return exitUsage
+	}
+	if *all {
+		// A length in a marker's arguments is the size of its pages
+		// (that of the tool whose output it is); --all reads in its own.
+		a.Length = 0
 	}
 	if set["max-bytes"] && (*maxBytes < manifest.MinMaxBytes || *maxBytes > manifest.MaxMaxBytes) {
 		fmt.Fprintf(stderr, "toolcap read: --max-bytes %d: want a limit from %d to %d bytes\n", *maxBytes, manifest.MinMaxBytes, manifest.MaxMaxBytes)
@@ -268,6 +274,7 @@ func readEverything(ctx context.Context, keeper *rest.Keeper, a rest.ReadArgs, p
 			fmt.Fprintf(stderr, "toolcap read: the page at offset %d names no further read of ref %q: %s\n", a.Offset, a.Ref, f.Rest.Args)
 			return exitFailed
 		}
+		next.Length = 0 // --all's own pages, as above
 		a = next
 	}
 	if info.Size < info.Original {

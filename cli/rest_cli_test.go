@@ -160,7 +160,7 @@ func TestRestReadMarkerJSON(t *testing.T) {
 		// was taken for a ref.
 		{"the marker's call", []string{"read", fmt.Sprintf(`toolcap_read {"ref":%q,"offset":%d}`, a.Ref, a.Offset)}, byFlags.stdout},
 		{"the marker's call and its end", []string{"read", fmt.Sprintf(`toolcap_read {"ref":%q,"offset":%d}]`, a.Ref, a.Offset)}, byFlags.stdout},
-		{"a flag over a member", []string{"read", fmt.Sprintf(`{"ref":%q,"offset":5}`, a.Ref), "--offset", "100", "--length", "50"}, in[100:150] + cut.RestMarker(len(in)-150, cut.UnitBytes, cut.Rest{Tool: rest.DefaultTool, Args: fmt.Sprintf(`{"ref":%q,"offset":150}`, a.Ref)})},
+		{"a flag over a member", []string{"read", fmt.Sprintf(`{"ref":%q,"offset":5}`, a.Ref), "--offset", "100", "--length", "50"}, in[100:150] + cut.RestMarker(len(in)-150, cut.UnitBytes, cut.Rest{Tool: rest.DefaultTool, Args: fmt.Sprintf(`{"ref":%q,"offset":150,"length":50}`, a.Ref)})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -477,4 +477,41 @@ func storeEntries(t *testing.T, storeDir string) int {
 		}
 	}
 	return n
+}
+
+// A tool held below the read tool's limit is read back in pages within its
+// own limit: toolcap read of the call each marker names, marker after
+// marker (issue 38, item 4).
+func TestRestPagesHoldTheToolLimit(t *testing.T) {
+	restCache(t)
+	in := restInput(40000)
+	env := []string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=2000"}
+	out, a := keptCut(t, env, in)
+	if len(out) > 2000 {
+		t.Fatalf("cap --keep-rest wrote %d bytes, over the tool's limit of 2000", len(out))
+	}
+	got := out[:strings.LastIndex(out, "\n[truncated: ")]
+	call := fmt.Sprintf(`{"ref":%q,"offset":%d,"length":%d}`, a.Ref, a.Offset, a.Length)
+	for pages := 0; ; pages++ {
+		if pages > 40 {
+			t.Fatalf("more than 40 pages for %d bytes", len(in))
+		}
+		r := runWith(t, env, nil, "read", call)
+		if r.code != exitOK || r.stderr != "" {
+			t.Fatalf("read %s: exit code = %d, stderr:\n%s", call, r.code, r.stderr)
+		}
+		if len(r.stdout) > 2000 {
+			t.Errorf("read %s: a page of %d bytes, over the tool's limit of 2000", call, len(r.stdout))
+		}
+		f, more := nextRead(r.stdout, rest.DefaultTool)
+		if !more {
+			got += r.stdout
+			break
+		}
+		got += r.stdout[:f.Start]
+		call = f.Rest.Args
+	}
+	if got != in {
+		t.Errorf("the cut and its pages give back %d bytes; want the input's %d, byte for byte", len(got), len(in))
+	}
 }

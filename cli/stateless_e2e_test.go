@@ -63,7 +63,7 @@ const statelessLimit = 16384
 
 // statelessMarker is the end of a result cut with the rest kept: the bytes
 // dropped, the ref and the offset to read on from.
-var statelessMarker = regexp.MustCompile(`\n\[truncated: (\d+) bytes dropped, refine your query or read the rest: toolcap_read \{"ref":"([a-z2-7]{26})","offset":(\d+)\}\]$`)
+var statelessMarker = regexp.MustCompile(`\n\[truncated: (\d+) bytes dropped, refine your query or read the rest: toolcap_read \{"ref":"([a-z2-7]{26})","offset":(\d+)(?:,"length":\d+)?\}\]$`)
 
 // statelessBinaries builds toolcap and test/statelessserver as users build
 // them (without the race detector: GOFLAGS is cleared), skipping the test

@@ -30,7 +30,7 @@ func run(t *testing.T, env []string, stdin string, opts []cli.Option, args ...st
 	return code, out.String(), errb.String()
 }
 
-var refArgs = regexp.MustCompile(`toolcap_read (\{"ref":"[a-z2-7]+","offset":\d+\})\]$`)
+var refArgs = regexp.MustCompile(`toolcap_read (\{"ref":"[a-z2-7]+","offset":\d+(?:,"length":\d+)?\})\]$`)
 
 // A store URL opens through the program's StoreOpener, with the manifest's
 // bounds; the commands share refs through it and close it as they end.

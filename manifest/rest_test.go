@@ -635,3 +635,48 @@ func TestKeepsRest(t *testing.T) {
 		}
 	}
 }
+
+// TestPoliciesPageBytes: a tool held below the read tool's limit has its
+// pages held to its own limit (issue 38, item 4), unless the read tool has
+// a per_tool limit of its own.
+func TestPoliciesPageBytes(t *testing.T) {
+	file := func(name, text string) manifest.Option { return manifest.Bytes(name, []byte(text)) }
+	tests := []struct {
+		name string
+		opts []manifest.Option
+		want map[string]int // tool -> PageBytes; "other" has no entry
+	}{
+		{"no entries", nil, map[string]int{"other": 0, manifest.DefaultRestTool: 0}},
+		{"a tool below the default", []manifest.Option{file("a.toml", "[worker.tool_output.per_tool]\nsmall = 2048\nbig = 65536\n")},
+			map[string]int{"small": 2048, "big": 0, "other": 0, manifest.DefaultRestTool: 0}},
+		{"a tool below a lowered default", []manifest.Option{file("a.toml", "[worker.tool_output]\ndefault_max_bytes = 4096\n[worker.tool_output.per_tool]\nsmall = 2048\nbig = 8192\n")},
+			map[string]int{"small": 2048, "big": 0, "other": 0}},
+		{"the read tool's own limit wins", []manifest.Option{file("a.toml", "[worker.tool_output.per_tool]\nsmall = 2048\ntoolcap_read = 32768\n")},
+			map[string]int{"small": 0, "other": 0, "toolcap_read": 0}},
+		{"an entry of the read tool without a limit", []manifest.Option{file("a.toml", "[worker.tool_output.per_tool]\nsmall = 2048\ntoolcap_read = { keep_rest = false }\n")},
+			map[string]int{"small": 2048, "other": 0}},
+		{"a renamed read tool", []manifest.Option{file("a.toml", "[worker.tool_output.rest]\ntool = \"more\"\n[worker.tool_output.per_tool]\nsmall = 2048\nmore = 4096\n")},
+			map[string]int{"small": 0, "more": 0}},
+		{"from the environment", []manifest.Option{manifest.Environ([]string{manifest.EnvPerToolPrefix + "small=1000"})},
+			map[string]int{"small": 1000, "other": 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := manifest.Load(tt.opts...)
+			if err != nil {
+				t.Fatalf("Load() error: %v", err)
+			}
+			p, err := m.Policies()
+			if err != nil {
+				t.Fatalf("Policies() error: %v", err)
+			}
+			got := map[string]int{}
+			for tool := range tt.want {
+				got[tool] = p.For(tool).PageBytes
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("For().PageBytes mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

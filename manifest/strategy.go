@@ -152,6 +152,18 @@ func (l *ToolOutputLimits) Policies() (*Policies, error) {
 		}
 		p.per[tool] = pol
 	}
+	// A page of the read of a tool's output is held to that tool's limit
+	// when it is below the read tool's, unless the read tool has a limit
+	// of its own (issue 38, item 4: a tool held to 2 KiB was read back in
+	// 16 KiB pages).
+	if read := l.RestTool(); l.PerTool[read].MaxBytes == 0 {
+		for tool, pol := range p.per {
+			if tool != read && pol.MaxBytes < p.def.MaxBytes {
+				pol.PageBytes = pol.MaxBytes
+				p.per[tool] = pol
+			}
+		}
+	}
 	p.fit = p.def.Fit()
 	for _, pol := range p.per {
 		p.fit = min(p.fit, pol.Fit())

@@ -8,8 +8,10 @@
 //	[truncated: N bytes dropped, refine your query or read the rest: toolcap_read {"ref":"…","offset":K}]
 //
 // The read tool, toolcap_read ([Definition]), answers with a page of the
-// output from that offset, itself held to the read tool's limit, whose
-// marker names the next offset; reading page after page from offset 0
+// output from that offset, itself held to the read tool's limit (and to
+// the limit of the tool whose output it is, where that is lower and the
+// policy says so: [shape.Policy].PageBytes, the marker's read then names a
+// length), whose marker names the next offset; reading page after page from offset 0
 // gives back the output byte for byte. With a pattern, it answers the
 // matching lines of the whole output with their byte offsets, as grep -b
 // does.

@@ -233,7 +233,7 @@ func (k *Keeper) mark(ref string, n int, p shape.Policy, cutAt func(shape.Policy
 		t   chain.Truncation
 	}
 	m, ok := markWithin(k, p, n, asIs, func(q shape.Policy) (marked, int, bool) {
-		out, t, ok := k.markAt(ref, p, q, cutAt, resumeAt)
+		out, t, ok := k.markAt(ref, k.pageLength(p, n), p, q, cutAt, resumeAt)
 		return marked{out, t}, len(out), ok
 	})
 	return m.out, m.t, ok
@@ -266,8 +266,9 @@ func markWithin[T any](k *Keeper, p shape.Policy, n int, written func(string) st
 	return m, true
 }
 
-// markAt is mark's cut at q, the policy p with room kept for the read.
-func (k *Keeper) markAt(ref string, p, q shape.Policy, cutAt func(shape.Policy) (string, chain.Truncation, bool), resumeAt func(out string, f cut.Found, t chain.Truncation) int) (string, chain.Truncation, bool) {
+// markAt is mark's cut at q, the policy p with room kept for the read
+// (whose pages hold length bytes, see pageLength).
+func (k *Keeper) markAt(ref string, length int, p, q shape.Policy, cutAt func(shape.Policy) (string, chain.Truncation, bool), resumeAt func(out string, f cut.Found, t chain.Truncation) int) (string, chain.Truncation, bool) {
 	out, t, changed := cutAt(q)
 	if !changed || t.DroppedBytes == 0 {
 		return "", chain.Truncation{}, false
@@ -277,7 +278,7 @@ func (k *Keeper) markAt(ref string, p, q shape.Policy, cutAt func(shape.Policy) 
 		return "", chain.Truncation{}, false
 	}
 	resume := resumeAt(out, f, t)
-	marked := cut.WithRest(out, f, cut.Rest{Tool: k.tool, Args: readArgs(ref, resume)})
+	marked := cut.WithRest(out, f, cut.Rest{Tool: k.tool, Args: readArgs(ref, resume, length)})
 	if !fits(marked, p) {
 		return "", chain.Truncation{}, false
 	}
@@ -324,10 +325,27 @@ func cutMarker(out string, t chain.Truncation) (cut.Found, bool) {
 	return cut.Found{}, false
 }
 
-// readArgs returns the arguments of the read of ref from offset, as the
-// marker names them.
-func readArgs(ref string, offset int) string {
+// readArgs returns the arguments of the read of ref from offset, pages of
+// at most length bytes (0: the read tool's limit), as the marker names
+// them.
+func readArgs(ref string, offset, length int) string {
+	if length > 0 {
+		return `{"ref":"` + ref + `","offset":` + strconv.Itoa(offset) + `,"length":` + strconv.Itoa(length) + `}`
+	}
 	return `{"ref":"` + ref + `","offset":` + strconv.Itoa(offset) + `}`
+}
+
+// pageLength returns the length a marker's read asks for, so that every
+// page of an output of n bytes, its own marker included, holds
+// p.PageBytes; 0 when p sets no page bound, or one that holds no text
+// beside the marker (the read tool's own limit holds then).
+func (k *Keeper) pageLength(p shape.Policy, n int) int {
+	if p.PageBytes <= 0 {
+		return 0
+	}
+	// The widest marker a page can carry: N and the offset at most n.
+	widest := cut.RestMarkerLen(n, cut.UnitBytes, cut.Rest{Tool: k.tool, Args: readArgs(zeroRef, n, p.PageBytes)})
+	return max(p.PageBytes-widest, 0)
 }
 
 // reserve returns p with room kept for the read a marker names, for an
@@ -336,7 +354,7 @@ func readArgs(ref string, offset int) string {
 // not that much room.
 func (k *Keeper) reserve(p shape.Policy, n int, written func(string) string) (shape.Policy, bool) {
 	// The offset is where the shown head ends: within the limit.
-	r := cut.Rest{Tool: k.tool, Args: readArgs(zeroRef, min(n, p.MaxBytes))}
+	r := cut.Rest{Tool: k.tool, Args: readArgs(zeroRef, min(n, p.MaxBytes), k.pageLength(p, n))}
 	marker := cut.RestMarker(0, cut.UnitBytes, r)
 	plain := cut.MarkerLen(0)
 	// What the read adds: all but the plain marker's closing bracket.

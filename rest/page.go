@@ -100,7 +100,7 @@ func (k *Keeper) page(r Reader, info Info, a ReadArgs, p shape.Policy) (string, 
 			// Past what the store kept: nothing more to read.
 			return cut.Marker(int(info.Original) - next)
 		}
-		return cut.RestMarker(int(info.Original)-next, cut.UnitBytes, cut.Rest{Tool: k.tool, Args: readArgs(a.Ref, next)})
+		return cut.RestMarker(int(info.Original)-next, cut.UnitBytes, cut.Rest{Tool: k.tool, Args: readArgs(a.Ref, next, int(a.Length))})
 	}
 	page, ok := fitPage(window, end-off, p, marker)
 	if !ok {

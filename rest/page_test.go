@@ -87,7 +87,8 @@ func TestReadLength(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := in[100:150] + cut.RestMarker(len(in)-150, cut.UnitBytes, cut.Rest{Tool: rest.DefaultTool, Args: fmt.Sprintf(`{"ref":%q,"offset":150}`, ref)})
+	// The next page is asked for with the same length.
+	want := in[100:150] + cut.RestMarker(len(in)-150, cut.UnitBytes, cut.Rest{Tool: rest.DefaultTool, Args: fmt.Sprintf(`{"ref":%q,"offset":150,"length":50}`, ref)})
 	if diff := cmp.Diff(want, page); diff != "" {
 		t.Errorf("page (-want +got):\n%s", diff)
 	}
@@ -226,5 +227,67 @@ func TestDefinition(t *testing.T) {
 	}
 	if !errors.Is(rest.ErrUnknown, rest.ErrUnknown) {
 		t.Fatal("unreachable")
+	}
+}
+
+// TestPagesHoldTheToolLimit: a tool held below the read tool's limit is
+// read back in pages no larger than its own limit, when its policy says so
+// (PageBytes, which manifest.Policies sets): the marker of the cut and of
+// every page names a read with a length that keeps the next page, marker
+// included, within it, and the pages read in order give the output back
+// (issue 38, item 4: a tool held to 2 KiB was read back in 16 KiB pages).
+func TestPagesHoldTheToolLimit(t *testing.T) {
+	in := numbered(60000, 7)
+	readPolicy := shape.Policy{MaxBytes: 16384}
+	for _, tc := range []struct {
+		name   string
+		limit  int
+		stream bool
+	}{
+		{"text at 2048", 2048, false},
+		{"stream at 2048", 2048, true},
+		{"text at 300", 300, false},
+		{"stream at 9000", 9000, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newKeeper(t, rest.Config{})
+			ctx := rest.WithScope(context.Background(), "s")
+			p := shape.Policy{MaxBytes: tc.limit, KeepRest: true, PageBytes: tc.limit}
+			var out string
+			if tc.stream {
+				s := k.NewStream(ctx, p)
+				if _, err := s.Write([]byte(in)); err != nil {
+					t.Fatal(err)
+				}
+				out, _, _ = s.Result()
+			} else {
+				out, _, _ = k.Text(ctx, in, p)
+			}
+			got, pages := "", 0
+			for {
+				if len(out) > tc.limit {
+					t.Fatalf("page %d is %d bytes; want at most the tool's limit %d", pages, len(out), tc.limit)
+				}
+				ms := cut.FindMarkers(out)
+				if len(ms) == 0 {
+					got += out
+					break
+				}
+				m := ms[len(ms)-1]
+				if m.Rest == nil {
+					t.Fatalf("page %d: its marker names no read: %q", pages, out[m.Start:])
+				}
+				got += out[:m.Start]
+				var err error
+				if out, err = k.Read(ctx, json.RawMessage(m.Rest.Args), readPolicy); err != nil {
+					t.Fatalf("read %s: %v", m.Rest.Args, err)
+				}
+				pages++
+			}
+			if got != in {
+				t.Errorf("the pages give back %d bytes; want the output's %d, byte for byte", len(got), len(in))
+			}
+			t.Logf("%d pages", pages)
+		})
 	}
 }

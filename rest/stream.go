@@ -194,7 +194,7 @@ func (s *Stream) markInPlace() (string, chain.Truncation, bool) {
 			return cut.Found{}, cut.Rest{}, false
 		}
 		t.Resume = resumeAt(out, f, t)
-		return f, cut.Rest{Tool: s.k.tool, Args: readArgs(ref, t.Resume)}, true
+		return f, cut.Rest{Tool: s.k.tool, Args: readArgs(ref, t.Resume, s.k.pageLength(p, s.n))}, true
 	})
 	if !ok || !fits(out, p) {
 		return "", chain.Truncation{}, false

@@ -65,7 +65,7 @@ func (k *Keeper) jsonMark(n int, p shape.Policy, ref, prefix string, valid func(
 		if !ok || !sc.Cut {
 			return shape.Structured{}, 0, false
 		}
-		out, resume, ok := k.spliceRead(sc.Raw, ref, prefix)
+		out, resume, ok := k.spliceRead(sc.Raw, ref, prefix, k.pageLength(p, n))
 		if !ok || !fits(string(out), p) {
 			return shape.Structured{}, 0, false
 		}
@@ -95,11 +95,11 @@ func (k *Keeper) jsonMark(n int, p shape.Policy, ref, prefix string, valid func(
 // limitOf is how a note of package shape names a byte limit.
 func limitOf(n int) string { return "limit of " + strconv.Itoa(n) + " bytes" }
 
-// spliceRead adds the read of ref to the marker that ends the last string
+// spliceRead adds the read of ref (pages of length bytes) to the marker that ends the last string
 // value of doc a cut shortened, and returns the new document and the
 // offset the read starts at (see [Keeper.JSONKept]), or false when no
 // string of doc ends in a plain marker.
-func (k *Keeper) spliceRead(doc []byte, ref, prefix string) ([]byte, int, bool) {
+func (k *Keeper) spliceRead(doc []byte, ref, prefix string, length int) ([]byte, int, bool) {
 	s, ok := cut.LastCutString(doc)
 	if !ok {
 		return nil, 0, false
@@ -108,6 +108,6 @@ func (k *Keeper) spliceRead(doc []byte, ref, prefix string) ([]byte, int, bool) 
 	if len(s.Kept) <= len(prefix) && prefix[:len(s.Kept)] == s.Kept {
 		resume = len(s.Kept)
 	}
-	read := cut.JSONRead(cut.Rest{Tool: k.tool, Args: readArgs(ref, resume)})
+	read := cut.JSONRead(cut.Rest{Tool: k.tool, Args: readArgs(ref, resume, length)})
 	return cut.AddReadInJSON(doc, s, read), resume, true
 }

@@ -25,6 +25,14 @@ type Policy struct {
 	// that the model can read on (package rest), wherever the front end has
 	// a store. Without a store it changes nothing.
 	KeepRest bool
+	// PageBytes, when not 0, is the most bytes a page of the read of a
+	// kept output holds, its marker included: the limit of the tool whose
+	// output it is, where that is below the read tool's own. The marker
+	// then names the read with a length that keeps each page within it
+	// (package rest). [manifest.Policies] sets it for a tool held below
+	// the default, unless the read tool has a per_tool limit of its own;
+	// 0: pages are held to the read tool's limit alone.
+	PageBytes int
 }
 
 // DefaultMaxBytes is the byte limit of a tool nobody gave one: 16 KiB, a

@@ -56,7 +56,7 @@ func toolcapRun(t *testing.T, bin string, extra []string, stdin string, want int
 	return out.String(), errb.String()
 }
 
-var readArgs = regexp.MustCompile(`toolcap_read (\{"ref":"[a-z2-7]+","offset":\d+\})\]$`)
+var readArgs = regexp.MustCompile(`toolcap_read (\{"ref":"[a-z2-7]+","offset":\d+(?:,"length":\d+)?\})\]$`)
 
 // A cut made by "toolcap cap --keep-rest" in one process is read back by
 // "toolcap read" in others, page by page and whole, byte for byte, through

@@ -683,3 +683,44 @@ func transcript(section string) []step {
 
 // docLogTime is the time the docs' log lines show.
 const docLogTime = "2026-12-04T10:15:02.117Z"
+
+// The demo's transcript in README.md is what the demo prints on the Go
+// source tree of the Go version it names, each run of lines between the
+// "..." that stand for those left out in order, refs aside (issue 38, item
+// 10). On another Go version the tree differs, and the test says so.
+func TestReadmeDemoTranscript(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := regexp.MustCompile(`On the Go\s+source tree \(of Go (1\.[0-9.]+);`).FindSubmatch(doc)
+	if version == nil {
+		t.Fatal("README.md names no Go version for the demo's transcript")
+	}
+	if runtime.Version() != "go"+string(version[1]) {
+		t.Skipf("README.md's demo transcript is of Go %s's source tree; this is %s", version[1], runtime.Version())
+	}
+	steps := transcript(string(doc))
+	if len(steps) != 1 || !strings.HasPrefix(steps[0].command, "go run ./cmd/toolcap demo ") {
+		t.Fatalf("README.md's first transcript is not the demo's: %+v", steps)
+	}
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Skipf("go env GOROOT: %v", err)
+	}
+	out, err := exec.Command(buildBinary(t), "demo", filepath.Join(strings.TrimSpace(string(goroot)), "src")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("toolcap demo: %v\n%s", err, out)
+	}
+	got := shortRef.ReplaceAllString(refRE.ReplaceAllString(string(out), `"ref":"REF"`), `$1…`)
+	want := shortRef.ReplaceAllString(refRE.ReplaceAllString(steps[0].output, `"ref":"REF"`), `$1…`)
+	rest := got
+	for _, part := range strings.Split(want, "...\n") {
+		i := strings.Index(rest, part)
+		if i < 0 {
+			t.Errorf("the demo does not print, in README.md's order, the lines:\n%s\nIt printed:\n%s", part, got)
+			return
+		}
+		rest = rest[i+len(part):]
+	}
+}

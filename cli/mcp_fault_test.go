@@ -881,7 +881,8 @@ func checkStructured(t *testing.T, raw json.RawMessage, original int64) {
 	}
 	// structuredContent is cut as JSON (issue 10): its serialization within
 	// the limit, the string's start kept as the server wrote it and the
-	// marker inside it counting the string's bytes as written.
+	// marker inside it counting the string's bytes as written, or, when it
+	// names the read of the kept text, what that read returns (issue 41).
 	if len(raw) > defaultLimit || !json.Valid(raw) {
 		t.Errorf("structuredContent is %d bytes of JSON (valid: %v), want valid within %d", len(raw), json.Valid(raw), defaultLimit)
 	}
@@ -892,7 +893,7 @@ func checkStructured(t *testing.T, raw json.RawMessage, original int64) {
 	const open = `{"content":"`
 	// The marker names the read of the text's rest when the proxy kept it
 	// (rest.Keeper.JSONKept), as it does by default.
-	m := regexp.MustCompile(`\\n\[truncated: (\d+) bytes dropped, refine your query( or read the rest: toolcap_read \{\\"ref\\":\\"[a-z0-9]+\\",\\"offset\\":\d+(?:,\\"length\\":\d+)?\})?\]"\}$`).FindSubmatchIndex(raw)
+	m := regexp.MustCompile(`\\n\[truncated: (\d+) bytes dropped, refine your query( or read the rest: toolcap_read \{\\"ref\\":\\"[a-z0-9]+\\",\\"offset\\":(\d+)(?:,\\"length\\":\d+)?\})?\]"\}$`).FindSubmatchIndex(raw)
 	if !bytes.HasPrefix(raw, []byte(open)) || m == nil {
 		t.Fatalf("structuredContent = %.100s … %.100s, want {\"content\": a cut string}", raw, raw[max(0, len(raw)-100):])
 	}
@@ -901,7 +902,12 @@ func checkStructured(t *testing.T, raw json.RawMessage, original int64) {
 		t.Errorf("the kept string is not the start of the server's")
 	}
 	n, _ := strconv.Atoi(string(raw[m[2]:m[3]]))
-	if want := written.Len() - len(kept); n != want {
+	if m[6] >= 0 {
+		offset, _ := strconv.Atoi(string(raw[m[6]:m[7]]))
+		if want := int(original) - offset; n != want {
+			t.Errorf("the marker says %d bytes dropped; a read from its offset %d returns %d (the text is %d)", n, offset, want, original)
+		}
+	} else if want := written.Len() - len(kept); n != want {
 		t.Errorf("the marker says %d bytes dropped, want %d (%d written, %d kept)", n, want, written.Len(), len(kept))
 	}
 }

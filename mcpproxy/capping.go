@@ -153,9 +153,21 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 			if ref, prefix, kept := keptText(call, res, prep, r); kept {
 				// A client may show the model structuredContent instead of
 				// the text: its cut names the read of the text kept.
-				sc, ok = gen.keeper.JSONKept(res.structured, pol, ref, prefix, valid, cutAt)
+				sc, ok = gen.keeper.JSONKept(res.structured, pol, ref, prefix, chainCut(r).OriginalBytes, valid, cutAt)
 			} else {
 				sc, ok = cutAt(pol)
+				if ok && sc.Cut && gen.keeper != nil && pol.KeepRest && r.Content != nil && !r.IsError() {
+					// The text fitted, and so was not kept, but its
+					// structured form, JSON-escaped, did not: keep the text
+					// now, so that what the structured cut drops can be
+					// read (issue 41: a 16,384-byte file left 931 bytes
+					// that no read reached).
+					if _, cutString := cut.LastCutString(sc.Raw); cutString {
+						if ref, kept := gen.keeper.Keep(ctx, *r.Content); kept {
+							sc, ok = gen.keeper.JSONKept(res.structured, pol, ref, *r.Content, len(*r.Content), valid, cutAt)
+						}
+					}
+				}
 			}
 		}
 		switch {

@@ -42,8 +42,10 @@
 // structuredContent's last cut string names the read of that kept text, as
 // written in JSON ([rest.Keeper.JSONKept]): from where the string's head
 // ends in the text when the text begins with it, as with a server that
-// answers {"content": text}, and from 0 otherwise; a client that shows its
-// model structuredContent rather than the text can read on too. A JSON-RPC
+// answers {"content": text}, and from 0 otherwise, its N what that read
+// returns; a client that shows its model structuredContent rather than the
+// text can read on too. A text within the limit whose structured copy is
+// cut is kept for that read ([rest.Keeper.Keep]). A JSON-RPC
 // error answering a tools/call is brought within the limit too. A capped
 // result carries its figures in _meta["toolcap/truncation"]; a result
 // within its limit is forwarded byte for byte.
@@ -85,4 +87,5 @@
 //
 // [middleware.Pinned]: https://pkg.go.dev/github.com/toolcap/toolcap/middleware#Pinned
 // [rest.Keeper.JSONKept]: https://pkg.go.dev/github.com/toolcap/toolcap/rest#Keeper.JSONKept
+// [rest.Keeper.Keep]: https://pkg.go.dev/github.com/toolcap/toolcap/rest#Keeper.Keep
 package mcpproxy

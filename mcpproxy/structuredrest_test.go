@@ -112,6 +112,10 @@ func TestRelayStructuredNamesTheRead(t *testing.T) {
 			if diff := cmp.Diff(want, a); diff != "" {
 				t.Errorf("the structured marker's read (-want +got):\n%s", diff)
 			}
+			// Its N is what that read returns, to the end (issue 41).
+			if wantN := len(tc.text) - int(a.Offset); m.N != wantN {
+				t.Errorf("the structured marker says %d bytes dropped; a read from %d returns %d", m.N, a.Offset, wantN)
+			}
 
 			// The read it names, called as the model would: the text from
 			// that offset.
@@ -174,4 +178,55 @@ func structuredRead(t *testing.T, sc json.RawMessage) (cut.Found, string) {
 		t.Errorf("the structured marker names %s, want %s", found[0].Rest.Tool, rest.DefaultTool)
 	}
 	return found[0], heads[0]
+}
+
+// TestRelayStructuredKeepsTextThatFits: a text within the limit is passed
+// on whole, but its structured form, the same text JSON-escaped, is over
+// it: the text is kept all the same, and the structured cut names the read
+// of what it dropped (issue 41: a 16,384-byte file's structuredContent,
+// which Codex shows the model, lost 931 bytes that no read reached).
+func TestRelayStructuredKeepsTextThatFits(t *testing.T) {
+	text := fileLines(15_000) // tabs, quotes and backslashes: longer escaped
+	if len(text) > manifest.DefaultMaxBytes {
+		t.Fatalf("the text is %d bytes; want one within the limit", len(text))
+	}
+	s := newRawSession(t, mcpproxy.Options{Rest: rest.NewMemory(rest.Config{})})
+	s.toServer(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"/tmp/f.txt"}}}`)
+	s.atServer()
+	answer, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "result": map[string]any{
+		"content":           []any{map[string]any{"type": "text", "text": text}},
+		"structuredContent": map[string]any{"content": text},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.toClient(string(answer))
+	var got struct{ Result structuredAnswer }
+	if out := s.atClient(); json.Unmarshal([]byte(out), &got) != nil {
+		t.Fatalf("the client's answer: %.300q", out)
+	}
+	res := got.Result
+	if len(res.Content) != 1 || res.Content[0].Text != text || res.IsError {
+		t.Fatalf("%d blocks, isError %v; want the text whole", len(res.Content), res.IsError)
+	}
+	if n := len(res.StructuredContent); n > manifest.DefaultMaxBytes {
+		t.Errorf("structuredContent of %d bytes, over the limit %d", n, manifest.DefaultMaxBytes)
+	}
+	m, head := structuredRead(t, res.StructuredContent)
+	a, err := rest.ParseReadArgs(json.RawMessage(m.Rest.Args))
+	if err != nil {
+		t.Fatalf("the structured marker's read %s: %v", m.Rest.Args, err)
+	}
+	if !strings.HasPrefix(text, head) || a.Offset != int64(len(head)) || m.N != len(text)-len(head) {
+		t.Fatalf("head of %d bytes (the text's start: %v), read from %d, N %d; want the read from the head's end and N the %d bytes after it",
+			len(head), strings.HasPrefix(text, head), a.Offset, m.N, len(text)-len(head))
+	}
+	s.toServer(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"` + m.Rest.Tool + `","arguments":` + m.Rest.Args + `}}`)
+	var page struct{ Result structuredAnswer }
+	if out := s.atClient(); json.Unmarshal([]byte(out), &page) != nil || len(page.Result.Content) != 1 || page.Result.IsError {
+		t.Fatalf("the read's answer: %.300q", out)
+	}
+	if got := page.Result.Content[0].Text; head+got != text {
+		t.Errorf("the structured head and the read give %d bytes; want the text's %d", len(head)+len(got), len(text))
+	}
 }

@@ -94,14 +94,14 @@ func ExampleKeeper_JSONKept() {
 
 	raw, _ := json.Marshal(map[string]string{"content": text})
 	cutAt := func(q shape.Policy) (shape.Structured, bool) { return shape.JSON(raw, q, nil) }
-	sc, _ := k.JSONKept(raw, p, t.Ref, text, nil, cutAt)
+	sc, _ := k.JSONKept(raw, p, t.Ref, text, len(text), nil, cutAt)
 	fmt.Println(len(sc.Raw), sc.Figures.Resume, strings.ReplaceAll(string(sc.Raw), t.Ref, "REF"))
 
 	var v struct{ Content string }
 	_ = json.Unmarshal(sc.Raw, &v)
 	fmt.Println(strings.ReplaceAll(v.Content, t.Ref, "REF"))
 	// Output:
-	// 249 89 {"content":"line 001\nline 002\nline 003\nline 004\nline 005\nline 006\nline 007\nline 008\nline 009\nline 010\n[truncated: 902 bytes dropped, refine your query or read the rest: toolcap_read {\"ref\":\"REF\",\"offset\":89}]"}
+	// 247 87 {"content":"line 001\nline 002\nline 003\nline 004\nline 005\nline 006\nline 007\nline 008\nline 009\nline 0\n[truncated: 813 bytes dropped, refine your query or read the rest: toolcap_read {\"ref\":\"REF\",\"offset\":87}]"}
 	// line 001
 	// line 002
 	// line 003
@@ -111,6 +111,6 @@ func ExampleKeeper_JSONKept() {
 	// line 007
 	// line 008
 	// line 009
-	// line 010
-	// [truncated: 902 bytes dropped, refine your query or read the rest: toolcap_read {"ref":"REF","offset":89}]
+	// line 0
+	// [truncated: 813 bytes dropped, refine your query or read the rest: toolcap_read {"ref":"REF","offset":87}]
 }

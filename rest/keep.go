@@ -197,6 +197,37 @@ func (k *Keeper) TextKept(s string, p shape.Policy, ref string) (string, chain.T
 	return kept, kt, true
 }
 
+// Keep keeps s whole in the store, under the scope of ctx, and returns its
+// ref: for a front end that cuts another form of an output it did not cut,
+// such as an MCP result whose text fits but whose structuredContent, the
+// same text JSON-escaped, does not ([Keeper.JSONKept] then names the read
+// of s). ok is false when the store failed (it is logged, as a cut's
+// failure is); nothing is kept then.
+func (k *Keeper) Keep(ctx context.Context, s string) (ref string, ok bool) {
+	e, err := k.store.Create(ctx, k.scopeOf(ctx))
+	if err != nil {
+		k.fail("create", err)
+		return "", false
+	}
+	if _, err := e.Write(unsafe.Slice(unsafe.StringData(s), len(s))); err != nil {
+		_ = e.Abort()
+		k.fail("write", err)
+		return "", false
+	}
+	info, err := e.Commit()
+	if err != nil {
+		_ = e.Abort()
+		k.fail("commit", err)
+		return "", false
+	}
+	k.recovered()
+	if info.Size < info.Original {
+		// Cut by the entry bound: a read would end short of s.
+		return "", false
+	}
+	return e.Ref(), true
+}
+
 // commit commits e and returns the kept cut, or the plain one when the
 // store failed or kept too little to read from the resume point.
 func (k *Keeper) commit(e Entry, kept string, kt chain.Truncation, plain func() (string, chain.Truncation)) (string, chain.Truncation, bool) {

@@ -34,13 +34,17 @@ import (
 // The result is within p's limits, valid JSON, and accepted by valid when
 // it is not nil (it gets the value decoded, as from shape.JSON). Its
 // figures count its own bytes and carry ref and the offset
-// (chain.Truncation.Ref, Resume); the N of the marker stays the string's
-// own count of what it dropped. When p does not keep the rest, ref is not
+// (chain.Truncation.Ref, Resume). The N of the marker that names the read
+// is what the read returns, from its offset to the end: total, the kept
+// text's length, less the offset (issue 41: it counted the string's bytes
+// as written, escapes and all, which a read never returns), so that a
+// client that shows the model the structured value and one that shows the
+// text give it the same rule. When p does not keep the rest, ref is not
 // a ref, no cut string carries a marker (only elements of containers were
 // dropped: the note says so), or the read cannot fit or pass valid,
 // JSONKept returns cutAt's cut at p, with its plain markers; ok is then
 // cutAt's.
-func (k *Keeper) JSONKept(raw []byte, p shape.Policy, ref, prefix string, valid func(any) error, cutAt func(shape.Policy) (shape.Structured, bool)) (shape.Structured, bool) {
+func (k *Keeper) JSONKept(raw []byte, p shape.Policy, ref, prefix string, total int, valid func(any) error, cutAt func(shape.Policy) (shape.Structured, bool)) (shape.Structured, bool) {
 	// The cut at p first: only it tells whether the value needs a cut at
 	// all (a value over the limit may fit once compacted) and whether a
 	// string of it is cut, which a smaller limit must not change.
@@ -51,7 +55,7 @@ func (k *Keeper) JSONKept(raw []byte, p shape.Policy, ref, prefix string, valid 
 	if _, cutString := cut.LastCutString(sc.Raw); !cutString {
 		return sc, true
 	}
-	if kept, ok := k.jsonMark(len(raw), p, ref, prefix, valid, cutAt); ok {
+	if kept, ok := k.jsonMark(len(raw), p, ref, prefix, total, valid, cutAt); ok {
 		return kept, true
 	}
 	return sc, true
@@ -59,13 +63,17 @@ func (k *Keeper) JSONKept(raw []byte, p shape.Policy, ref, prefix string, valid 
 
 // jsonMark is JSONKept's cut that names the read, false when there is
 // none.
-func (k *Keeper) jsonMark(n int, p shape.Policy, ref, prefix string, valid func(any) error, cutAt func(shape.Policy) (shape.Structured, bool)) (shape.Structured, bool) {
-	return markWithin(k, p, n, cut.InJSONString, func(q shape.Policy) (shape.Structured, int, bool) {
+func (k *Keeper) jsonMark(n int, p shape.Policy, ref, prefix string, total int, valid func(any) error, cutAt func(shape.Policy) (shape.Structured, bool)) (shape.Structured, bool) {
+	// Room for the digits the marker's N may gain when it becomes what the
+	// read returns (total less the offset).
+	room := p
+	room.MaxBytes -= digits(total)
+	return markWithin(k, room, n, cut.InJSONString, func(q shape.Policy) (shape.Structured, int, bool) {
 		sc, ok := cutAt(q)
 		if !ok || !sc.Cut {
 			return shape.Structured{}, 0, false
 		}
-		out, resume, ok := k.spliceRead(sc.Raw, ref, prefix, k.pageLength(p, n))
+		out, resume, ok := k.spliceRead(sc.Raw, ref, prefix, total, k.pageLength(p, n))
 		if !ok || !fits(string(out), p) {
 			return shape.Structured{}, 0, false
 		}
@@ -99,7 +107,7 @@ func limitOf(n int) string { return "limit of " + strconv.Itoa(n) + " bytes" }
 // value of doc a cut shortened, and returns the new document and the
 // offset the read starts at (see [Keeper.JSONKept]), or false when no
 // string of doc ends in a plain marker.
-func (k *Keeper) spliceRead(doc []byte, ref, prefix string, length int) ([]byte, int, bool) {
+func (k *Keeper) spliceRead(doc []byte, ref, prefix string, total, length int) ([]byte, int, bool) {
 	s, ok := cut.LastCutString(doc)
 	if !ok {
 		return nil, 0, false
@@ -109,5 +117,36 @@ func (k *Keeper) spliceRead(doc []byte, ref, prefix string, length int) ([]byte,
 		resume = len(s.Kept)
 	}
 	read := cut.JSONRead(cut.Rest{Tool: k.tool, Args: readArgs(ref, resume, length)})
-	return cut.AddReadInJSON(doc, s, read), resume, true
+	out := cut.AddReadInJSON(doc, s, read)
+	if total < resume {
+		return out, resume, true
+	}
+	// The marker's N, the digits before its fixed text, becomes what the
+	// read returns. (The read went in after that text: they stand where
+	// they stood.)
+	end := s.End - len(`]"`) - len(droppedText)
+	if end < 0 || string(out[end:end+len(droppedText)]) != droppedText {
+		return out, resume, true
+	}
+	start := end
+	for start > 0 && out[start-1] >= '0' && out[start-1] <= '9' {
+		start--
+	}
+	b := make([]byte, 0, len(out)+8)
+	b = append(b, out[:start]...)
+	b = strconv.AppendInt(b, int64(total-resume), 10)
+	return append(b, out[end:]...), resume, true
+}
+
+// droppedText is what follows N in a plain marker, up to its closing
+// bracket.
+const droppedText = " bytes dropped, refine your query"
+
+// digits returns the number of decimal digits of n >= 0.
+func digits(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
 }

@@ -177,7 +177,7 @@ func TestJSONKeptNamesTheRead(t *testing.T) {
 			}
 			raw := mustJSON(t, tt.value)
 			cutAt := func(q shape.Policy) (shape.Structured, bool) { return shape.JSON(raw, q, tt.valid) }
-			sc, ok := k.JSONKept(raw, tt.p, tr.Ref, tt.prefix, tt.valid, cutAt)
+			sc, ok := k.JSONKept(raw, tt.p, tr.Ref, tt.prefix, len(tt.text), tt.valid, cutAt)
 			if !ok || !sc.Cut {
 				t.Fatalf("ok %v, cut %v", ok, sc.Cut)
 			}
@@ -214,15 +214,25 @@ func TestJSONKeptNamesTheRead(t *testing.T) {
 			if tt.fromHead && !strings.HasPrefix(tt.text, head) {
 				t.Errorf("the string's head is not the text's start")
 			}
-			// The marker counts the string's own dropped bytes, as written.
-			var full string
-			for _, f := range decodedStrings(t, raw) {
-				if strings.HasPrefix(f, head) && len(f) > len(head) {
-					full = f
+			// The marker counts what its read returns, from its offset to
+			// the end of the kept text (issue 41: it counted the string's
+			// dropped bytes as written, escapes and all).
+			var read strings.Builder
+			for next := a; ; {
+				page, err := k.Read(ctx, mustJSON(t, next), shape.Policy{MaxBytes: 1 << 20})
+				if err != nil {
+					t.Fatalf("read %+v: %v", next, err)
 				}
+				ms := cut.FindMarkers(page)
+				if len(ms) == 0 || ms[len(ms)-1].Rest == nil {
+					read.WriteString(page)
+					break
+				}
+				read.WriteString(page[:ms[len(ms)-1].Start])
+				next, _ = rest.ParseReadArgs(json.RawMessage(ms[len(ms)-1].Rest.Args))
 			}
-			if wantN := len(mustJSON(t, full)) - len(mustJSON(t, head)); m.N != wantN {
-				t.Errorf("marker N %d, want the string's %d dropped bytes", m.N, wantN)
+			if m.N != read.Len() || m.N != len(tt.text)-int(a.Offset) {
+				t.Errorf("marker N %d; a read from its offset %d to the end returns %d bytes (text %d)", m.N, a.Offset, read.Len(), len(tt.text))
 			}
 			f := sc.Figures
 			if f.Ref != tr.Ref || f.Resume != int(a.Offset) {
@@ -291,7 +301,7 @@ func TestJSONKeptPlain(t *testing.T) {
 			}
 			cutAt := func(q shape.Policy) (shape.Structured, bool) { return shape.JSON(tt.raw, q, tt.valid) }
 			want, wantOK := cutAt(tt.p)
-			got, ok := k.JSONKept(tt.raw, tt.p, ref, text, tt.valid, cutAt)
+			got, ok := k.JSONKept(tt.raw, tt.p, ref, text, len(text), tt.valid, cutAt)
 			if ok != wantOK {
 				t.Fatalf("ok %v, want %v", ok, wantOK)
 			}

@@ -103,6 +103,14 @@ func assemble(raw map[string]any) *ToolOutputLimits {
 		// absent key does.
 		l.Rest = nil
 	}
+	if clients, _ := t[clientsName].(map[string]any); len(clients) > 0 {
+		l.Clients = map[string]int{}
+		for client, v := range clients {
+			if n, ok := v.(int); ok {
+				l.Clients[client] = n
+			}
+		}
+	}
 	per, _ := t[perToolName].(map[string]any)
 	for _, tool := range slices.Sorted(maps.Keys(per)) {
 		m, _ := per[tool].(map[string]any)

@@ -195,6 +195,8 @@ func envKey(name string) string {
 				return base + restName + delim + k.name
 			}
 		}
+	case len(parts) == 4 && strings.EqualFold(parts[2], "CLIENTS") && parts[3] != "":
+		return base + clientsName + delim + parts[3]
 	case len(parts) == 4 && strings.EqualFold(parts[2], "PER_TOOL") && parts[3] != "":
 		tool, field := parts[3], shortForm.field
 		// The field is the last segment, in upper case, after a non-empty

@@ -166,7 +166,7 @@ var topNames, restNames, entryNames = func() (top, rest, entry []string) {
 			entry = append(entry, k.field)
 		}
 	}
-	return append(top, perToolName, restName), rest, entry
+	return append(top, perToolName, restName, clientsName), rest, entry
 }()
 
 // keyNamed returns the key called name in table ("" for

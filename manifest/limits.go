@@ -150,6 +150,14 @@ type ToolOutputLimits struct {
 	// PerTool maps a tool's registered name to its per_tool entry: what
 	// the entry sets over the defaults above, field by field.
 	PerTool map[string]ToolEntry
+
+	// Clients is the [worker.tool_output.clients] table: the byte limit of
+	// every result for an MCP client, by the name it gives in initialize's
+	// clientInfo, over the built-in ones ([ToolOutputLimits.ClientLimit]).
+	// toolcap mcp holds each tool of that client's calls to the smaller of
+	// the tool's limit and the client's, so that the client does not cut
+	// the result again where toolcap cannot see.
+	Clients map[string]int
 }
 
 // RestConfig is the [worker.tool_output.rest] table: the bounds of the
@@ -399,6 +407,9 @@ func (l *ToolOutputLimits) validate() error {
 		}
 	}
 	if err := l.Rest.checkSizes(func(string) string { return sourceGo }); err != nil {
+		return err
+	}
+	if err := l.validateClients(); err != nil {
 		return err
 	}
 	for _, tool := range slices.Sorted(maps.Keys(l.PerTool)) {

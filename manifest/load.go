@@ -132,6 +132,13 @@ func Overrides(name string, limits ToolOutputLimits) Option {
 		if len(per) > 0 {
 			tool[perToolName] = per
 		}
+		if len(limits.Clients) > 0 {
+			clients := map[string]any{}
+			for name, n := range limits.Clients {
+				clients[name] = n
+			}
+			tool[clientsName] = clients
+		}
 		mp := map[string]any{"worker": map[string]any{"tool_output": tool}}
 		c.layers = append(c.layers, layer{
 			source:   name,
@@ -208,6 +215,9 @@ type Resolution struct {
 	// KeepRest is the effective keep_rest, "true" or "false":
 	// "true" and [SourceDefault] when no layer sets it.
 	KeepRest StrategySetting
+	// Clients holds the client limits in force, the built-in ones
+	// ([SourceDefault]) and those a layer sets, by client name.
+	Clients map[string]Setting
 	// PerToolKeepRest holds the keep_rest of per_tool entries; nil when
 	// no layer sets one.
 	PerToolKeepRest map[string]StrategySetting
@@ -274,6 +284,12 @@ func ResolveContext(ctx context.Context, opts ...Option) (*Resolution, error) {
 		Layers:        []string{SourceDefault},
 	}
 	merged := newKoanf()
+	// The built-in client limits are not a layer's: a manifest holds only
+	// those a layer sets, over them (ToolOutputLimits.ClientLimit).
+	res.Clients = map[string]Setting{}
+	for client, n := range builtinClients {
+		res.Clients[client] = Setting{Value: n, Source: SourceDefault}
+	}
 	defaults := map[string]any{"worker": map[string]any{"tool_output": map[string]any{
 		"default_max_bytes": DefaultMaxBytes,
 	}}}
@@ -400,6 +416,13 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 				return nil, err
 			}
 			out[name] = per
+			continue
+		case clientsName:
+			clients, err := checkClients(v, base+name+delim, source, srcOf, res)
+			if err != nil {
+				return nil, err
+			}
+			out[name] = clients
 			continue
 		case restName:
 			rest, err := checkTable(restName, v, base+name+delim, source, srcOf, res, warn)

@@ -374,6 +374,7 @@ func TestResolveSources(t *testing.T) {
 		BatchTokens:   manifest.Setting{Source: manifest.SourceDefault},
 		Tokenizer:     manifest.StrategySetting{Value: "calibrated", Source: manifest.SourceDefault},
 		KeepRest:      manifest.StrategySetting{Value: "true", Source: manifest.SourceDefault},
+		Clients:       map[string]manifest.Setting{"codex-mcp-client": {Value: 11776, Source: manifest.SourceDefault}},
 		PerTool: map[string]manifest.Setting{
 			"Grep":        {Value: 8192, Source: `file "` + user + `"`},
 			"Read":        {Value: 4096, Source: `file "` + project + `"`},

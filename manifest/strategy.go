@@ -119,6 +119,8 @@ type Policies struct {
 	per     map[string]shape.Policy // each tool with one
 	counter cut.Counter             // set on every Policy For returns
 	fit     int                     // see Fits
+	clients map[string]int          // the client limits, see ForClient
+	ceiling int                     // a client's limit over every tool; 0 none
 }
 
 // defaultPolicy is the policy of every tool of a nil [ToolOutputLimits]:
@@ -135,7 +137,7 @@ func (l *ToolOutputLimits) Policies() (*Policies, error) {
 	if err := l.validate(); err != nil {
 		return nil, err
 	}
-	p := &Policies{def: defaultPolicy, fit: DefaultMaxBytes}
+	p := &Policies{def: defaultPolicy, fit: DefaultMaxBytes, clients: builtinClients}
 	if l == nil {
 		return p, nil
 	}
@@ -168,7 +170,29 @@ func (l *ToolOutputLimits) Policies() (*Policies, error) {
 	for _, pol := range p.per {
 		p.fit = min(p.fit, pol.Fit())
 	}
+	p.clients = l.clientLimits()
 	return p, nil
+}
+
+// ForClient returns the policies for the results an MCP client is sent,
+// the client naming itself client (initialize's clientInfo.name): every
+// tool's byte limit, and a page's (shape.Policy.PageBytes), at most the
+// client's limit ([ToolOutputLimits.ClientLimit]), so that the client
+// keeps each result whole. It returns p itself for a client without one.
+// Safe on a nil p.
+func (p *Policies) ForClient(client string) *Policies {
+	if p == nil {
+		q, _ := (*ToolOutputLimits)(nil).Policies()
+		p = q
+	}
+	c, ok := p.clients[client]
+	if !ok || c <= 0 {
+		return p
+	}
+	q := *p
+	q.ceiling = c
+	q.fit = min(q.fit, c)
+	return &q
 }
 
 // Fit returns the longest content known to fit every tool's policy
@@ -197,6 +221,12 @@ func (p *Policies) For(tool string) shape.Policy {
 		pol = p.def
 	}
 	pol.Counter = p.counter
+	if c := p.ceiling; c > 0 {
+		pol.MaxBytes = min(pol.MaxBytes, c)
+		if pol.PageBytes > c {
+			pol.PageBytes = c
+		}
+	}
 	return pol
 }
 
@@ -206,7 +236,7 @@ func (p *Policies) For(tool string) shape.Policy {
 // p itself is unchanged; a nil c gives policies that hold bytes only. On a
 // nil p it returns the policies of a nil [ToolOutputLimits] with c.
 func (p *Policies) WithCounter(c cut.Counter) *Policies {
-	q := &Policies{def: defaultPolicy, fit: DefaultMaxBytes}
+	q := &Policies{def: defaultPolicy, fit: DefaultMaxBytes, clients: builtinClients}
 	if p != nil {
 		*q = *p
 	}

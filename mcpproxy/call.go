@@ -34,6 +34,8 @@ type pendingCall struct {
 	args   json.RawMessage
 	gen    *generation  // the limits and chain the call was sent under
 	policy shape.Policy // the tool's, with the worker's tokenizer as its counter
+	// handler is gen's chain for the call's client (generation.forClient).
+	handler chain.Handler
 	// jsonText: the tool's text is cut as JSON although its strategy is
 	// the default (it has an output schema).
 	jsonText bool

@@ -104,7 +104,7 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 	// The call's scope (its session's, or on a lane its principal's): a
 	// cut the chain keeps the rest of is readable from there only.
 	ctx := middleware.WithAnswer(rest.WithScope(context.Background(), cmp.Or(call.scope, s.scope)), prep)
-	r := gen.handler(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args})
+	r := call.handler(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args})
 	if s.forwardable(m, res) && fitsAsSent(res, prep, r, pol) {
 		return nil
 	}

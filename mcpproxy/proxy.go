@@ -140,6 +140,31 @@ type generation struct {
 	// pinnedOnly: the chain is toolcap's pinned stages alone, no user
 	// middleware, so that a text within its policy passes it unchanged.
 	pinnedOnly bool
+	// chainFor builds the pinned chain on a client's policies.
+	chainFor func(*manifest.Policies) chain.Handler
+	// clients holds the chain of each client with a limit of its own
+	// (manifest.ToolOutputLimits.ClientLimit), built at its first call:
+	// at most one per clients entry, whatever names clients give.
+	clients sync.Map // client name -> chain.Handler
+}
+
+// forClient returns the policies and the chain of the calls of client,
+// the name an MCP client gives in its clientInfo ("" when it gave none):
+// each tool's limit at most the client's own, so that the client keeps
+// every result whole.
+func (g *generation) forClient(client string) (*manifest.Policies, chain.Handler) {
+	if client == "" {
+		return g.policies, g.handler
+	}
+	pols := g.policies.ForClient(client)
+	if pols == g.policies {
+		return g.policies, g.handler
+	}
+	if h, ok := g.clients.Load(client); ok {
+		return pols, h.(chain.Handler)
+	}
+	h, _ := g.clients.LoadOrStore(client, g.chainFor(pols))
+	return pols, h.(chain.Handler)
 }
 
 // New returns a Proxy for opts. It returns an error for an invalid
@@ -197,7 +222,10 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 	// below the user's middleware, the ceiling above them, around the
 	// answer the server already gave.
 	user, nilAt := middleware.Checked(p.opts.Middleware)
-	handler := middleware.Pinned(policies.For, user, middleware.WithLogger(warnOnly{p.logger}), middleware.WithFits(policies.Fit()), middleware.WithRest(keeper))(middleware.Answered)
+	chainFor := func(pols *manifest.Policies) chain.Handler {
+		return middleware.Pinned(pols.For, user, middleware.WithLogger(warnOnly{p.logger}), middleware.WithFits(pols.Fit()), middleware.WithRest(keeper))(middleware.Answered)
+	}
+	handler := chainFor(policies)
 	if at := nilAt(); at >= 0 {
 		return fmt.Errorf("mcpproxy: middleware %d returned a nil handler", at)
 	}
@@ -209,7 +237,7 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 			retain = max(retain, policies.For(name).Hold())
 		}
 	}
-	p.gen.Store(&generation{manifest: m, handler: handler, policies: policies, retain: retain, keeper: keeper, pinnedOnly: len(user) == 0})
+	p.gen.Store(&generation{manifest: m, handler: handler, policies: policies, retain: retain, keeper: keeper, pinnedOnly: len(user) == 0, chainFor: chainFor})
 	p.mu.Lock()
 	tools := p.tools
 	p.mu.Unlock()

@@ -90,6 +90,13 @@ type message struct {
 type toolCallParams struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Meta is what the proxy reads of _meta: the stateless revision's
+	// clientInfo, which each request carries.
+	Meta struct {
+		ClientInfo struct {
+			Name string `json:"name"`
+		} `json:"io.modelcontextprotocol/clientInfo"`
+	} `json:"_meta"`
 	// err is the decoding's error: the fields hold what decoded before
 	// it (encoding/json goes on past a value of the wrong type).
 	err error

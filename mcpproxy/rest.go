@@ -2,6 +2,7 @@ package mcpproxy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 
@@ -33,13 +34,17 @@ func (s *session) answerRead(gen *generation, m *message) (bool, error) {
 	call := chain.Call{ID: "mcp-" + itoa(s.p.seq.Add(1)), Tool: name, Args: params.Arguments}
 	ctx := rest.WithScope(context.Background(), s.scopeOf(m.id))
 	var prep chain.Result
-	page, err := gen.keeper.Read(ctx, params.Arguments, gen.policies.For(name))
+	s.mu.Lock()
+	client := cmp.Or(params.Meta.ClientInfo.Name, s.clientName)
+	s.mu.Unlock()
+	pols, handler := gen.forClient(client)
+	page, err := gen.keeper.Read(ctx, params.Arguments, pols.For(name))
 	if err != nil {
 		prep = chain.ErrorResult(name+" failed", err.Error())
 	} else {
 		prep.Content = &page
 	}
-	r := gen.handler(middleware.WithAnswer(ctx, prep), call)
+	r := handler(middleware.WithAnswer(ctx, prep), call)
 	text := ""
 	if r.Content != nil {
 		text = *r.Content

@@ -2,6 +2,7 @@ package mcpproxy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +29,11 @@ type session struct {
 	// scope binds the refs of the rest kept for this session's results:
 	// a read from another session cannot name them (package rest).
 	scope string
+	// clientName is the name the client gave in initialize's clientInfo,
+	// whose limit holds every result of the session (see
+	// generation.forClient); a request's own _meta clientInfo (the
+	// stateless revision's) comes first. Guarded by mu.
+	clientName string
 
 	mu     sync.Mutex
 	seq    int64
@@ -279,20 +285,35 @@ func (s *session) noteRequest(m *message) {
 		s.armTimeout(m.id, s.seq)
 	}
 	switch m.method {
+	case "initialize":
+		if m.raw != nil {
+			var req struct {
+				Params struct {
+					ClientInfo struct {
+						Name string `json:"name"`
+					} `json:"clientInfo"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(m.raw, &req) == nil {
+				s.clientName = req.Params.ClientInfo.Name
+			}
+		}
 	case "tools/call":
 		// What decoded, as it decoded: a call whose params are not
 		// what MCP says is still the server's to answer.
 		params := m.toolCall()
 		gen := s.p.gen.Load()
+		pols, handler := gen.forClient(cmp.Or(params.Meta.ClientInfo.Name, s.clientName))
 		c := &pendingCall{
-			id:     m.id,
-			seq:    s.seq,
-			callID: "mcp-" + itoa(s.p.seq.Add(1)),
-			tool:   params.Name,
-			args:   params.Arguments,
-			gen:    gen,
-			policy: gen.policies.For(params.Name),
-			scope:  s.scopeOf(m.id),
+			id:      m.id,
+			seq:     s.seq,
+			callID:  "mcp-" + itoa(s.p.seq.Add(1)),
+			tool:    params.Name,
+			args:    params.Arguments,
+			gen:     gen,
+			handler: handler,
+			policy:  pols.For(params.Name),
+			scope:   s.scopeOf(m.id),
 		}
 		if c.policy.Spec.Keep == "" && s.p.hasOutputSchema(c.tool) {
 			// A tool with an output schema returns structuredContent, and

@@ -103,6 +103,10 @@ type configReport struct {
 	Batch setting `json:"batch_max_bytes"`
 	// PerTool holds the per_tool limits, by tool name.
 	PerTool map[string]setting `json:"per_tool"`
+	// Clients holds the client limits toolcap mcp holds every result of
+	// an MCP client to, by the name the client gives (built-in ones
+	// included).
+	Clients map[string]setting `json:"clients"`
 	// The token settings, only when some layer sets a token key
 	// (showTokens): default_max_tokens and batch_max_tokens (limit 0:
 	// none), the tokenizer, and the per_tool max_tokens by tool name (only
@@ -212,6 +216,10 @@ func (o *options) newConfigReport(res *manifest.Resolution, tools []string) conf
 	}
 	for name, s := range res.PerTool {
 		r.PerTool[name] = setting{s.Value, s.Source}
+	}
+	r.Clients = make(map[string]setting, len(res.Clients))
+	for name, s := range res.Clients {
+		r.Clients[name] = setting{s.Value, s.Source}
 	}
 	for tool, fields := range res.Strategy {
 		for field, s := range fields {
@@ -467,6 +475,15 @@ func (r configReport) writeText(out io.Writer) error {
 		}
 		fmt.Fprintln(w, "\nStrategies in force, and the layer that set each:")
 		writeTable(w, "  ", rows, []bool{false, false})
+	}
+	if len(r.Clients) > 0 {
+		rows = rows[:0]
+		for _, name := range slices.Sorted(maps.Keys(r.Clients)) {
+			s := r.Clients[name]
+			rows = append(rows, []string{"clients." + manifest.TOMLKey(name), strconv.Itoa(s.Limit), s.Source})
+		}
+		fmt.Fprintln(w, "\nClient limits (toolcap mcp holds every result for the MCP client of that name to it), and the layer that set each:")
+		writeTable(w, "  ", rows, []bool{false, true})
 	}
 	rows = rows[:0]
 	for _, key := range restKeys(r.KeepRest) {

@@ -29,9 +29,12 @@ func restDefaults(t *testing.T) map[string]strategySetting {
 	}
 }
 
-// restDefaultText is the keep-the-rest section of config's text when no
-// layer sets any of its keys, under testCache.
+// restDefaultText is the client-limit and keep-the-rest sections of
+// config's text when no layer sets any of their keys, under testCache.
 const restDefaultText = `
+Client limits (toolcap mcp holds every result for the MCP client of that name to it), and the layer that set each:
+  clients.codex-mcp-client  11776  built-in default
+
 Keeping the rest (toolcap mcp; cap --keep-rest for toolcap read), and the layer that set each:
   keep_rest             true                               built-in default
   rest.store            "dir"                              built-in default
@@ -139,6 +142,8 @@ Read = 20000
 	for _, tt := range tests {
 		// Every report shows the store; none of these layers sets a key of it.
 		tt.want.KeepRest = defaults
+		// The built-in client limit (issue 41).
+		tt.want.Clients = map[string]setting{"codex-mcp-client": {11776, "built-in default"}}
 		t.Run(tt.name, func(t *testing.T) {
 			got := runWith(t, tt.env, nil, append([]string{"config", "--json"}, tt.args...)...)
 			if got.code != exitOK {
@@ -185,6 +190,7 @@ func TestConfigJSONKeys(t *testing.T) {
 		"default_max_bytes": map[string]any{"limit": 16384.0, "source": "built-in default"},
 		"batch_max_bytes":   map[string]any{"limit": 0.0, "source": "built-in default"},
 		"per_tool":          map[string]any{},
+		"clients":           map[string]any{"codex-mcp-client": map[string]any{"limit": 11776.0, "source": "built-in default"}},
 		"tools": []any{map[string]any{"tool": "Read", "limit": 16384.0, "from": "default", "source": "built-in default",
 			"keep": "head", "keep_from": "default", "keep_source": "built-in default"}},
 		"keep_rest": map[string]any{

@@ -24,7 +24,7 @@ var commentedKey = regexp.MustCompile(`^# ([A-Za-z0-9_]+ = .+)$`)
 // form, and the short form, appears in the file (live, or commented out as
 // "# key = value"), and the file has no key the table lacks.
 func TestExampleFileKeys(t *testing.T) {
-	want := map[string]bool{"per_tool.<tool> = <limit>": true}
+	want := map[string]bool{"per_tool.<tool> = <limit>": true, clientsName + ".<client> = <limit>": true}
 	for _, k := range keys {
 		if k.table == "" {
 			want[k.name] = true
@@ -106,6 +106,12 @@ func exampleKeys(doc map[string]any, got map[string]bool) {
 				case name == restName && isTable:
 					for key := range sub {
 						got[restName+"."+key] = true
+					}
+				case name == clientsName && isTable:
+					for _, v := range sub {
+						if _, table := v.(map[string]any); !table {
+							got[clientsName+".<client> = <limit>"] = true
+						}
 					}
 				default:
 					got[name] = true

@@ -80,6 +80,11 @@ func TestExampleFile(t *testing.T) {
 		t.Errorf("sources of the keys in force mismatch (-want +got):\n%s", diff)
 	}
 
+	for client, s := range r.Clients {
+		if s.Source != source {
+			t.Errorf("Clients[%q].Source = %q, want %q", client, s.Source, source)
+		}
+	}
 	limits := r.Manifest.Limits()
 	if len(limits.PerTool) == 0 {
 		t.Errorf("PerTool is empty; want the file's entries")

@@ -20,7 +20,14 @@ for m in $modules; do
 	# the conformance suite's server and client scenarios, three runs each)
 	# take longer than go test's default of 10 minutes under -race on two
 	# busy cores; an argument -timeout given to test.sh comes later and wins.
-	if ! (cd "$m" && go test -timeout 30m "$@" ./...); then
+	# A module whose dependencies cannot share the root workspace has a
+	# go.work of its own (adapters/anthropiccap: the Anthropic SDK and
+	# Genkit need different versions of a JSON schema library).
+	work=$GOWORK
+	if [ -f "$m/go.work" ]; then
+		work="$PWD/${m#./}/go.work"
+	fi
+	if ! (cd "$m" && GOWORK=$work go test -timeout 30m "$@" ./...); then
 		failed+=("$m")
 	fi
 done

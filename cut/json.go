@@ -353,9 +353,13 @@ func structuralPrefix(s string, budget int, rows bool, t *jsonTail, spare []byte
 			f.blocked = false
 			blocked--
 		}
-		if f.bare {
-			f.bare = false
-			bare--
+		if bare > 0 {
+			// A value ended inside every bare frame on the stack (each
+			// is an ancestor): they all hold something whole now.
+			for j := range stack {
+				stack[j].bare = false
+			}
+			bare = 0
 		}
 		if !cut && blocked == 0 && bare == 0 {
 			safeLen, safeDepth = len(out), len(stack)

@@ -281,7 +281,10 @@ func (a *Ager) stub(ctx context.Context, r Result) (stub, ref string, ok bool) {
 }
 
 // keptRef returns the ref a cut's marker in text names, and the length of
-// the whole output the store keeps under it, when it still does.
+// the whole output the store keeps under it, when it still does and the
+// marker is text's own: what text shows and what the marker says it
+// dropped add up to that output (a marker merely quoted in a result,
+// such as a saved transcript a tool prints, names another output).
 func (a *Ager) keptRef(ctx context.Context, text string) (ref string, original int, ok bool) {
 	scope, hasScope := rest.ScopeFrom(ctx)
 	if !hasScope {
@@ -305,6 +308,12 @@ func (a *Ager) keptRef(ctx context.Context, text string) (ref string, original i
 		_ = rd.Close()
 		if info.Size < info.Original {
 			return "", 0, false // the store kept only its start
+		}
+		// A head or head_tail cut shows the output less N; a json cut
+		// puts a newline before its marker.
+		shown := len(text) - (m.End - m.Start)
+		if m.Unit != cut.UnitBytes || (shown+m.N != int(info.Original) && shown-1+m.N != int(info.Original)) {
+			return "", 0, false
 		}
 		return args.Ref, int(info.Original), true
 	}

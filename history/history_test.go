@@ -281,3 +281,23 @@ func TestAgeCanceled(t *testing.T) {
 }
 
 func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
+
+// A result that merely quotes a marker naming a kept output (a transcript
+// a tool prints) is kept as it is, not taken for that output.
+func TestAgeQuotedMarker(t *testing.T) {
+	ctx := rest.WithScope(context.Background(), "conversation")
+	a, k := newAger(t, history.Config{MaxTokens: 3000, KeepRecent: 1, ClearAtLeast: 100}, nil)
+	other, _, _ := k.Text(ctx, output(9, 50000), shape.Policy{MaxBytes: 2048, KeepRest: true})
+	quoting := output(1, 4000) + "\nthe log said:\n" + other
+	p, err := a.Age(ctx, []history.Result{{ID: "a", Text: quoting}, {ID: "b", Text: "x"}})
+	if err != nil || len(p.Aged) != 1 {
+		t.Fatalf("pass %+v, %v; want the first result aged", p, err)
+	}
+	// One page holds it all; the quoted marker at its end is the
+	// result's text, not a marker of the page.
+	stub := p.Aged[0].Stub
+	page, err := k.Read(ctx, json.RawMessage(stub[strings.Index(stub, "{"):len(stub)-1]), shape.Policy{MaxBytes: 16384})
+	if err != nil || page != quoting || !strings.HasPrefix(stub, "[tool result cleared: 6063 bytes;") {
+		t.Errorf("stub %q reads %d bytes (%v); want the result's own %d", stub, len(page), err, len(quoting))
+	}
+}

@@ -45,9 +45,9 @@ func (l *ToolOutputLimits) ClientLimit(client string) int {
 	return builtinClients[client]
 }
 
-// clientLimits returns every client limit in force: the built-in ones and
-// l's over them.
-func (l *ToolOutputLimits) clientLimits() map[string]int {
+// ClientLimits returns every client limit in force, by client name: the
+// built-in ones and l's over them. Safe on a nil l.
+func (l *ToolOutputLimits) ClientLimits() map[string]int {
 	out := maps.Clone(builtinClients)
 	if l != nil {
 		maps.Copy(out, l.Clients)

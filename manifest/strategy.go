@@ -170,7 +170,7 @@ func (l *ToolOutputLimits) Policies() (*Policies, error) {
 	for _, pol := range p.per {
 		p.fit = min(p.fit, pol.Fit())
 	}
-	p.clients = l.clientLimits()
+	p.clients = l.ClientLimits()
 	return p, nil
 }
 

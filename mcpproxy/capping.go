@@ -156,15 +156,20 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 				sc, ok = gen.keeper.JSONKept(res.structured, pol, ref, prefix, chainCut(r).OriginalBytes, valid, cutAt)
 			} else {
 				sc, ok = cutAt(pol)
-				if ok && sc.Cut && gen.keeper != nil && pol.KeepRest && r.Content != nil && !r.IsError() {
+				if ok && sc.Cut && gen.keeper != nil && pol.KeepRest && r.Content != nil && !r.IsError() &&
+					chainCut(r).OriginalBytes == 0 && !precut {
 					// The text fitted, and so was not kept, but its
 					// structured form, JSON-escaped, did not: keep the text
 					// now, so that what the structured cut drops can be
 					// read (issue 41: a 16,384-byte file left 931 bytes
-					// that no read reached).
-					if _, cutString := cut.LastCutString(sc.Raw); cutString {
-						if ref, kept := gen.keeper.Keep(ctx, *r.Content); kept {
-							sc, ok = gen.keeper.JSONKept(res.structured, pol, ref, *r.Content, len(*r.Content), valid, cutAt)
+					// that no read reached). Only when the cut can name
+					// the read (a ref is as long as any other, so a
+					// stand-in tells): an entry it would not name would
+					// only fill the store.
+					text := *r.Content
+					if probe, _ := gen.keeper.JSONKept(res.structured, pol, standInRef, text, len(text), valid, cutAt); probe.Figures.Ref != "" {
+						if ref, kept := gen.keeper.Keep(ctx, text); kept {
+							sc, ok = gen.keeper.JSONKept(res.structured, pol, ref, text, len(text), valid, cutAt)
 						}
 					}
 				}
@@ -269,6 +274,10 @@ func chainCut(r chain.Result) chain.Truncation {
 	t, _ := r.Truncation()
 	return t
 }
+
+// standInRef stands for a ref not made yet: any valid ref of the same
+// length gives the same cut.
+const standInRef = "aaaaaaaaaaaaaaaaaaaaaaaaaa"
 
 // keptText returns the ref under which the rest of a result's text was
 // kept, when the chain's cut of it kept the rest, and what the proxy holds

@@ -98,3 +98,29 @@ func resultText(t *testing.T, frame string) string {
 	}
 	return r.Result.Content[0].Text
 }
+
+// A _meta of another shape than MCP's names no client, and never makes a
+// call fail to decode: a read of the read tool is still answered by the
+// proxy, its ref never sent to the server.
+func TestRelayOddMeta(t *testing.T) {
+	text := strings.Repeat("0123456789abcdef\n", 2000)
+	s := newRawSession(t, mcpproxy.Options{Rest: rest.NewMemory(rest.Config{})})
+	s.toServer(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{},"_meta":[]}}`)
+	s.atServer()
+	answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "result": map[string]any{
+		"content": []any{map[string]any{"type": "text", "text": text}}}})
+	s.toClient(string(answer))
+	got := resultText(t, s.atClient())
+	ms := cut.FindMarkers(got)
+	if len(ms) == 0 || ms[len(ms)-1].Rest == nil {
+		t.Fatalf("the cut names no read: %q", got[max(0, len(got)-200):])
+	}
+	mk := ms[len(ms)-1]
+	for i, meta := range []string{`[]`, `{"io.modelcontextprotocol/clientInfo":"codex"}`, `{"io.modelcontextprotocol/clientInfo":{"name":1}}`} {
+		s.toServer(`{"jsonrpc":"2.0","id":` + strconv.Itoa(10+i) + `,"method":"tools/call","params":{"name":"` + mk.Rest.Tool + `","arguments":` + mk.Rest.Args + `,"_meta":` + meta + `}}`)
+		page := resultText(t, s.atClient())
+		if !strings.HasPrefix(text[len(got[:mk.Start]):], page[:64]) {
+			t.Errorf("_meta %s: the read answered %.100q, not the text where the cut stopped", meta, page)
+		}
+	}
+}

@@ -140,12 +140,16 @@ type generation struct {
 	// pinnedOnly: the chain is toolcap's pinned stages alone, no user
 	// middleware, so that a text within its policy passes it unchanged.
 	pinnedOnly bool
-	// chainFor builds the pinned chain on a client's policies.
-	chainFor func(*manifest.Policies) chain.Handler
-	// clients holds the chain of each client with a limit of its own
-	// (manifest.ToolOutputLimits.ClientLimit), built at its first call:
-	// at most one per clients entry, whatever names clients give.
-	clients sync.Map // client name -> chain.Handler
+	// clients holds the policies and chain of each client with a limit of
+	// its own (manifest.ToolOutputLimits.ClientLimits), built with the
+	// generation: one per clients entry, whatever names clients give.
+	clients map[string]clientChain
+}
+
+// clientChain is what a generation caps one client's calls with.
+type clientChain struct {
+	policies *manifest.Policies
+	handler  chain.Handler
 }
 
 // forClient returns the policies and the chain of the calls of client,
@@ -153,18 +157,10 @@ type generation struct {
 // each tool's limit at most the client's own, so that the client keeps
 // every result whole.
 func (g *generation) forClient(client string) (*manifest.Policies, chain.Handler) {
-	if client == "" {
-		return g.policies, g.handler
+	if c, ok := g.clients[client]; ok {
+		return c.policies, c.handler
 	}
-	pols := g.policies.ForClient(client)
-	if pols == g.policies {
-		return g.policies, g.handler
-	}
-	if h, ok := g.clients.Load(client); ok {
-		return pols, h.(chain.Handler)
-	}
-	h, _ := g.clients.LoadOrStore(client, g.chainFor(pols))
-	return pols, h.(chain.Handler)
+	return g.policies, g.handler
 }
 
 // New returns a Proxy for opts. It returns an error for an invalid
@@ -226,6 +222,15 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 		return middleware.Pinned(pols.For, user, middleware.WithLogger(warnOnly{p.logger}), middleware.WithFits(pols.Fit()), middleware.WithRest(keeper))(middleware.Answered)
 	}
 	handler := chainFor(policies)
+	// A chain of its own for each client with a limit: the user's
+	// middleware is composed once for each (as on every reload), here,
+	// before any call.
+	clients := map[string]clientChain{}
+	for name := range limits.ClientLimits() {
+		if pols := policies.ForClient(name); pols != policies {
+			clients[name] = clientChain{pols, chainFor(pols)}
+		}
+	}
 	if at := nilAt(); at >= 0 {
 		return fmt.Errorf("mcpproxy: middleware %d returned a nil handler", at)
 	}
@@ -237,7 +242,7 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 			retain = max(retain, policies.For(name).Hold())
 		}
 	}
-	p.gen.Store(&generation{manifest: m, handler: handler, policies: policies, retain: retain, keeper: keeper, pinnedOnly: len(user) == 0, chainFor: chainFor})
+	p.gen.Store(&generation{manifest: m, handler: handler, policies: policies, retain: retain, keeper: keeper, pinnedOnly: len(user) == 0, clients: clients})
 	p.mu.Lock()
 	tools := p.tools
 	p.mu.Unlock()

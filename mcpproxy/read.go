@@ -90,16 +90,27 @@ type message struct {
 type toolCallParams struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
-	// Meta is what the proxy reads of _meta: the stateless revision's
-	// clientInfo, which each request carries.
-	Meta struct {
-		ClientInfo struct {
-			Name string `json:"name"`
-		} `json:"io.modelcontextprotocol/clientInfo"`
-	} `json:"_meta"`
+	// Meta is the request's _meta, as it came: see clientName.
+	Meta json.RawMessage `json:"_meta"`
 	// err is the decoding's error: the fields hold what decoded before
 	// it (encoding/json goes on past a value of the wrong type).
 	err error
+}
+
+// clientName returns the name of the client in the params' _meta
+// (io.modelcontextprotocol/clientInfo, which each request of the
+// stateless revision carries), or "": read on its own, so that a _meta
+// of another shape never makes the call's params fail to decode.
+func (p toolCallParams) clientName() string {
+	var meta struct {
+		ClientInfo struct {
+			Name string `json:"name"`
+		} `json:"io.modelcontextprotocol/clientInfo"`
+	}
+	if len(p.Meta) == 0 || json.Unmarshal(p.Meta, &meta) != nil {
+		return ""
+	}
+	return meta.ClientInfo.Name
 }
 
 // toolCall returns the params of m, a tools/call request held whole,

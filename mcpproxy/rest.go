@@ -35,7 +35,7 @@ func (s *session) answerRead(gen *generation, m *message) (bool, error) {
 	ctx := rest.WithScope(context.Background(), s.scopeOf(m.id))
 	var prep chain.Result
 	s.mu.Lock()
-	client := cmp.Or(params.Meta.ClientInfo.Name, s.clientName)
+	client := cmp.Or(params.clientName(), s.clientName)
 	s.mu.Unlock()
 	pols, handler := gen.forClient(client)
 	page, err := gen.keeper.Read(ctx, params.Arguments, pols.For(name))

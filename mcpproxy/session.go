@@ -286,6 +286,11 @@ func (s *session) noteRequest(m *message) {
 	}
 	switch m.method {
 	case "initialize":
+		if _, lane := s.client.(scopedConn); lane {
+			// A lane carries many clients' requests: one client's
+			// initialize names no other's (each names itself in _meta).
+			break
+		}
 		if m.raw != nil {
 			var req struct {
 				Params struct {
@@ -303,7 +308,7 @@ func (s *session) noteRequest(m *message) {
 		// what MCP says is still the server's to answer.
 		params := m.toolCall()
 		gen := s.p.gen.Load()
-		pols, handler := gen.forClient(cmp.Or(params.Meta.ClientInfo.Name, s.clientName))
+		pols, handler := gen.forClient(cmp.Or(params.clientName(), s.clientName))
 		c := &pendingCall{
 			id:      m.id,
 			seq:     s.seq,

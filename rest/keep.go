@@ -204,6 +204,9 @@ func (k *Keeper) TextKept(s string, p shape.Policy, ref string) (string, chain.T
 // of s). ok is false when the store failed (it is logged, as a cut's
 // failure is); nothing is kept then.
 func (k *Keeper) Keep(ctx context.Context, s string) (ref string, ok bool) {
+	if b, bounded := k.store.(EntryBound); bounded && b.MaxEntryBytes() < int64(len(s)) {
+		return "", false // the store would keep only its start
+	}
 	e, err := k.store.Create(ctx, k.scopeOf(ctx))
 	if err != nil {
 		k.fail("create", err)
@@ -368,16 +371,23 @@ func readArgs(ref string, offset, length int) string {
 
 // pageLength returns the length a marker's read asks for, so that every
 // page of an output of n bytes, its own marker included, holds
-// p.PageBytes; 0 when p sets no page bound, or one that holds no text
-// beside the marker (the read tool's own limit holds then).
+// p.PageBytes; 0 when p sets no page bound, or one that leaves less than
+// minPage bytes of text beside the marker (the read tool's own limit holds
+// then: pages of a few bytes would be no way to read an output).
 func (k *Keeper) pageLength(p shape.Policy, n int) int {
 	if p.PageBytes <= 0 {
 		return 0
 	}
 	// The widest marker a page can carry: N and the offset at most n.
 	widest := cut.RestMarkerLen(n, cut.UnitBytes, cut.Rest{Tool: k.tool, Args: readArgs(zeroRef, n, p.PageBytes)})
-	return max(p.PageBytes-widest, 0)
+	if l := p.PageBytes - widest; l >= minPage {
+		return l
+	}
+	return 0
 }
+
+// minPage is the least text a page held to its tool's limit shows.
+const minPage = 64
 
 // reserve returns p with room kept for the read a marker names, for an
 // output of n bytes, the read as written gives it out (asIs in a text,

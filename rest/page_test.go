@@ -291,3 +291,23 @@ func TestPagesHoldTheToolLimit(t *testing.T) {
 		})
 	}
 }
+
+// A tool limit too small to hold a useful page beside a marker that names
+// a length (here about 150 bytes for a 40 KB output) asks for none: the
+// read tool's own limit holds its pages, rather than pages of a few bytes.
+func TestPagesOfATinyLimit(t *testing.T) {
+	in := numbered(40000, 9)
+	k := newKeeper(t, rest.Config{})
+	ctx := rest.WithScope(context.Background(), "s")
+	out, tr, _ := k.Text(ctx, in, shape.Policy{MaxBytes: 200, KeepRest: true, PageBytes: 200})
+	if tr.Ref == "" {
+		t.Fatal("nothing kept")
+	}
+	ms := cut.FindMarkers(out)
+	if len(ms) == 0 || ms[len(ms)-1].Rest == nil || strings.Contains(ms[len(ms)-1].Rest.Args, "length") {
+		t.Fatalf("the cut's marker: %q; want a read without a length", out[max(0, len(out)-160):])
+	}
+	if got := readAll(t, ctx, k, tr.Ref, shape.Policy{MaxBytes: 16384}); got != in {
+		t.Errorf("the pages give back %d bytes, want %d", len(got), len(in))
+	}
+}

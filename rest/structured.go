@@ -68,6 +68,8 @@ func (k *Keeper) jsonMark(n int, p shape.Policy, ref, prefix string, total int, 
 	// read returns (total less the offset).
 	room := p
 	room.MaxBytes -= digits(total)
+	// The read's offset and N count the kept text, total bytes long.
+	n = max(n, total)
 	return markWithin(k, room, n, cut.InJSONString, func(q shape.Policy) (shape.Structured, int, bool) {
 		sc, ok := cutAt(q)
 		if !ok || !sc.Cut {

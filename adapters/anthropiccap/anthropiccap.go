@@ -75,7 +75,15 @@ func Age(ctx context.Context, a *history.Ager, msgs []anthropic.MessageParam) ([
 		}
 		blocks := out[w.msg].OfUser.Content
 		tr := *blocks[w.block].OfToolResult
-		tr.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: g.Stub}}}
+		stub := anthropic.TextBlockParam{Text: g.Stub}
+		for _, c := range tr.Content {
+			if c.OfText != nil && c.OfText.CacheControl.Type != "" {
+				// A cache breakpoint on a text block of the result
+				// stays a breakpoint on the stub.
+				stub.CacheControl = c.OfText.CacheControl
+			}
+		}
+		tr.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &stub}}
 		blocks[w.block] = anthropic.ContentBlockParamUnion{OfToolResult: &tr}
 	}
 	return out, p, nil

@@ -83,8 +83,10 @@ func TestAge(t *testing.T) {
 	msgs = append(msgs, turn("toolu_1", "Glob", strings.Repeat("a/b.go\n", 500), false)...)
 	msgs = append(msgs, turn("toolu_2", "Bash", strings.Repeat("FAIL x\n", 500), true)...)
 	msgs = append(msgs, turn("toolu_3", "Read", strings.Repeat("line\n", 500), false)...)
-	// cache_control on the last result: kept as it is.
+	// cache_control on the last result: kept as it is; on the text block
+	// of an aged one: kept on its stub.
 	msgs[len(msgs)-1].OfUser.Content[0].OfToolResult.CacheControl = anthropic.NewCacheControlEphemeralParam()
+	msgs[2].OfUser.Content[0].OfToolResult.Content[0].OfText.CacheControl = anthropic.NewCacheControlEphemeralParam()
 	before := wire(t, msgs)
 
 	out, p, err := anthropiccap.Age(ctx, a, msgs)
@@ -108,6 +110,9 @@ func TestAge(t *testing.T) {
 	tr := out[4].OfUser.Content[0].OfToolResult
 	if tr.ToolUseID != "toolu_2" || !tr.IsError.Value || len(tr.Content) != 1 || !strings.HasPrefix(tr.Content[0].OfText.Text, "[tool result cleared: 3500 bytes;") {
 		t.Errorf("the aged error result: %+v; want its id, is_error and one text block, the stub", tr)
+	}
+	if first := out[2].OfUser.Content[0].OfToolResult.Content[0].OfText; first.CacheControl.Type != "ephemeral" {
+		t.Errorf("the aged result's stub lost its text block's cache_control: %+v", first)
 	}
 	last := out[6].OfUser.Content[0].OfToolResult
 	if last.CacheControl.Type != "ephemeral" || last.Content[0].OfText.Text != strings.Repeat("line\n", 500) {

@@ -103,6 +103,10 @@ type configReport struct {
 	Batch setting `json:"batch_max_bytes"`
 	// PerTool holds the per_tool limits, by tool name.
 	PerTool map[string]setting `json:"per_tool"`
+	// History holds the keys of [worker.tool_output.history] some layer
+	// sets (ageing the history, package history), by name, values as TOML
+	// writes them; absent when none is.
+	History map[string]strategySetting `json:"history,omitempty"`
 	// Clients holds the client limits toolcap mcp holds every result of
 	// an MCP client to, by the name the client gives (built-in ones
 	// included).
@@ -230,6 +234,12 @@ func (o *options) newConfigReport(res *manifest.Resolution, tools []string) conf
 		}
 	}
 	r.KeepRest = o.keepRestReport(res)
+	for name, s := range res.History {
+		if r.History == nil {
+			r.History = map[string]strategySetting{}
+		}
+		r.History[name] = strategySetting{s.Value, s.Source}
+	}
 	if showTokens(res) {
 		r.DefaultTokens = &setting{res.DefaultTokens.Value, res.DefaultTokens.Source}
 		r.BatchTokens = &setting{res.BatchTokens.Value, res.BatchTokens.Source}
@@ -474,6 +484,15 @@ func (r configReport) writeText(out io.Writer) error {
 			rows = append(rows, []string{key, s.Value, s.Source})
 		}
 		fmt.Fprintln(w, "\nStrategies in force, and the layer that set each:")
+		writeTable(w, "  ", rows, []bool{false, false})
+	}
+	if len(r.History) > 0 {
+		rows = rows[:0]
+		for _, name := range slices.Sorted(maps.Keys(r.History)) {
+			s := r.History[name]
+			rows = append(rows, []string{"history." + name, s.Value, s.Source})
+		}
+		fmt.Fprintln(w, "\nAgeing the history (package history; a program's agent loop), and the layer that set each:")
 		writeTable(w, "  ", rows, []bool{false, false})
 	}
 	if len(r.Clients) > 0 {

@@ -460,3 +460,23 @@ func TestToolNameCase(t *testing.T) {
 		})
 	}
 }
+
+// config shows the history table's keys a layer sets, with their layers
+// (issue 36), and nothing of it when none is set (the sections above).
+func TestConfigHistory(t *testing.T) {
+	m := writeFile(t, t.TempDir(), "h.toml", "[worker.tool_output.history]\nmax_tokens = 60000\nnever = [\"TodoWrite\"]\n")
+	env := []string{"TOOLCAP_WORKER__TOOL_OUTPUT__HISTORY__KEEP_RECENT=6"}
+	got := runWith(t, env, nil, "config", "--manifest", m)
+	if got.code != exitOK || got.stderr != "" {
+		t.Fatalf("exit code = %d, stderr:\n%s", got.code, got.stderr)
+	}
+	want := `
+Ageing the history (package history; a program's agent loop), and the layer that set each:
+  history.keep_recent  6              env TOOLCAP_WORKER__TOOL_OUTPUT__HISTORY__KEEP_RECENT
+  history.max_tokens   60000          file "` + m + `"
+  history.never        ['TodoWrite']  file "` + m + `"
+`
+	if !strings.Contains(got.stdout, want) {
+		t.Errorf("config printed:\n%s\nwant the section:%s", got.stdout, want)
+	}
+}

@@ -95,6 +95,9 @@ func assemble(raw map[string]any) *ToolOutputLimits {
 			if k.table == restName && l.Rest == nil {
 				l.Rest = &RestConfig{}
 			}
+			if k.table == historyName && l.History == nil {
+				l.History = &HistoryConfig{}
+			}
 			put(k.top(l), v)
 		}
 	}

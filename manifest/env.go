@@ -188,6 +188,13 @@ func envKey(name string) string {
 				return base + k.name
 			}
 		}
+	case len(parts) == 4 && strings.EqualFold(parts[2], historyName):
+		name := strings.ToUpper(parts[3])
+		for _, k := range keys {
+			if k.table == historyName && name == strings.ToUpper(k.name) {
+				return base + historyName + delim + k.name
+			}
+		}
 	case len(parts) == 4 && strings.EqualFold(parts[2], restName):
 		name := strings.ToUpper(parts[3])
 		for _, k := range keys {

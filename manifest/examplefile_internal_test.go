@@ -107,6 +107,10 @@ func exampleKeys(doc map[string]any, got map[string]bool) {
 					for key := range sub {
 						got[restName+"."+key] = true
 					}
+				case name == historyName && isTable:
+					for key := range sub {
+						got[historyName+"."+key] = true
+					}
 				case name == clientsName && isTable:
 					for _, v := range sub {
 						if _, table := v.(map[string]any); !table {

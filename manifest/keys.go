@@ -143,6 +143,26 @@ var keys = []*key{
 		top:    restField(func(c *RestConfig) any { return &c.Store }),
 		record: restSetting,
 	},
+	{
+		table: historyName, name: "max_tokens", kind: tokensKind,
+		top:    historyField(func(c *HistoryConfig) any { return &c.MaxTokens }),
+		record: historySetting,
+	},
+	{
+		table: historyName, name: "keep_recent", kind: keepRecentKind,
+		top:    historyField(func(c *HistoryConfig) any { return &c.KeepRecent }),
+		record: historySetting,
+	},
+	{
+		table: historyName, name: "clear_at_least", kind: tokensKind,
+		top:    historyField(func(c *HistoryConfig) any { return &c.ClearAtLeast }),
+		record: historySetting,
+	},
+	{
+		table: historyName, name: "never", kind: toolListKind,
+		top:    historyField(func(c *HistoryConfig) any { return &c.Never }),
+		record: historySetting,
+	},
 }
 
 // perToolName is the key of the table of per-tool entries, restName that
@@ -150,6 +170,7 @@ var keys = []*key{
 const (
 	perToolName = "per_tool"
 	restName    = "rest"
+	historyName = "history"
 )
 
 // topNames are the keys of [worker.tool_output], restNames those of
@@ -161,13 +182,35 @@ var topNames, restNames, entryNames = func() (top, rest, entry []string) {
 			rest = append(rest, k.name)
 			continue
 		}
+		if k.table != "" {
+			continue
+		}
 		top = append(top, k.name)
 		if k.field != "" {
 			entry = append(entry, k.field)
 		}
 	}
-	return append(top, perToolName, restName, clientsName), rest, entry
+	return append(top, perToolName, restName, clientsName, historyName), rest, entry
 }()
+
+// historyNames are the keys of [worker.tool_output.history], for "did you
+// mean".
+var historyNames = func() (names []string) {
+	for _, k := range keys {
+		if k.table == historyName {
+			names = append(names, k.name)
+		}
+	}
+	return names
+}()
+
+// tableNames returns the keys of the sub-table table, for "did you mean".
+func tableNames(table string) []string {
+	if table == historyName {
+		return historyNames
+	}
+	return restNames
+}
 
 // keyNamed returns the key called name in table ("" for
 // [worker.tool_output], restName for its rest table), or nil.
@@ -200,6 +243,24 @@ func restField(f func(c *RestConfig) any) func(l *ToolOutputLimits) any {
 		}
 		return f(l.Rest)
 	}
+}
+
+// historyField is restField for a key of the history table.
+func historyField(f func(c *HistoryConfig) any) func(l *ToolOutputLimits) any {
+	return func(l *ToolOutputLimits) any {
+		if l.History == nil {
+			return f(&HistoryConfig{})
+		}
+		return f(l.History)
+	}
+}
+
+// historySetting records a key of the history table, as TOML writes it.
+func historySetting(r *Resolution, k *key, _ string, v any, src string) {
+	if r.History == nil {
+		r.History = map[string]StrategySetting{}
+	}
+	r.History[k.name] = StrategySetting{Value: k.kind.show(v), Source: src}
 }
 
 // tableIn returns the map of k's table inside t, the map of
@@ -322,7 +383,11 @@ var (
 	restBytesKind = kind{readInt64, func(v any) error { return checkRestBytes(v.(int64)) }, func(v any) string { return strconv.FormatInt(v.(int64), 10) }}
 	ttlKind       = kind{readDuration, func(v any) error { return checkTTL(v.(time.Duration)) }, func(v any) string { return strconv.Quote(FormatDuration(v.(time.Duration))) }}
 	restToolKind  = kind{readString, checkString(checkRestTool), showString}
-	storeKind     = kind{readString, checkString(checkStore), showStore}
+	// keepRecentKind counts the most recent tool results never aged.
+	keepRecentKind = kind{readInt, checkInt(checkKeepRecent), showInt}
+	// toolListKind names tools: history.never.
+	toolListKind = kind{readLines, checkToolList, func(v any) string { return showList(v.([]string)) }}
+	storeKind    = kind{readString, checkString(checkStore), showStore}
 )
 
 func checkInt(f func(int) error) func(any) error { return func(v any) error { return f(v.(int)) } }
@@ -337,6 +402,28 @@ func showFloat(v any) string  { return strconv.FormatFloat(v.(float64), 'g', -1,
 func checkKeep(s string) error {
 	_, err := cut.ParseKeep(s)
 	return err
+}
+
+// MaxKeepRecent bounds history.keep_recent.
+const MaxKeepRecent = 10000
+
+func checkKeepRecent(n int) error {
+	switch {
+	case n < 1:
+		return errors.New("want 1 or more (omit the key for the default of 4)")
+	case n > MaxKeepRecent:
+		return fmt.Errorf("above the maximum of %d", MaxKeepRecent)
+	}
+	return nil
+}
+
+func checkToolList(v any) error {
+	for i, name := range v.([]string) {
+		if err := checkToolName(name); err != nil {
+			return fmt.Errorf("element %d: %w", i, err)
+		}
+	}
+	return nil
 }
 
 func checkLines(v any) error {

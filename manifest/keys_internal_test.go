@@ -90,6 +90,7 @@ func TestKindsRoundTrip(t *testing.T) {
 		"default_keep_lines": []string{"FAIL"}, "default_fallback": "head_tail", "keep_rest": false,
 		"rest.dir": "/var/cache/toolcap", "rest.max_bytes": int64(8 << 20), "rest.max_entry_bytes": int64(1 << 20),
 		"rest.ttl": 90 * time.Minute, "rest.tool": "read_more", "rest.store": "memory",
+		"history.max_tokens": 60000, "history.keep_recent": 6, "history.clear_at_least": 20000, "history.never": []string{"TodoWrite"},
 	}
 	for _, k := range keys {
 		name := k.name
@@ -101,7 +102,7 @@ func TestKindsRoundTrip(t *testing.T) {
 			t.Errorf("key %s: no test value", name)
 			continue
 		}
-		l := ToolOutputLimits{Rest: &RestConfig{}}
+		l := ToolOutputLimits{Rest: &RestConfig{}, History: &HistoryConfig{}}
 		put(k.top(&l), v)
 		got, set := get(k.top(&l))
 		if !set || !cmp.Equal(v, got) {

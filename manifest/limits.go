@@ -151,6 +151,11 @@ type ToolOutputLimits struct {
 	// the entry sets over the defaults above, field by field.
 	PerTool map[string]ToolEntry
 
+	// History is the [worker.tool_output.history] table: how the tool
+	// results of an agent's history age ([ToolOutputLimits.HistoryConfig]).
+	// Nil means the table was omitted: no ageing.
+	History *HistoryConfig
+
 	// Clients is the [worker.tool_output.clients] table: the byte limit of
 	// every result for an MCP client, by the name it gives in initialize's
 	// clientInfo, over the built-in ones ([ToolOutputLimits.ClientLimit]).

@@ -215,6 +215,9 @@ type Resolution struct {
 	// KeepRest is the effective keep_rest, "true" or "false":
 	// "true" and [SourceDefault] when no layer sets it.
 	KeepRest StrategySetting
+	// History holds the keys of [worker.tool_output.history] that some
+	// layer sets, by name, as TOML writes them; nil when none is.
+	History map[string]StrategySetting
 	// Clients holds the client limits in force, the built-in ones
 	// ([SourceDefault]) and those a layer sets, by client name.
 	Clients map[string]Setting
@@ -424,6 +427,13 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 			}
 			out[name] = clients
 			continue
+		case historyName:
+			hist, err := checkTable(historyName, v, base+name+delim, source, srcOf, res, warn)
+			if err != nil {
+				return nil, err
+			}
+			out[name] = hist
+			continue
 		case restName:
 			rest, err := checkTable(restName, v, base+name+delim, source, srcOf, res, warn)
 			if err != nil {
@@ -473,7 +483,7 @@ func checkKey(table, name string, v any, prefix, source string, srcOf func(strin
 	if k == nil {
 		where, names := keyTable, topNames
 		if table != "" {
-			where, names = keyTable+"."+table, restNames
+			where, names = keyTable+"."+table, tableNames(table)
 		}
 		msg := fmt.Sprintf("unknown key %s in [%s] of %s; ignored", quoteShort(name), where, src)
 		if s := suggest.Closest(name, names); s != "" {

@@ -103,6 +103,19 @@ type Ager struct {
 	stubMu sync.Mutex
 	stubs  map[string]string // tool call id -> its stub
 	order  []string          // ids in the order their stubs were made
+
+	// counts holds each result's token count by its tool call id, with
+	// the text counted: a history is re-sent whole every turn, and an
+	// exact tokenizer need not count the same text twice.
+	countMu    sync.Mutex
+	counts     map[string]counted
+	countOrder []string
+}
+
+// counted is a text and its token count.
+type counted struct {
+	text string
+	n    int
 }
 
 // New returns an Ager that keeps what it ages with k. It returns an error
@@ -128,7 +141,7 @@ func New(k *rest.Keeper, c Config) (*Ager, error) {
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
 	}
-	a := &Ager{c: c, keeper: k, never: map[string]bool{}, stubs: map[string]string{}}
+	a := &Ager{c: c, keeper: k, never: map[string]bool{}, stubs: map[string]string{}, counts: map[string]counted{}}
 	for _, t := range c.Never {
 		a.never[t] = true
 	}
@@ -181,7 +194,7 @@ func (a *Ager) Age(ctx context.Context, results []Result) (Pass, error) {
 	seen := map[string]int{}
 	for i, r := range results {
 		seen[r.ID]++
-		sizes[i] = a.c.Counter.Count(r.Text)
+		sizes[i] = a.count(r)
 		p.Tokens += sizes[i]
 	}
 	// A result aged before, sent again as it was: the same stub, so that
@@ -195,7 +208,7 @@ func (a *Ager) Age(ctx context.Context, results []Result) (Pass, error) {
 			continue
 		}
 		aged[i] = true
-		st := a.c.Counter.Count(stub)
+		st := a.count(Result{ID: r.ID, Text: stub})
 		p.Aged = append(p.Aged, Aged{Index: i, ID: r.ID, Stub: stub, Ref: stubRef(stub), Bytes: len(r.Text), Tokens: sizes[i], Again: true})
 		sizes[i] = st
 	}
@@ -318,6 +331,31 @@ func (a *Ager) keptRef(ctx context.Context, text string) (ref string, original i
 		return args.Ref, int(info.Original), true
 	}
 	return "", 0, false
+}
+
+// count returns the tokens of r's text, counted once for each id and text.
+func (a *Ager) count(r Result) int {
+	if r.ID == "" {
+		return a.c.Counter.Count(r.Text)
+	}
+	a.countMu.Lock()
+	c, ok := a.counts[r.ID]
+	a.countMu.Unlock()
+	if ok && c.text == r.Text {
+		return c.n
+	}
+	n := a.c.Counter.Count(r.Text)
+	a.countMu.Lock()
+	defer a.countMu.Unlock()
+	if _, ok := a.counts[r.ID]; !ok {
+		a.countOrder = append(a.countOrder, r.ID)
+	}
+	a.counts[r.ID] = counted{r.Text, n}
+	for len(a.countOrder) > maxMemory {
+		delete(a.counts, a.countOrder[0])
+		a.countOrder = a.countOrder[1:]
+	}
+	return n
 }
 
 func (a *Ager) remembered(id string) (string, bool) {

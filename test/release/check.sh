@@ -188,6 +188,9 @@ echo "== toolcap config"
 echo "== every other module: go get at $version, then its Examples"
 for d in $mods; do
 	[ "$d" = cmd/toolcap ] && continue
+	# A benchmark's command, not a library: nothing to import, no Example
+	# (TestTrajectory runs it in ./test.sh).
+	[ "$d" = bench/trajectory ] && continue
 	echo "-- $core/$d"
 	rm -rf "$tmp/user" && mkdir "$tmp/user" && cd "$tmp/user"
 	go mod init example.com/user 2>/dev/null

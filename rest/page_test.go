@@ -109,6 +109,8 @@ func TestReadErrors(t *testing.T) {
 		{fmt.Sprintf(`{"ref":%q,"offset":-1}`, ref), "toolcap_read: offset -1: want a whole number >= 0"},
 		{fmt.Sprintf(`{"ref":%q,"offset":1.5}`, ref), "toolcap_read: offset 1.5: want a whole number >= 0"},
 		{fmt.Sprintf(`{"ref":%q,"length":0}`, ref), "toolcap_read: length 0: want a whole number >= 1"},
+		{fmt.Sprintf(`{"ref":%q,"offset":"10"}`, ref), `toolcap_read: offset "10": a string, not a number: want a whole number >= 0`},
+		{fmt.Sprintf(`{"ref":%q,"length":"50"}`, ref), `toolcap_read: length "50": a string, not a number: want a whole number >= 1`},
 		{fmt.Sprintf(`{"ref":%q,"limit":10}`, ref), `toolcap_read: unknown argument "limit": want ref, offset, length or pattern`},
 		{fmt.Sprintf(`{"ref":%q,"pattern":"("}`, ref), "toolcap_read: pattern: error parsing regexp: missing closing ): `(`"},
 		{fmt.Sprintf(`{"ref":%q,"offset":%d}`, ref, len(in)), fmt.Sprintf("toolcap_read: offset %d is the end of the output (%d bytes): nothing left to read", len(in), len(in))},

@@ -126,8 +126,12 @@ func ParseReadArgs(raw json.RawMessage) (ReadArgs, error) {
 }
 
 // wholeNumber parses a JSON number that is a whole number >= least (1.0
-// and 1e3 are whole).
+// and 1e3 are whole). A string is not one, whatever it holds: encoding/json
+// would take "10" for the number 10 (issue 39, item 11).
 func wholeNumber(v json.RawMessage, least int64) (int64, error) {
+	if t := bytes.TrimSpace(v); len(t) > 0 && t[0] == '"' {
+		return 0, fmt.Errorf("a string, not a number: want a whole number >= %d", least)
+	}
 	var n json.Number
 	if err := json.Unmarshal(v, &n); err != nil {
 		return 0, fmt.Errorf("want a whole number >= %d", least)

@@ -3,6 +3,7 @@ package cut
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -108,6 +109,27 @@ func needsEscape(s string) bool {
 		}
 	}
 	return false
+}
+
+// SetDroppedInJSON returns a copy of doc with the N of the marker that
+// ends the string s (found by [LastCutString]) set to n, such as what a
+// read the marker names returns. doc may be the document s was found in
+// or [AddReadInJSON]'s copy of it: the read goes in after N. doc itself is
+// returned when the marker is not where s says.
+func SetDroppedInJSON(doc []byte, s CutString, n int) []byte {
+	fixed := markerSuffix[:len(markerSuffix)-1] // N's fixed text, up to the bracket
+	end := s.End - len(`]"`) - len(fixed)
+	if end < 0 || end+len(fixed) > len(doc) || string(doc[end:end+len(fixed)]) != fixed {
+		return doc
+	}
+	start := end
+	for start > 0 && doc[start-1] >= '0' && doc[start-1] <= '9' {
+		start--
+	}
+	out := make([]byte, 0, len(doc)+20)
+	out = append(out, doc[:start]...)
+	out = strconv.AppendInt(out, int64(n), 10)
+	return append(out, doc[end:]...)
 }
 
 // AddReadInJSON returns a copy of doc with read, as [JSONRead] writes it,

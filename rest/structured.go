@@ -67,7 +67,7 @@ func (k *Keeper) jsonMark(n int, p shape.Policy, ref, prefix string, total int, 
 	// Room for the digits the marker's N may gain when it becomes what the
 	// read returns (total less the offset).
 	room := p
-	room.MaxBytes -= digits(total)
+	room.MaxBytes -= len(strconv.Itoa(total))
 	// The read's offset and N count the kept text, total bytes long.
 	n = max(n, total)
 	return markWithin(k, room, n, cut.InJSONString, func(q shape.Policy) (shape.Structured, int, bool) {
@@ -120,35 +120,9 @@ func (k *Keeper) spliceRead(doc []byte, ref, prefix string, total, length int) (
 	}
 	read := cut.JSONRead(cut.Rest{Tool: k.tool, Args: readArgs(ref, resume, length)})
 	out := cut.AddReadInJSON(doc, s, read)
-	if total < resume {
-		return out, resume, true
+	if total >= resume {
+		// The marker's N becomes what the read returns.
+		out = cut.SetDroppedInJSON(out, s, total-resume)
 	}
-	// The marker's N, the digits before its fixed text, becomes what the
-	// read returns. (The read went in after that text: they stand where
-	// they stood.)
-	end := s.End - len(`]"`) - len(droppedText)
-	if end < 0 || string(out[end:end+len(droppedText)]) != droppedText {
-		return out, resume, true
-	}
-	start := end
-	for start > 0 && out[start-1] >= '0' && out[start-1] <= '9' {
-		start--
-	}
-	b := make([]byte, 0, len(out)+8)
-	b = append(b, out[:start]...)
-	b = strconv.AppendInt(b, int64(total-resume), 10)
-	return append(b, out[end:]...), resume, true
-}
-
-// droppedText is what follows N in a plain marker, up to its closing
-// bracket.
-const droppedText = " bytes dropped, refine your query"
-
-// digits returns the number of decimal digits of n >= 0.
-func digits(n int) int {
-	d := 1
-	for ; n >= 10; n /= 10 {
-		d++
-	}
-	return d
+	return out, resume, true
 }

@@ -188,18 +188,11 @@ func envKey(name string) string {
 				return base + k.name
 			}
 		}
-	case len(parts) == 4 && strings.EqualFold(parts[2], historyName):
-		name := strings.ToUpper(parts[3])
+	case len(parts) == 4 && (strings.EqualFold(parts[2], restName) || strings.EqualFold(parts[2], historyName)):
+		table, name := strings.ToLower(parts[2]), strings.ToUpper(parts[3])
 		for _, k := range keys {
-			if k.table == historyName && name == strings.ToUpper(k.name) {
-				return base + historyName + delim + k.name
-			}
-		}
-	case len(parts) == 4 && strings.EqualFold(parts[2], restName):
-		name := strings.ToUpper(parts[3])
-		for _, k := range keys {
-			if k.table == restName && name == strings.ToUpper(k.name) {
-				return base + restName + delim + k.name
+			if k.table == table && name == strings.ToUpper(k.name) {
+				return base + table + delim + k.name
 			}
 		}
 	case len(parts) == 4 && strings.EqualFold(parts[2], "CLIENTS") && parts[3] != "":

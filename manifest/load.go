@@ -427,19 +427,12 @@ func check(raw map[string]any, source string, names map[string]string, res *Reso
 			}
 			out[name] = clients
 			continue
-		case historyName:
-			hist, err := checkTable(historyName, v, base+name+delim, source, srcOf, res, warn)
+		case restName, historyName:
+			sub, err := checkTable(name, v, base+name+delim, source, srcOf, res, warn)
 			if err != nil {
 				return nil, err
 			}
-			out[name] = hist
-			continue
-		case restName:
-			rest, err := checkTable(restName, v, base+name+delim, source, srcOf, res, warn)
-			if err != nil {
-				return nil, err
-			}
-			out[name] = rest
+			out[name] = sub
 			continue
 		}
 		val, ok, err := checkKey("", name, v, base, source, srcOf, res, warn)

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/fakeresponses"
 )
 

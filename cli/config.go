@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pelletier/go-toml/v2"
 
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/tokens"

@@ -12,10 +12,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/adapters/claudecode"
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/rest"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 const hookHelp = `Usage: toolcap hook claude-code [--manifest FILE]... [-v] < payload

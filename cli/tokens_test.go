@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"

@@ -39,7 +39,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/tokens"
 )
@@ -80,7 +80,7 @@ type Config struct {
 	Never []string
 	// Counter counts tokens: an exact tokenizer (module tiktoken), or nil
 	// for the calibrated estimate of package tokens.
-	Counter cut.Counter
+	Counter tokens.Counter
 	// Logger receives one line per pass that ages; nil is silent.
 	Logger hclog.Logger
 }

@@ -3,8 +3,8 @@ package manifest
 import (
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/history"
+	"github.com/toolcap/toolcap/tokens"
 )
 
 // HistoryConfig is the [worker.tool_output.history] table: how package
@@ -31,7 +31,7 @@ type HistoryConfig struct {
 // counting with c (nil: the calibrated estimate) and logging to logger
 // (nil: silent); MaxTokens 0, no ageing, when the table sets no
 // max_tokens. Safe on a nil l.
-func (l *ToolOutputLimits) HistoryConfig(c cut.Counter, logger hclog.Logger) history.Config {
+func (l *ToolOutputLimits) HistoryConfig(c tokens.Counter, logger hclog.Logger) history.Config {
 	hc := history.Config{Counter: c, Logger: logger}
 	if l == nil || l.History == nil {
 		return hc

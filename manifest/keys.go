@@ -11,7 +11,7 @@ import (
 
 	gotoml "github.com/pelletier/go-toml/v2"
 
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/suggest"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolcap/toolcap/internal/suggest"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 const (

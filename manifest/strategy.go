@@ -9,8 +9,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/toolcap/toolcap/cut"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/tokens"
 )
 
 // Strategy is how a tool's over-long results are cut: the manifest's keep,
@@ -117,7 +118,7 @@ func hasControl(s string) bool {
 type Policies struct {
 	def     shape.Policy            // every tool without a per_tool entry
 	per     map[string]shape.Policy // each tool with one
-	counter cut.Counter             // set on every Policy For returns
+	counter tokens.Counter          // set on every Policy For returns
 	fit     int                     // see Fits
 	clients map[string]int          // the client limits, see ForClient
 	ceiling int                     // a client's limit over every tool; 0 none
@@ -235,7 +236,7 @@ func (p *Policies) For(tool string) shape.Policy {
 // tokens (a worker with a tokenizer, toolcap mcp) passes its counter here.
 // p itself is unchanged; a nil c gives policies that hold bytes only. On a
 // nil p it returns the policies of a nil [ToolOutputLimits] with c.
-func (p *Policies) WithCounter(c cut.Counter) *Policies {
+func (p *Policies) WithCounter(c tokens.Counter) *Policies {
 	q := &Policies{def: defaultPolicy, fit: DefaultMaxBytes, clients: builtinClients}
 	if p != nil {
 		*q = *p

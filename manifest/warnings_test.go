@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/logtest"
 	"github.com/toolcap/toolcap/manifest"
 )

@@ -14,11 +14,11 @@ import (
 	"unsafe"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/hugepage"
 	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
 	"github.com/toolcap/toolcap/rest"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // A pendingCall is a tools/call the client sent and the server has not
@@ -883,7 +883,7 @@ func (e *callError) capError(id []byte, pol shape.Policy, rebuild bool) ([]byte,
 	q := pol
 	q.MaxBytes = max(q.MaxBytes-kept, 0)
 	if q.MaxTokens > 0 {
-		// kept bytes are at least as many tokens (a cut.Counter counts at
+		// kept bytes are at least as many tokens (a tokens.Counter counts at
 		// most a token per byte); at most a quarter of the limit, so some
 		// are left.
 		q.MaxTokens = max(q.MaxTokens-kept, 1)

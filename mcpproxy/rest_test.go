@@ -20,7 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 	"github.com/toolcap/toolcap/rest"

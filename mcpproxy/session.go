@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
 	"github.com/toolcap/toolcap/rest"
 )

@@ -11,7 +11,7 @@ import (
 
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // structuredAnswer is what the tests read of a capped tools/call answer.

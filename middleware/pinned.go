@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // Pinned returns toolcap's fixed composition around the user's middleware,

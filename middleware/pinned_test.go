@@ -11,7 +11,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/resulttest"
 	"github.com/toolcap/toolcap/middleware"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // TestPinned checks the pinned order: the innermost user middleware gets

@@ -1,6 +1,6 @@
 package middleware
 
-import "github.com/toolcap/toolcap/cut"
+import "github.com/toolcap/toolcap/internal/cut"
 
 // Truncate caps content at limit bytes, marker included: the head rule,
 // [cut.Head].

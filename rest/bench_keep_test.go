@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolcap/toolcap/rest"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // BenchmarkKeep is the cost of keeping the rest, against the same cut

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolcap/toolcap/rest"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // A cut that keeps the rest: the marker names the read, inside the limit,

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/rest"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // FuzzKeep checks the keeper's rule for any content, limit and strategy:

@@ -13,8 +13,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // DefaultTool is the name of the read tool when nobody names it.

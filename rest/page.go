@@ -13,8 +13,8 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/toolcap/toolcap/cut"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // Read answers a call of the read tool with arguments args, under the

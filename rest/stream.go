@@ -5,8 +5,8 @@ import (
 	"unsafe"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // Stream cuts an output that arrives in pieces, as [shape.Read] does, and

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/toolcap/toolcap/cut"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // JSONKept fits raw, a structured value a tool returned beside its text

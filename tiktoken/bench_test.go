@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/tiktoken"
 )
 

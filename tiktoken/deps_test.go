@@ -31,7 +31,7 @@ func TestCoreDoesNotDependOnTiktoken(t *testing.T) {
 		t.Fatalf("go list -deps ./... in the core: %v\n%s", err, stderr.String())
 	}
 	pkgs := strings.Fields(string(out))
-	if len(pkgs) == 0 || !strings.Contains(string(out), "github.com/toolcap/toolcap/cut") {
+	if len(pkgs) == 0 || !strings.Contains(string(out), "github.com/toolcap/toolcap/internal/cut") {
 		t.Fatalf("go list listed no core package:\n%s", out)
 	}
 	for _, p := range pkgs {

@@ -28,7 +28,7 @@ const (
 	CalibratedWindow = 32
 
 	// minBytesPerToken and maxBytesPerToken bound a learned ratio: a
-	// [cut.Counter] counts at most a token per byte, and no tokenizer in use
+	// [Counter] counts at most a token per byte, and no tokenizer in use
 	// packs 16 bytes of text in a token on average.
 	minBytesPerToken = 1.0
 	maxBytesPerToken = 16.0

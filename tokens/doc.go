@@ -5,16 +5,25 @@
 // in their own module, github.com/toolcap/toolcap/tiktoken, so that the core
 // downloads and links none of their vocabularies.
 //
-// Package tokens imports only the standard library and package cut.
+// Package tokens imports only the standard library.
 package tokens
 
-import "github.com/toolcap/toolcap/cut"
+// A Counter counts the tokens of a text, as a model's tokenizer counts the
+// text it is sent.
+//
+// Count must be safe for concurrent use, must not be negative, and must
+// count at most one token per byte: Count(s) <= len(s). Every byte-level
+// BPE tokenizer does (each token holds at least one byte), and so does
+// [Calibrated]. A token cut relies on it to keep content of at most
+// max_tokens bytes without counting it.
+type Counter interface {
+	Count(text string) int
+}
 
-// A Tokenizer counts tokens ([cut.Counter]) and names its encoding, as the
-// manifest's tokenizer key names it: "calibrated", "o200k_base" or
-// "cl100k_base".
+// A Tokenizer counts tokens and names its encoding, as the manifest's
+// tokenizer key names it: "calibrated", "o200k_base" or "cl100k_base".
 type Tokenizer interface {
-	cut.Counter
+	Counter
 	// Name returns the encoding's name.
 	Name() string
 }

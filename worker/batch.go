@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // The batch stage: with a batch budget (batch_max_bytes, batch_max_tokens or

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/logtest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/rest"

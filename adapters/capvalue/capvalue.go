@@ -27,7 +27,7 @@ import (
 	"encoding/json"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // Cap returns v fitted to p by its JSON encoding, with the figures of the

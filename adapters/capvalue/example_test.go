@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/toolcap/toolcap/adapters/capvalue"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // A tool result as adk-go's AfterToolCallback receives it: a map. Capping it

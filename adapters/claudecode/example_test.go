@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/toolcap/toolcap/adapters/claudecode"
-	"github.com/toolcap/toolcap/cut"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // A hook's whole work on one payload: read it, cap the tool's output to the

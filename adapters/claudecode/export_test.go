@@ -3,7 +3,7 @@ package claudecode
 import (
 	"io"
 
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // Unquote is unquote, for the black-box tests that hold it to

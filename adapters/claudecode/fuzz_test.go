@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolcap/toolcap/adapters/claudecode"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // FuzzCapToolResponse: whatever a tool responds, CapToolResponse neither

@@ -13,9 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolcap/toolcap/adapters/claudecode"
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/rest"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // numberedLines is n lines "line NNNNN …" of about 46 bytes, joined by

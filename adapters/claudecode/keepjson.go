@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // keepJSON is keep for an MCP tool's output that is the JSON text of its

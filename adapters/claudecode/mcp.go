@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // errNotJSON is the error for a tool response that is not JSON at all.

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // CapToolResponse fits the output of the tool named tool, as a PostToolUse

@@ -22,9 +22,9 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/claudecode"
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/rest"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // jstr is s as a JSON string.

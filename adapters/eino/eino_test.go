@@ -21,7 +21,7 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/eino"
 	"github.com/toolcap/toolcap/internal/capcheck"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 const mib = 1 << 20

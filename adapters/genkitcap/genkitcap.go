@@ -52,7 +52,7 @@ import (
 	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // Option configures [Middleware].

@@ -17,7 +17,7 @@ import (
 	"github.com/toolcap/toolcap/adapters/genkitcap"
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/capcheck"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 const mib = 1 << 20

@@ -54,7 +54,7 @@ import (
 	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // Option configures [ServerMiddleware] and [ClientMiddleware].

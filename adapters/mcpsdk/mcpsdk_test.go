@@ -16,7 +16,7 @@ import (
 	"github.com/toolcap/toolcap/adapters/mcpsdk"
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/capcheck"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 const mib = 1 << 20

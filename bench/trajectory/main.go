@@ -38,10 +38,11 @@ import (
 	"strings"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/cut"
 	"github.com/toolcap/toolcap/history"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/tiktoken"
+	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
 )
 
@@ -105,7 +106,7 @@ type agent struct {
 // budget is the aged mode's history budget, in o200k tokens.
 const budget = 30000
 
-func newAgent(m mode, root string, counter cut.Counter) (*agent, error) {
+func newAgent(m mode, root string, counter tokens.Counter) (*agent, error) {
 	ts := []worker.Tool{globTool(root), grepTool(root), readTool(root), bashTool(root)}
 	a := &agent{mode: m, tools: map[string]worker.Tool{}, original: map[string]string{},
 		ctx: rest.WithScope(context.Background(), "trajectory")}

@@ -12,7 +12,10 @@
 // non-test files. The last line counts the exported identifiers as issue
 // 35 counts them: top-level types, funcs, consts and vars, and the
 // exported methods of exported types (struct fields are listed, not
-// counted). test/api/check.sh compares the output with api/MODULE.txt.
+// counted). An alias of a type in an internal package of this repository
+// brings that type's exported methods and fields with it, listed and counted
+// as the alias's own, since a user reaches them through the alias.
+// test/api/check.sh compares the output with api/MODULE.txt.
 //
 // Usage:
 //
@@ -82,7 +85,7 @@ func dump(dir string) ([]string, int, error) {
 		if rel != "." {
 			importPath += "/" + filepath.ToSlash(rel)
 		}
-		l, k, err := dumpPackage(path, importPath)
+		l, k, err := dumpPackage(path, importPath, dir, modPath)
 		lines = append(lines, l...)
 		n += k
 		return err
@@ -105,13 +108,12 @@ func modulePath(gomod string) (string, error) {
 	return "", fmt.Errorf("%s: no module line", gomod)
 }
 
-// dumpPackage returns the API lines of the package in dir, if it is one
-// other than main, and its count.
-func dumpPackage(dir, importPath string) ([]string, int, error) {
-	fset := token.NewFileSet()
+// parseDir parses the non-test Go files of the package in dir that are in
+// a default build, leaving out package main.
+func parseDir(fset *token.FileSet, dir string) ([]*ast.File, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	var files []*ast.File
 	for _, e := range entries {
@@ -121,12 +123,24 @@ func dumpPackage(dir, importPath string) ([]string, int, error) {
 		}
 		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		if f.Name.Name == "main" || !buildsByDefault(f) {
 			continue
 		}
 		files = append(files, f)
+	}
+	return files, nil
+}
+
+// dumpPackage returns the API lines of the package in dir, if it is one
+// other than main, and its count. modDir and modPath locate the module, to
+// find the internal packages that aliases point into.
+func dumpPackage(dir, importPath, modDir, modPath string) ([]string, int, error) {
+	fset := token.NewFileSet()
+	files, err := parseDir(fset, dir)
+	if err != nil {
+		return nil, 0, err
 	}
 	prefix := "pkg " + importPath + ", "
 	expr := func(e ast.Expr) string {
@@ -164,6 +178,14 @@ func dumpPackage(dir, importPath string) ([]string, int, error) {
 						}
 						n++
 						lines = append(lines, typeLines(prefix, s, expr)...)
+						if s.Assign.IsValid() {
+							l, k, err := aliasedLines(prefix, s, f, modDir, modPath)
+							if err != nil {
+								return nil, 0, err
+							}
+							lines = append(lines, l...)
+							n += k
+						}
 					case *ast.ValueSpec:
 						for _, name := range s.Names {
 							if !name.IsExported() {
@@ -235,4 +257,100 @@ func buildsByDefault(f *ast.File) bool {
 		}
 	}
 	return true
+}
+
+// aliasedLines returns the lines and count that the alias s, in file f,
+// brings from an internal package of this repository: the exported methods
+// of the aliased type and its exported fields, under the alias's name.
+func aliasedLines(prefix string, s *ast.TypeSpec, f *ast.File, modDir, modPath string) ([]string, int, error) {
+	sel, ok := s.Type.(*ast.SelectorExpr)
+	if !ok {
+		return nil, 0, nil
+	}
+	pkgName, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return nil, 0, nil
+	}
+	var path string
+	for _, imp := range f.Imports {
+		p := strings.Trim(imp.Path.Value, `"`)
+		name := p[strings.LastIndex(p, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		if name == pkgName.Name {
+			path = p
+		}
+	}
+	if !strings.Contains(path, "/internal/") {
+		return nil, 0, nil
+	}
+	dir, ok := packageDir(path, modDir, modPath)
+	if !ok {
+		return nil, 0, nil
+	}
+	fset := token.NewFileSet()
+	files, err := parseDir(fset, dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	expr := func(e ast.Expr) string {
+		var b bytes.Buffer
+		_ = printer.Fprint(&b, fset, e)
+		return strings.Join(strings.Fields(b.String()), " ")
+	}
+	target := sel.Sel.Name
+	var lines []string
+	n := 0
+	for _, af := range files {
+		for _, decl := range af.Decls {
+			switch d := decl.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil || !d.Name.IsExported() {
+					continue
+				}
+				recv := expr(d.Recv.List[0].Type)
+				base := strings.TrimLeft(strings.SplitN(recv, "[", 2)[0], "*")
+				if base != target {
+					continue
+				}
+				recv = strings.Replace(recv, target, s.Name.Name, 1)
+				lines = append(lines, prefix+"method ("+recv+") "+d.Name.Name+strings.TrimPrefix(expr(d.Type), "func"))
+				n++
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					ts, ok := spec.(*ast.TypeSpec)
+					if !ok || ts.Name.Name != target || ts.Assign.IsValid() {
+						continue
+					}
+					renamed := *ts
+					renamed.Name = ast.NewIdent(s.Name.Name)
+					lines = append(lines, typeLines(prefix, &renamed, expr)[1:]...)
+				}
+			}
+		}
+	}
+	return lines, n, nil
+}
+
+// packageDir returns the directory of the package at importPath: inside the
+// module at modDir, or in the repository's root module found above it.
+func packageDir(importPath, modDir, modPath string) (string, bool) {
+	dir, path := modDir, modPath
+	for {
+		if rel, ok := strings.CutPrefix(importPath, path+"/"); ok {
+			return filepath.Join(dir, filepath.FromSlash(rel)), true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+		p, err := modulePath(filepath.Join(dir, "go.mod"))
+		if err != nil {
+			path = "\x00" // no module here; keep climbing
+			continue
+		}
+		path = p
+	}
 }

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/capcheck"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // The checker must fail on each broken invariant, or every test that

@@ -5,16 +5,16 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/toolcap/toolcap/cut"
-	"github.com/toolcap/toolcap/shape"
+	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // Words counts a token per run of ASCII letters and one per other byte: at
-// most a token per byte, as a [cut.Counter] must, and cheap enough for
+// most a token per byte, as a [tokens.Counter] must, and cheap enough for
 // every test's token limit.
 type Words struct{}
 
-// Count implements [cut.Counter].
+// Count implements [tokens.Counter].
 func (Words) Count(s string) int {
 	n, in := 0, false
 	for i := 0; i < len(s); i++ {

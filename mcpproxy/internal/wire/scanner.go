@@ -17,7 +17,7 @@ import (
 	"io"
 	"unicode/utf8"
 
-	"github.com/toolcap/toolcap/cut"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/hugepage"
 )
 

@@ -13,9 +13,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/rest"
-	"github.com/toolcap/toolcap/internal/shape"
 )
 
 const readHelp = `Usage: toolcap read REF [--offset K] [--length N] [--pattern RE] [--all] [--scope S] [--manifest FILE]... [--max-bytes N]

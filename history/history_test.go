@@ -10,10 +10,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/history"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/rest"
 )
 
 // byteCount counts a token a byte, so that the figures are exact.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/internal/suggest"
 )
 
 const (

@@ -7,8 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/manifest"
 )
 
 // TestToolEntryLayers merges one tool's per_tool entry across layers:

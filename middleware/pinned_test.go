@@ -10,8 +10,8 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/resulttest"
-	"github.com/toolcap/toolcap/middleware"
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/middleware"
 )
 
 // TestPinned checks the pinned order: the innermost user middleware gets

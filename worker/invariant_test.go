@@ -8,8 +8,8 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/capcheck"
-	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
 )

@@ -12,8 +12,8 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/capcheck"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
 )
 

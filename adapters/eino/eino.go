@@ -53,8 +53,8 @@ import (
 	"github.com/cloudwego/eino/schema"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/manifest"
 )
 
 // Option configures [ToolMiddleware] and [AgentMiddleware].

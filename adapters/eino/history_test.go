@@ -18,10 +18,10 @@ import (
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/toolcap/toolcap/adapters/eino"
-	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/history"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/rest"
 	"github.com/toolcap/toolcap/tokens"
 )
 

@@ -52,8 +52,8 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/manifest"
 )
 
 // Option configures [Middleware] and [WrapClient].

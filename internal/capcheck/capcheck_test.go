@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/capcheck"
+	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 )
 
 const capHelp = `Usage: toolcap cap --tool NAME [--keep STRATEGY] [--keep-rest [--scope S]] [--manifest FILE]... [-v] < input > output

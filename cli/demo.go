@@ -18,7 +18,7 @@ import (
 	"github.com/toolcap/toolcap/cli/internal/tools"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
 )

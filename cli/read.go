@@ -15,7 +15,7 @@ import (
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 )
 
 const readHelp = `Usage: toolcap read REF [--offset K] [--length N] [--pattern RE] [--all] [--scope S] [--manifest FILE]... [--max-bytes N]

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolcap/toolcap/cli"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // closingStore is a store that counts its Close calls and names itself.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolcap/toolcap/history"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -22,7 +22,7 @@ func BenchmarkAge(b *testing.B) {
 	ctx := rest.WithScope(context.Background(), "bench")
 	newAger := func(b *testing.B, budget int) *history.Ager {
 		k, _ := rest.NewKeeper(rest.NewMemory(rest.Config{MaxBytes: 1 << 30}))
-		a, err := history.New(k, history.Config{MaxTokens: budget, KeepRecent: 4, ClearAtLeast: 20000, Counter: tokens.NewCalibrated()})
+		a, err := history.New(k.Store(), history.Config{MaxTokens: budget, KeepRecent: 4, ClearAtLeast: 20000, Counter: tokens.NewCalibrated()})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,8 +14,7 @@ import (
 // oldest tool results become stubs that name the read of the original,
 // and the agent keeps the history as the pass leaves it.
 func ExampleAger_Age() {
-	k, _ := rest.NewKeeper(rest.NewMemory(rest.Config{}))
-	a, _ := history.New(k, history.Config{MaxTokens: 4000, KeepRecent: 1, ClearAtLeast: 1000})
+	a, _ := history.New(rest.NewMemory(rest.Config{}), history.Config{MaxTokens: 4000, KeepRecent: 1, ClearAtLeast: 1000})
 	ctx := rest.WithScope(context.Background(), "conversation-42")
 
 	results := []history.Result{

@@ -40,7 +40,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -81,6 +81,9 @@ type Config struct {
 	// Counter counts tokens: an exact tokenizer (module tiktoken), or nil
 	// for the calibrated estimate of package tokens.
 	Counter tokens.Counter
+	// ReadTool is the name of the read tool a stub names, the one the
+	// worker that answers it registers; "" means toolcap_read.
+	ReadTool string
 	// Logger receives one line per pass that ages; nil is silent.
 	Logger hclog.Logger
 }
@@ -118,12 +121,23 @@ type counted struct {
 	n    int
 }
 
-// New returns an Ager that keeps what it ages with k. It returns an error
-// for a nil k or a negative budget.
-func New(k *rest.Keeper, c Config) (*Ager, error) {
+// New returns an Ager that keeps what it ages in store, the store of the
+// worker (or other front end) that answers the stubs' reads. It returns an
+// error for a nil store, a read tool name that is not a tool name, or a
+// negative budget.
+func New(store rest.Store, c Config) (*Ager, error) {
+	if store == nil {
+		return nil, errors.New("history: a store is required: a stub names the read of what the store keeps")
+	}
+	opts := []rest.KeeperOption{rest.WithLogger(c.Logger)}
+	if c.ReadTool != "" {
+		opts = append(opts, rest.WithTool(c.ReadTool))
+	}
+	k, err := rest.NewKeeper(store, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
 	switch {
-	case k == nil:
-		return nil, errors.New("history: a keeper is required: a stub names the read of what the store keeps")
 	case c.MaxTokens < 0:
 		return nil, fmt.Errorf("history: MaxTokens %d: want 0 (off) or a budget in tokens", c.MaxTokens)
 	case c.ClearAtLeast < 0:

@@ -12,8 +12,8 @@ import (
 
 	"github.com/toolcap/toolcap/history"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/rest"
 )
 
 // byteCount counts a token a byte, so that the figures are exact.
@@ -33,7 +33,7 @@ func newAger(t *testing.T, c history.Config, store rest.Store) (*history.Ager, *
 	if c.Counter == nil {
 		c.Counter = byteCount{}
 	}
-	a, err := history.New(k, c)
+	a, err := history.New(k.Store(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,17 +255,18 @@ func TestAgePrefixBreaks(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	k, _ := rest.NewKeeper(rest.NewMemory(rest.Config{}))
+	store := rest.NewMemory(rest.Config{})
 	for _, tc := range []struct {
-		k    *rest.Keeper
-		c    history.Config
-		want string
+		store rest.Store
+		c     history.Config
+		want  string
 	}{
-		{nil, history.Config{MaxTokens: 1}, "history: a keeper is required: a stub names the read of what the store keeps"},
-		{k, history.Config{MaxTokens: -1}, "history: MaxTokens -1: want 0 (off) or a budget in tokens"},
-		{k, history.Config{ClearAtLeast: -5}, "history: ClearAtLeast -5: want 0 (a quarter of MaxTokens) or tokens"},
+		{nil, history.Config{MaxTokens: 1}, "history: a store is required: a stub names the read of what the store keeps"},
+		{store, history.Config{MaxTokens: -1}, "history: MaxTokens -1: want 0 (off) or a budget in tokens"},
+		{store, history.Config{ClearAtLeast: -5}, "history: ClearAtLeast -5: want 0 (a quarter of MaxTokens) or tokens"},
+		{store, history.Config{ReadTool: "read the rest"}, `history: rest: read tool name "read the rest": want 1 to 64 characters of [A-Za-z0-9_.-]`},
 	} {
-		if _, err := history.New(tc.k, tc.c); err == nil || err.Error() != tc.want {
+		if _, err := history.New(tc.store, tc.c); err == nil || err.Error() != tc.want {
 			t.Errorf("New(%+v): %v, want %q", tc.c, err, tc.want)
 		}
 	}

@@ -29,10 +29,10 @@ type HistoryConfig struct {
 
 // HistoryConfig returns the [history.Config] of l's history table,
 // counting with c (nil: the calibrated estimate) and logging to logger
-// (nil: silent); MaxTokens 0, no ageing, when the table sets no
-// max_tokens. Safe on a nil l.
+// (nil: silent), its stubs naming l's read tool; MaxTokens 0, no ageing,
+// when the table sets no max_tokens. Safe on a nil l.
 func (l *ToolOutputLimits) HistoryConfig(c tokens.Counter, logger hclog.Logger) history.Config {
-	hc := history.Config{Counter: c, Logger: logger}
+	hc := history.Config{Counter: c, Logger: logger, ReadTool: l.RestTool()}
 	if l == nil || l.History == nil {
 		return hc
 	}

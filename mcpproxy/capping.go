@@ -12,7 +12,7 @@ import (
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/middleware"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // This file caps the answer to a tools/call: its text through the pinned

@@ -14,7 +14,7 @@ import (
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/mcpproxy"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // edgeText returns a text of exactly n bytes, lines of ASCII, and the same

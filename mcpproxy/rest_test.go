@@ -23,7 +23,7 @@ import (
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // connect serves server through p in a session of its own and returns a

@@ -24,7 +24,7 @@ import (
 
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // The tests of the stateless revision of MCP (2026-07-28): requests with

@@ -12,7 +12,7 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/anthropiccap"
 	"github.com/toolcap/toolcap/history"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 )
 
 type byteCount struct{}
@@ -25,7 +25,7 @@ func newAger(t *testing.T) *history.Ager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := history.New(k, history.Config{MaxTokens: 5000, KeepRecent: 1, ClearAtLeast: 1000, Counter: byteCount{}})
+	a, err := history.New(k.Store(), history.Config{MaxTokens: 5000, KeepRecent: 1, ClearAtLeast: 1000, Counter: byteCount{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestAgeLeavesWhatItCannot(t *testing.T) {
 
 func ExampleAge() {
 	k, _ := rest.NewKeeper(rest.NewMemory(rest.Config{}))
-	a, _ := history.New(k, history.Config{MaxTokens: 1000, KeepRecent: 1, ClearAtLeast: 500})
+	a, _ := history.New(k.Store(), history.Config{MaxTokens: 1000, KeepRecent: 1, ClearAtLeast: 500})
 	ctx := rest.WithScope(context.Background(), "conversation-1")
 	msgs := append(turn("toolu_1", "Glob", strings.Repeat("src/a.go\n", 300), false),
 		turn("toolu_2", "Read", "package a\n", false)...)

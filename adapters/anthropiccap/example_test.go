@@ -32,8 +32,7 @@ func Example() {
 		return worker.ToolOutput{Content: &text}, nil
 	})
 	w, _ := worker.New([]worker.Tool{read}, worker.WithRest(store))
-	k, _ := rest.NewKeeper(store)
-	ager, _ := history.New(k, history.Config{MaxTokens: 12000, KeepRecent: 1, ClearAtLeast: 10000})
+	ager, _ := history.New(store, history.Config{MaxTokens: 12000, KeepRecent: 1, ClearAtLeast: 10000})
 
 	// The model: one Read a turn, then an answer.
 	srv, _ := fakeanthropic.New(func(req *fakeanthropic.Request) fakeanthropic.Reply {

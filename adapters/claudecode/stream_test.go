@@ -24,7 +24,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // jstr is s as a JSON string.

@@ -21,7 +21,7 @@ import (
 	"github.com/toolcap/toolcap/history"
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -42,7 +42,7 @@ func (byteCount) Count(s string) int { return len(s) }
 func TestHistoryMiddleware(t *testing.T) {
 	ctx := rest.WithScope(context.Background(), "c")
 	k, _ := rest.NewKeeper(rest.NewMemory(rest.Config{}))
-	a, err := history.New(k, history.Config{MaxTokens: 5000, KeepRecent: 1, ClearAtLeast: 1000, Counter: byteCount{}})
+	a, err := history.New(k.Store(), history.Config{MaxTokens: 5000, KeepRecent: 1, ClearAtLeast: 1000, Counter: byteCount{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestHistoryBesideReduction(t *testing.T) {
 	}
 	counter := tokens.NewCalibrated()
 	const budget, atLeast = 30000, 10000
-	ager, err := history.New(k, history.Config{MaxTokens: budget, KeepRecent: 4, ClearAtLeast: atLeast, Counter: counter})
+	ager, err := history.New(k.Store(), history.Config{MaxTokens: budget, KeepRecent: 4, ClearAtLeast: atLeast, Counter: counter})
 	if err != nil {
 		t.Fatal(err)
 	}

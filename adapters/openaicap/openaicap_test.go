@@ -11,7 +11,7 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/openaicap"
 	"github.com/toolcap/toolcap/history"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 )
 
 type byteCount struct{}
@@ -24,7 +24,7 @@ func newAger(t *testing.T) *history.Ager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := history.New(k, history.Config{MaxTokens: 5000, KeepRecent: 1, ClearAtLeast: 1000, Counter: byteCount{}})
+	a, err := history.New(k.Store(), history.Config{MaxTokens: 5000, KeepRecent: 1, ClearAtLeast: 1000, Counter: byteCount{}})
 	if err != nil {
 		t.Fatal(err)
 	}

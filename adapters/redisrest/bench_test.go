@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolcap/toolcap/adapters/redisrest"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // The store's costs beside the directory store's and a plain go-redis

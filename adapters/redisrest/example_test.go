@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/toolcap/toolcap/adapters/redisrest"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // A store of what cuts drop, in the Redis a manifest names by URL. Open

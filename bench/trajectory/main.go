@@ -40,7 +40,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/history"
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/tiktoken"
 	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
@@ -127,7 +127,7 @@ func newAgent(m mode, root string, counter tokens.Counter) (*agent, error) {
 		if err != nil {
 			return nil, err
 		}
-		if a.ager, err = history.New(k, history.Config{MaxTokens: budget, KeepRecent: 4, ClearAtLeast: 10000, Counter: counter}); err != nil {
+		if a.ager, err = history.New(k.Store(), history.Config{MaxTokens: budget, KeepRecent: 4, ClearAtLeast: 10000, Counter: counter}); err != nil {
 			return nil, err
 		}
 	}

@@ -5,7 +5,7 @@ package main
 import (
 	"github.com/toolcap/toolcap/adapters/redisrest"
 	"github.com/toolcap/toolcap/cli"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/tiktoken"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // FuzzKeep checks the keeper's rule for any content, limit and strategy:

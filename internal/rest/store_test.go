@@ -20,7 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // The tests in this file run against both stores: what the Store contract

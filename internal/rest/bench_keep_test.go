@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/rest"
+	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // BenchmarkKeep is the cost of keeping the rest, against the same cut

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -65,7 +66,7 @@ func BenchmarkLoad(b *testing.B) {
 		var m *manifest.WorkerManifest
 		for b.Loop() {
 			var err error
-			if m, err = manifest.Load(opts...); err != nil {
+			if m, err = manifest.Load(context.Background(), opts...); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -76,7 +77,7 @@ func BenchmarkLoad(b *testing.B) {
 // TestLoadLayers checks that BenchmarkLoad's layers load and merge as
 // intended, so the benchmark times a real three-layer merge.
 func TestLoadLayers(t *testing.T) {
-	m, err := manifest.Load(writeManifests(t)...)
+	m, err := manifest.Load(context.Background(), writeManifests(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}

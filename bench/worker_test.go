@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
-	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/worker"
 )
 

@@ -8,9 +8,9 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/internal/rest"
 )
 
 const capHelp = `Usage: toolcap cap --tool NAME [--keep STRATEGY] [--keep-rest [--scope S]] [--manifest FILE]... [-v] < input > output

@@ -379,7 +379,7 @@ Read = 3000
 	env := []string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__github/search=700"}
 	output := strings.Repeat("ünïcödé output line\n", 1000)
 
-	loaded, err := manifest.Load(manifest.File(m), manifest.Environ(env))
+	loaded, err := manifest.Load(context.Background(), manifest.File(m), manifest.Environ(env))
 	if err != nil {
 		t.Fatal(err)
 	}

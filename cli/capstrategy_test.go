@@ -45,7 +45,7 @@ Read = { keep = "head" }
 	doc.WriteString(`{"id": -1}]}`)
 	outputs := map[string]string{"log": log.String(), "doc": doc.String()}
 
-	loaded, err := manifest.Load(manifest.File(m), manifest.Environ(env))
+	loaded, err := manifest.Load(context.Background(), manifest.File(m), manifest.Environ(env))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -406,7 +406,7 @@ func (l *layerFlags) resolve(ctx context.Context, env []string, logger hclog.Log
 	opts = append(opts, manifest.Environ(withoutCLIVars(env)))
 	opts = append(opts, extra...)
 	opts = append(opts, manifest.WithLogger(logger))
-	return manifest.ResolveContext(ctx, opts...)
+	return manifest.Resolve(ctx, opts...)
 }
 
 // configError reports a configuration error on one line of stderr and

@@ -16,8 +16,9 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/settings"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -261,9 +262,9 @@ func (o *options) newConfigReport(res *manifest.Resolution, tools []string) conf
 // config print the token settings, so that its output is what it was
 // before token limits existed for a manifest without them.
 func showTokens(res *manifest.Resolution) bool {
-	return res.DefaultTokens.Source != manifest.SourceDefault ||
-		res.BatchTokens.Source != manifest.SourceDefault ||
-		res.Tokenizer.Source != manifest.SourceDefault ||
+	return res.DefaultTokens.Source != settings.SourceDefault ||
+		res.BatchTokens.Source != settings.SourceDefault ||
+		res.Tokenizer.Source != settings.SourceDefault ||
 		len(res.PerToolTokens) > 0
 }
 
@@ -282,20 +283,20 @@ func (o *options) keepRestReport(res *manifest.Resolution) map[string]strategySe
 	c := l.RestConfig()
 	def := func(name, value string) {
 		if _, ok := m["rest."+name]; !ok {
-			m["rest."+name] = strategySetting{value, manifest.SourceDefault}
+			m["rest."+name] = strategySetting{value, settings.SourceDefault}
 		}
 	}
-	def("store", strconv.Quote(manifest.RestStoreDir))
+	def("store", strconv.Quote(settings.RestStoreDir))
 	quota := int64(rest.DefaultDirMaxBytes)
-	if c.Store == manifest.RestStoreMemory {
+	if c.Store == settings.RestStoreMemory {
 		quota = rest.DefaultMemoryMaxBytes
 	} else if _, ok := m["rest.dir"]; !ok {
 		// Where the store lives even when no layer says: the directory
 		// cap --keep-rest, read and mcp open.
 		if dir, err := o.restWhere(c); err != nil {
-			m["rest.dir"] = strategySetting{"none", manifest.SourceDefault + ": " + oneLine(err.Error())}
+			m["rest.dir"] = strategySetting{"none", settings.SourceDefault + ": " + oneLine(err.Error())}
 		} else {
-			m["rest.dir"] = strategySetting{strconv.Quote(dir), manifest.SourceDefault + " (the user cache directory)"}
+			m["rest.dir"] = strategySetting{strconv.Quote(dir), settings.SourceDefault + " (the user cache directory)"}
 		}
 	}
 	if c.MaxBytes > 0 {
@@ -304,13 +305,13 @@ func (o *options) keepRestReport(res *manifest.Resolution) map[string]strategySe
 	def("max_bytes", strconv.FormatInt(quota, 10))
 	if _, ok := m["rest.max_entry_bytes"]; !ok {
 		// The store keeps no entry larger than its quota.
-		s := strategySetting{strconv.FormatInt(rest.DefaultMaxEntryBytes, 10), manifest.SourceDefault}
+		s := strategySetting{strconv.FormatInt(rest.DefaultMaxEntryBytes, 10), settings.SourceDefault}
 		if quota < rest.DefaultMaxEntryBytes {
-			s = strategySetting{strconv.FormatInt(quota, 10), manifest.SourceDefault + " (at most max_bytes)"}
+			s = strategySetting{strconv.FormatInt(quota, 10), settings.SourceDefault + " (at most max_bytes)"}
 		}
 		m["rest.max_entry_bytes"] = s
 	}
-	def("ttl", strconv.Quote(manifest.FormatDuration(rest.DefaultTTL)))
+	def("ttl", strconv.Quote(settings.FormatDuration(rest.DefaultTTL)))
 	def("tool", strconv.Quote(l.RestTool()))
 	return m
 }
@@ -342,7 +343,7 @@ func toolLimitOf(res *manifest.Resolution, tool string) toolLimit {
 		t.From, t.Source = "per_tool", s.Source
 	}
 	st := l.StrategyFor(tool)
-	t.Keep, t.KeepFrom, t.KeepSource = string(cut.KeepHead), "default", manifest.SourceDefault
+	t.Keep, t.KeepFrom, t.KeepSource = string(cut.KeepHead), "default", settings.SourceDefault
 	if st.Keep != "" {
 		t.Keep = string(st.Keep)
 	}
@@ -415,7 +416,7 @@ func strategyKey(tool, field string) string {
 	if tool == "" {
 		return "default_" + field
 	}
-	return "per_tool." + manifest.TOMLKey(tool) + "." + field
+	return "per_tool." + settings.TOMLKey(tool) + "." + field
 }
 
 // limitFor returns the limit for tool and a phrase saying where it came from.
@@ -429,15 +430,15 @@ func (t toolLimit) keepWhy() string {
 	switch {
 	case t.KeepFrom == "per_tool":
 		return fmt.Sprintf("%s, set by %s", strategyKey(t.Tool, "keep"), t.KeepSource)
-	case t.KeepSource == manifest.SourceDefault:
-		return manifest.SourceDefault
+	case t.KeepSource == settings.SourceDefault:
+		return settings.SourceDefault
 	}
 	return fmt.Sprintf("default_keep (no keep of its own), set by %s", t.KeepSource)
 }
 
 func (t toolLimit) why() string {
 	if t.From == "per_tool" {
-		return fmt.Sprintf("per_tool.%s, set by %s", manifest.TOMLKey(t.Tool), t.Source)
+		return fmt.Sprintf("per_tool.%s, set by %s", settings.TOMLKey(t.Tool), t.Source)
 	}
 	return fmt.Sprintf("default_max_bytes (no max_bytes of its own), set by %s", t.Source)
 }
@@ -458,7 +459,7 @@ func (r configReport) writeText(out io.Writer) error {
 	slices.Sort(names)
 	for _, name := range names {
 		s := r.PerTool[name]
-		rows = append(rows, []string{"per_tool." + manifest.TOMLKey(name), strconv.Itoa(s.Limit), s.Source})
+		rows = append(rows, []string{"per_tool." + settings.TOMLKey(name), strconv.Itoa(s.Limit), s.Source})
 	}
 	fmt.Fprintln(w, "\nLimits in force (bytes), and the layer that set each:")
 	writeTable(w, "  ", rows, []bool{false, true})
@@ -499,7 +500,7 @@ func (r configReport) writeText(out io.Writer) error {
 		rows = rows[:0]
 		for _, name := range slices.Sorted(maps.Keys(r.Clients)) {
 			s := r.Clients[name]
-			rows = append(rows, []string{"clients." + manifest.TOMLKey(name), strconv.Itoa(s.Limit), s.Source})
+			rows = append(rows, []string{"clients." + settings.TOMLKey(name), strconv.Itoa(s.Limit), s.Source})
 		}
 		fmt.Fprintln(w, "\nClient limits (toolcap mcp holds every result for the MCP client of that name to it), and the layer that set each:")
 		writeTable(w, "  ", rows, []bool{false, true})
@@ -561,7 +562,7 @@ func warnToolCase(res *manifest.Resolution, tool string, logger hclog.Logger) {
 	for _, name := range slices.Sorted(maps.Keys(l.PerTool)) {
 		if strings.EqualFold(name, tool) {
 			logger.Warn("per_tool has an entry for another case of the tool's name, which does not apply to it: tool names are case-sensitive",
-				"tool", tool, "entry", "per_tool."+manifest.TOMLKey(name), "did_you_mean", "per_tool."+manifest.TOMLKey(tool))
+				"tool", tool, "entry", "per_tool."+settings.TOMLKey(name), "did_you_mean", "per_tool."+settings.TOMLKey(tool))
 			return
 		}
 	}

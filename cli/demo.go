@@ -16,9 +16,10 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/cli/internal/tools"
+	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
-	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
 )
@@ -332,11 +333,11 @@ func describeLimits(res *manifest.Resolution) string {
 		s += fmt.Sprintf(", batch_max_tokens %d (%s)", b.Value, b.Source)
 	}
 	for _, name := range slices.Sorted(maps.Keys(res.PerTool)) {
-		s += fmt.Sprintf(", per_tool.%s %d (%s)", manifest.TOMLKey(name), res.PerTool[name].Value, res.PerTool[name].Source)
+		s += fmt.Sprintf(", per_tool.%s %d (%s)", settings.TOMLKey(name), res.PerTool[name].Value, res.PerTool[name].Source)
 	}
 	for _, name := range slices.Sorted(maps.Keys(res.PerToolTokens)) {
 		t := res.PerToolTokens[name]
-		s += fmt.Sprintf(", per_tool.%s.max_tokens %d (%s)", manifest.TOMLKey(name), t.Value, t.Source)
+		s += fmt.Sprintf(", per_tool.%s.max_tokens %d (%s)", settings.TOMLKey(name), t.Value, t.Source)
 	}
 	if res.Manifest.Limits().HasTokens() {
 		s += fmt.Sprintf(", tokenizer %s (%s)", res.Tokenizer.Value, res.Tokenizer.Source)

@@ -62,7 +62,7 @@ func TestFrontEndsAgree(t *testing.T) {
 			// the comparison is of the rule that fits a text.
 			doc := "[worker.tool_output]\nkeep_rest = false\n[worker.tool_output.per_tool]\necho = " + pc.entry + "\nmcp__fault__echo = " + pc.entry + "\n"
 			file := writeFile(t, dir, "toolcap.toml", doc)
-			m, err := manifest.Load(manifest.File(file))
+			m, err := manifest.Load(context.Background(), manifest.File(file))
 			if err != nil {
 				t.Fatal(err)
 			}

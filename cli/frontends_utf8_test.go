@@ -34,7 +34,7 @@ func TestFrontEndsAgreeInvalidUTF8(t *testing.T) {
 	}
 	dir := t.TempDir()
 	file := writeFile(t, dir, "toolcap.toml", "[worker.tool_output]\nkeep_rest = false\n")
-	m, err := manifest.Load(manifest.File(file))
+	m, err := manifest.Load(context.Background(), manifest.File(file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/claudecode"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/internal/rest"
 )
 
 const hookHelp = `Usage: toolcap hook claude-code [--manifest FILE]... [-v] < payload

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 	"github.com/toolcap/toolcap/tokens"
@@ -32,7 +33,7 @@ const reloadPoll = 250 * time.Millisecond
 // limits.
 //
 // The files are read as startup reads them, at most
-// manifest.MaxManifestBytes of each, and only when they are regular files:
+// settings.MaxManifestBytes of each, and only when they are regular files:
 // a FIFO (whose open or read would block the watcher), a device or a
 // symlink to one (/dev/zero would never end) is an error, logged once
 // while it lasts, and the old limits stay; a later valid edit, or SIGHUP
@@ -132,7 +133,7 @@ func sameReads(a, b []manifestRead) bool {
 }
 
 // readManifest reads the manifest at path as startup does, at most
-// manifest.MaxManifestBytes + 1 bytes (one over is how a file too large is
+// settings.MaxManifestBytes + 1 bytes (one over is how a file too large is
 // told), and only when it is a regular file, symlinks followed. The file is
 // checked before it is opened, so that no device is opened, and again once
 // open, opened without blocking, so that a file swapped for a FIFO in
@@ -156,7 +157,7 @@ func readManifest(path string) ([]byte, error) {
 	if err := regular(path, st); err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(f, manifest.MaxManifestBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, settings.MaxManifestBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
@@ -197,7 +198,7 @@ func resolveRead(reads []manifestRead, env []string, logger hclog.Logger) (*mani
 		opts = append(opts, manifest.Bytes(fmt.Sprintf("file %q", r.path), r.data))
 	}
 	opts = append(opts, manifest.Environ(withoutCLIVars(env)), manifest.WithLogger(logger))
-	return manifest.Resolve(opts...)
+	return manifest.Resolve(context.Background(), opts...)
 }
 
 // tokenizerName returns the tokenizer l counts its token limits with, ""

@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 )
@@ -172,7 +173,7 @@ func TestMCPReloadOnlyRegularFiles(t *testing.T) {
 	}
 }
 
-// TestMCPReloadBound: a manifest over manifest.MaxManifestBytes is refused
+// TestMCPReloadBound: a manifest over settings.MaxManifestBytes is refused
 // as at startup, having read one byte past the bound only.
 func TestMCPReloadBound(t *testing.T) {
 	dir := t.TempDir()
@@ -181,9 +182,9 @@ func TestMCPReloadBound(t *testing.T) {
 		size int
 		want string
 	}{
-		{"at the bound", manifest.MaxManifestBytes, ""},
-		{"one over", manifest.MaxManifestBytes + 1, "larger than the limit of 1048576 bytes"},
-		{"far over", 8 * manifest.MaxManifestBytes, "larger than the limit of 1048576 bytes"},
+		{"at the bound", settings.MaxManifestBytes, ""},
+		{"one over", settings.MaxManifestBytes + 1, "larger than the limit of 1048576 bytes"},
+		{"far over", 8 * settings.MaxManifestBytes, "larger than the limit of 1048576 bytes"},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_")+".toml")
 		text := manifestText("5000")
@@ -195,8 +196,8 @@ func TestMCPReloadBound(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: readManifest: %v", tt.name, err)
 		}
-		if len(data) > manifest.MaxManifestBytes+1 {
-			t.Errorf("%s: read %d bytes, want at most %d", tt.name, len(data), manifest.MaxManifestBytes+1)
+		if len(data) > settings.MaxManifestBytes+1 {
+			t.Errorf("%s: read %d bytes, want at most %d", tt.name, len(data), settings.MaxManifestBytes+1)
 		}
 		_, err = resolveRead([]manifestRead{{path: path, data: data}}, nil, hclog.NewNullLogger())
 		got := ""

@@ -13,9 +13,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/internal/rest"
 )
 
 const readHelp = `Usage: toolcap read REF [--offset K] [--length N] [--pattern RE] [--all] [--scope S] [--manifest FILE]... [--max-bytes N]
@@ -315,7 +316,7 @@ func readFailed(stderr io.Writer, keeper *rest.Keeper, err error) int {
 // The store logs to logger, the keeper to keeperLogger.
 func (o *options) openKeeper(res *manifest.Resolution, logger, keeperLogger hclog.Logger) (*rest.Keeper, io.Closer, error) {
 	l := res.Manifest.Limits()
-	if l.RestConfig().Store == manifest.RestStoreMemory {
+	if l.RestConfig().Store == settings.RestStoreMemory {
 		return nil, nil, errors.New(`keep_rest: store = "memory" ends with the process that keeps it: the toolcap command reads and keeps the rest in a directory (store = "dir", or omit the key)`)
 	}
 	st, err := o.openRestStore(l, logger) // the store names its logger "rest"

@@ -9,8 +9,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/settings"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -25,7 +26,7 @@ type options struct {
 
 // A StoreOpener opens the store of what cuts drop that a manifest names by
 // URL in [worker.tool_output.rest] store, such as "redis://host:6379/0"
-// (see [manifest.IsRedisStore]), with the bounds cfg the manifest gives. The
+// (see [settings.IsRedisStore]), with the bounds cfg the manifest gives. The
 // store it returns is closed, when it implements io.Closer, as the command
 // ends; one that has a Where() string method names where it lives in
 // messages (without credentials).
@@ -75,7 +76,7 @@ func (s restStore) Close() error {
 func defaultRestDir() (string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("keep_rest: no directory for the store: %w; set [worker.tool_output.rest] dir or %s", err, manifest.EnvRestDir)
+		return "", fmt.Errorf("keep_rest: no directory for the store: %w; set [worker.tool_output.rest] dir or %s", err, settings.EnvRestDir)
 	}
 	return filepath.Join(cache, "toolcap", "rest"), nil
 }
@@ -96,14 +97,14 @@ const installFull = "go install github.com/toolcap/toolcap/cmd/toolcap@latest"
 // restWhere returns where the store the manifest configures lives, without
 // opening it: "memory", its directory, or its URL without credentials.
 func (o *options) restWhere(c manifest.RestConfig) (string, error) {
-	if manifest.IsRedisStore(c.Store) {
+	if settings.IsRedisStore(c.Store) {
 		if o == nil || o.openURL == nil {
-			return "", fmt.Errorf("keep_rest: store %s: %w", manifest.RedactStore(c.Store), errNoURLStore)
+			return "", fmt.Errorf("keep_rest: store %s: %w", settings.RedactStore(c.Store), errNoURLStore)
 		}
-		return manifest.RedactStore(c.Store), nil
+		return settings.RedactStore(c.Store), nil
 	}
-	if c.Store == manifest.RestStoreMemory {
-		return manifest.RestStoreMemory, nil
+	if c.Store == settings.RestStoreMemory {
+		return settings.RestStoreMemory, nil
 	}
 	if c.Dir != "" {
 		return c.Dir, nil
@@ -123,7 +124,7 @@ func (o *options) openRestStore(l *manifest.ToolOutputLimits, logger hclog.Logge
 	}
 	cfg := restConfig(c, logger)
 	switch {
-	case manifest.IsRedisStore(c.Store):
+	case settings.IsRedisStore(c.Store):
 		st, err := o.openURL(c.Store, cfg)
 		if err != nil {
 			return restStore{}, fmt.Errorf("keep_rest: store %s: %w", where, err)
@@ -132,7 +133,7 @@ func (o *options) openRestStore(l *manifest.ToolOutputLimits, logger hclog.Logge
 			where = w.Where()
 		}
 		return restStore{store: st, where: where}, nil
-	case where == manifest.RestStoreMemory:
+	case where == settings.RestStoreMemory:
 		return restStore{store: rest.NewMemory(cfg), where: where}, nil
 	}
 	d, err := rest.OpenDir(where, cfg)

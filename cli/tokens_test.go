@@ -167,7 +167,7 @@ Read = { max_bytes = 3000, max_tokens = 2000 }
 Bash = { max_tokens = 150, keep = "head_tail", keep_lines = ['ERROR'] }
 `)
 	output := strings.Repeat("ünïcödé output line\n", 100) + "ERROR here\n" + strings.Repeat("more output\n", 100)
-	loaded, err := manifest.Load(manifest.File(m))
+	loaded, err := manifest.Load(context.Background(), manifest.File(m))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,13 @@
 package manifest_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/manifest"
 )
 
@@ -19,7 +21,7 @@ func TestBatchMaxBytes(t *testing.T) {
 		{
 			name:    "omitted: no batch budget",
 			opts:    []manifest.Option{manifest.Bytes("m.toml", []byte("[worker.tool_output]\ndefault_max_bytes = 51200\n"))},
-			wantSet: manifest.Setting{Source: manifest.SourceDefault},
+			wantSet: manifest.Setting{Source: settings.SourceDefault},
 		},
 		{
 			name:      "file",
@@ -31,15 +33,15 @@ func TestBatchMaxBytes(t *testing.T) {
 			name: "environment over file",
 			opts: []manifest.Option{
 				manifest.Bytes("m.toml", []byte("[worker.tool_output]\nbatch_max_bytes = 65536\n")),
-				manifest.Environ([]string{manifest.EnvBatchMaxBytes + "=32768"}),
+				manifest.Environ([]string{settings.EnvBatchMaxBytes + "=32768"}),
 			},
 			wantBatch: 32768,
-			wantSet:   manifest.Setting{Value: 32768, Source: "env " + manifest.EnvBatchMaxBytes},
+			wantSet:   manifest.Setting{Value: 32768, Source: "env " + settings.EnvBatchMaxBytes},
 		},
 		{
 			name: "overrides over environment",
 			opts: []manifest.Option{
-				manifest.Environ([]string{manifest.EnvBatchMaxBytes + "=32768"}),
+				manifest.Environ([]string{settings.EnvBatchMaxBytes + "=32768"}),
 				manifest.Overrides("flag --batch-max-bytes", manifest.ToolOutputLimits{BatchMaxBytes: 4096}),
 			},
 			wantBatch: 4096,
@@ -48,7 +50,7 @@ func TestBatchMaxBytes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := manifest.Resolve(tt.opts...)
+			r, err := manifest.Resolve(context.Background(), tt.opts...)
 			if err != nil {
 				t.Fatalf("Resolve() error: %v", err)
 			}
@@ -76,12 +78,12 @@ func TestBatchMaxBytesErrors(t *testing.T) {
 			`manifest: m.toml: worker.tool_output.batch_max_bytes = 67108865: above the maximum of 67108864 bytes (64 MiB)`},
 		{"a string in a file", manifest.Bytes("m.toml", []byte("[worker.tool_output]\nbatch_max_bytes = \"65536\"\n")),
 			`manifest: m.toml: worker.tool_output.batch_max_bytes = "65536": a string, not an integer (write the number without quotes)`},
-		{"not an integer in the environment", manifest.Environ([]string{manifest.EnvBatchMaxBytes + "=64k"}),
+		{"not an integer in the environment", manifest.Environ([]string{settings.EnvBatchMaxBytes + "=64k"}),
 			`manifest: env TOOLCAP_WORKER__TOOL_OUTPUT__BATCH_MAX_BYTES: worker.tool_output.batch_max_bytes = "64k": not an integer`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := manifest.Load(tt.opt)
+			_, err := manifest.Load(context.Background(), tt.opt)
 			var me *manifest.Error
 			if !errors.As(err, &me) {
 				t.Fatalf("Load() error = %v, want a *manifest.Error", err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/settings"
 )
 
 // Bounds on one manifest layer. A file or [Bytes] layer is checked against
@@ -15,24 +16,20 @@ import (
 // manifest fails fast instead of taking the parser's quadratic time or
 // memory. docs/manifest.md explains the numbers.
 const (
-	// MaxManifestBytes is the largest manifest file or Bytes layer
-	// accepted: 1 MiB. A file is read no further than one byte past it.
-	MaxManifestBytes = 1 << 20
-
-	// MaxNestingDepth is the deepest a value may sit in a manifest,
+	// maxNestingDepth is the deepest a value may sit in a manifest,
 	// counting every key on its path (table header segments and dotted-key
 	// segments) and every array around it. toolcap's own keys sit at depth
 	// 4 (worker.tool_output.per_tool.Read).
-	MaxNestingDepth = 32
+	maxNestingDepth = 32
 
-	// MaxTableKeys is the most keys any one table may hold directly, sub-
+	// maxTableKeys is the most keys any one table may hold directly, sub-
 	// tables included; it applies to every table of the file, including the
 	// top level and tables toolcap ignores.
-	MaxTableKeys = 4096
+	maxTableKeys = 4096
 
-	// MaxPerToolEntries is the most entries worker.tool_output.per_tool may
+	// maxPerToolEntries is the most entries worker.tool_output.per_tool may
 	// hold, in any one layer and in all layers together.
-	MaxPerToolEntries = 4096
+	maxPerToolEntries = 4096
 )
 
 // checkBounds reports the first bound that data, the text of one manifest
@@ -40,7 +37,7 @@ const (
 // for valid TOML it counts depth and keys exactly as the bounds define them,
 // and for invalid TOML it may return nil and leave the error to the parser.
 func checkBounds(data []byte) error {
-	if len(data) > MaxManifestBytes {
+	if len(data) > settings.MaxManifestBytes {
 		return errTooLarge
 	}
 	s := scanner{
@@ -52,8 +49,8 @@ func checkBounds(data []byte) error {
 	return s.run()
 }
 
-// errTooLarge says that a layer is over MaxManifestBytes.
-var errTooLarge = errors.New("larger than the limit of " + strconv.Itoa(MaxManifestBytes) + " bytes (1 MiB, manifest.MaxManifestBytes)")
+// errTooLarge says that a layer is over settings.MaxManifestBytes.
+var errTooLarge = errors.New("larger than the limit of " + strconv.Itoa(settings.MaxManifestBytes) + " bytes (1 MiB)")
 
 // nodeKey names a key inside its table: the table's node and the key.
 type nodeKey struct {
@@ -110,7 +107,7 @@ func (s *scanner) run() error {
 			if arr {
 				d++
 			}
-			if d > MaxNestingDepth {
+			if d > maxNestingDepth {
 				return s.deep(start)
 			}
 			n := 0
@@ -155,7 +152,7 @@ func (s *scanner) keyValue(table, depth int, inline bool) error {
 		return nil
 	}
 	d := depth + len(path)
-	if d > MaxNestingDepth {
+	if d > maxNestingDepth {
 		return s.deep(start)
 	}
 	n := table
@@ -214,7 +211,7 @@ func (s *scanner) array(n, d int) error {
 			s.pos++
 			continue
 		}
-		if d+1 > MaxNestingDepth {
+		if d+1 > maxNestingDepth {
 			return s.deep(s.pos)
 		}
 		switch s.data[s.pos] {
@@ -268,12 +265,12 @@ func (s *scanner) child(parent int, name string, at int) (int, error) {
 		return id, nil
 	}
 	s.nodes[parent].keys++
-	if parent == s.perTool && s.nodes[parent].keys > MaxPerToolEntries {
-		return 0, fmt.Errorf("line %d: more than %d entries in [worker.tool_output.per_tool] (manifest.MaxPerToolEntries)",
-			s.line(at), MaxPerToolEntries)
+	if parent == s.perTool && s.nodes[parent].keys > maxPerToolEntries {
+		return 0, fmt.Errorf("line %d: more than %d entries in [worker.tool_output.per_tool]",
+			s.line(at), maxPerToolEntries)
 	}
-	if s.nodes[parent].keys > MaxTableKeys {
-		return 0, fmt.Errorf("line %d: more than %d keys in %s (manifest.MaxTableKeys)", s.line(at), MaxTableKeys, s.describe(parent))
+	if s.nodes[parent].keys > maxTableKeys {
+		return 0, fmt.Errorf("line %d: more than %d keys in %s", s.line(at), maxTableKeys, s.describe(parent))
 	}
 	id := s.newNode(parent, name)
 	s.kids[k] = id
@@ -300,7 +297,7 @@ func (s *scanner) describe(n int) string {
 	}
 	var path []string
 	for ; n > 0; n = s.nodes[n].parent {
-		path = append(path, TOMLKey(s.nodes[n].name))
+		path = append(path, settings.TOMLKey(s.nodes[n].name))
 	}
 	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
 		path[i], path[j] = path[j], path[i]
@@ -309,7 +306,7 @@ func (s *scanner) describe(n int) string {
 }
 
 func (s *scanner) deep(at int) error {
-	return fmt.Errorf("line %d: nested deeper than %d levels (manifest.MaxNestingDepth)", s.line(at), MaxNestingDepth)
+	return fmt.Errorf("line %d: nested deeper than %d levels", s.line(at), maxNestingDepth)
 }
 
 func (s *scanner) line(at int) int {
@@ -328,7 +325,7 @@ func (s *scanner) keyPath() ([]string, bool) {
 		}
 		path = append(path, name)
 		s.skipSpace()
-		if !s.at(".") || len(path) > MaxNestingDepth {
+		if !s.at(".") || len(path) > maxNestingDepth {
 			return path, true
 		}
 		s.pos++

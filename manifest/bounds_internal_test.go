@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	gotoml "github.com/pelletier/go-toml/v2"
+	"github.com/toolcap/toolcap/internal/settings"
 )
 
 // measure returns the depth of the deepest value in v, which sits at depth
@@ -48,7 +49,7 @@ func FuzzCheckBounds(f *testing.F) {
 			return
 		}
 		depth, keys := measure(v, 0)
-		within := len(data) <= MaxManifestBytes && depth <= MaxNestingDepth && keys <= min(MaxTableKeys, MaxPerToolEntries)
+		within := len(data) <= settings.MaxManifestBytes && depth <= maxNestingDepth && keys <= min(maxTableKeys, maxPerToolEntries)
 		if err := checkBounds(data); (err == nil) != within {
 			t.Fatalf("checkBounds(%q) = %v; the parsed manifest has depth %d, at most %d keys in a table", data, err, depth, keys)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/manifest"
 )
 
@@ -55,18 +56,18 @@ func TestBounds(t *testing.T) {
 	}{
 		{"per_tool at the bound", per + keys(manifest.MaxPerToolEntries), manifest.MaxPerToolEntries, ""},
 		{"per_tool over the bound", per + keys(manifest.MaxPerToolEntries+1), 0,
-			"line 4098: more than 4096 entries in [worker.tool_output.per_tool] (manifest.MaxPerToolEntries)"},
+			"line 4098: more than 4096 entries in [worker.tool_output.per_tool]"},
 		{"per_tool over the bound, dotted keys", "[worker]\n" + strings.ReplaceAll(keys(manifest.MaxPerToolEntries+1), "k", "tool_output.per_tool.k"), 0,
 			"more than 4096 entries in [worker.tool_output.per_tool]"},
 		{"per_tool over the bound, inline", "[worker.tool_output]\nper_tool = {" + strings.ReplaceAll(keys(manifest.MaxPerToolEntries+1), "\n", ", ") + "}\n", 0,
 			"more than 4096 entries in [worker.tool_output.per_tool]"},
 		{"another table at the bound", "[agent]\n" + keys(manifest.MaxTableKeys), 0, ""},
-		{"another table over the bound", "[agent]\n" + keys(manifest.MaxTableKeys+1), 0, "more than 4096 keys in [agent] (manifest.MaxTableKeys)"},
-		{"the top level over the bound", topLevel.String(), 0, "line 4097: more than 4096 keys in the top level (manifest.MaxTableKeys)"},
+		{"another table over the bound", "[agent]\n" + keys(manifest.MaxTableKeys+1), 0, "more than 4096 keys in [agent]"},
+		{"the top level over the bound", topLevel.String(), 0, "line 4097: more than 4096 keys in the top level"},
 		{"arrays at the bound", "x = " + deepArray(manifest.MaxNestingDepth-1) + "\n", 0, ""},
 		{"empty arrays at the bound", "x = " + strings.Repeat("[", manifest.MaxNestingDepth) + strings.Repeat("]", manifest.MaxNestingDepth) + "\n", 0, ""},
 		{"arrays over the bound", "[agent]\nx = " + deepArray(manifest.MaxNestingDepth-1) + "\n", 0,
-			"line 2: nested deeper than 32 levels (manifest.MaxNestingDepth)"},
+			"line 2: nested deeper than 32 levels"},
 		{"inline tables at the bound", "x = " + deepInline(manifest.MaxNestingDepth-1) + "\n", 0, ""},
 		{"inline tables over the bound", "x = " + deepInline(manifest.MaxNestingDepth) + "\n", 0, "nested deeper than 32 levels"},
 		{"table header at the bound", "[" + dotted(manifest.MaxNestingDepth-1) + "]\nb = 1\n", 0, ""},
@@ -86,9 +87,9 @@ func TestBounds(t *testing.T) {
 			"zz = 200\n[agent]\ntext = '''\n" + keys(manifest.MaxTableKeys+1) + "'''\n", manifest.MaxPerToolEntries, ""},
 		{"a date-time's time is not a key", inlineDates.String(), 0, ""},
 		{"each array-of-tables element is its own table", strings.Repeat("[[agent.x]]\n"+keys(3), manifest.MaxTableKeys+1), 0, ""},
-		{"exactly MaxManifestBytes", padTo(per+"Read = 200\n", manifest.MaxManifestBytes), 1, ""},
-		{"one byte over MaxManifestBytes", padTo(per+"Read = 200\n", manifest.MaxManifestBytes+1), 0,
-			"larger than the limit of 1048576 bytes (1 MiB, manifest.MaxManifestBytes)"},
+		{"exactly MaxManifestBytes", padTo(per+"Read = 200\n", settings.MaxManifestBytes), 1, ""},
+		{"one byte over MaxManifestBytes", padTo(per+"Read = 200\n", settings.MaxManifestBytes+1), 0,
+			"larger than the limit of 1048576 bytes (1 MiB)"},
 	}
 	for _, tt := range tests {
 		for _, layer := range []string{"bytes", "file"} {
@@ -98,7 +99,7 @@ func TestBounds(t *testing.T) {
 					p := writeFile(t, "m.toml", tt.text)
 					opt, source = manifest.File(p), `file "`+p+`"`
 				}
-				m, err := manifest.Load(opt)
+				m, err := manifest.Load(context.Background(), opt)
 				if tt.want == "" {
 					if err != nil {
 						t.Fatalf("Load() error: %v", err)
@@ -127,8 +128,8 @@ func TestBoundsDevZero(t *testing.T) {
 		t.Skip("no /dev/zero")
 	}
 	start := time.Now()
-	_, err := manifest.Load(manifest.File("/dev/zero"))
-	want := `manifest: file "/dev/zero": larger than the limit of 1048576 bytes (1 MiB, manifest.MaxManifestBytes)`
+	_, err := manifest.Load(context.Background(), manifest.File("/dev/zero"))
+	want := `manifest: file "/dev/zero": larger than the limit of 1048576 bytes (1 MiB)`
 	if err == nil || err.Error() != want {
 		t.Errorf("Load(/dev/zero) error = %v, want %s", err, want)
 	}
@@ -180,7 +181,7 @@ func TestLoadContextFIFO(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			time.AfterFunc(100*time.Millisecond, cancel)
 			start := time.Now()
-			m, err := manifest.LoadContext(ctx, manifest.File(path))
+			m, err := manifest.Load(ctx, manifest.File(path))
 			if d := time.Since(start); d > 3*time.Second {
 				t.Errorf("LoadContext() returned after %v, want promptly after the cancel", d)
 			}
@@ -201,10 +202,10 @@ func TestLoadContextDone(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	good := writeFile(t, "m.toml", "[worker.tool_output]\ndefault_max_bytes = 4096\n")
-	if _, err := manifest.LoadContext(ctx, manifest.File(good)); !errors.Is(err, context.Canceled) {
+	if _, err := manifest.Load(ctx, manifest.File(good)); !errors.Is(err, context.Canceled) {
 		t.Errorf("LoadContext(done, File) error = %v, want context.Canceled", err)
 	}
-	m, err := manifest.LoadContext(ctx, manifest.Bytes("b.toml", []byte("[worker.tool_output]\ndefault_max_bytes = 4096\n")))
+	m, err := manifest.Load(ctx, manifest.Bytes("b.toml", []byte("[worker.tool_output]\ndefault_max_bytes = 4096\n")))
 	if err != nil {
 		t.Fatalf("LoadContext(done, Bytes) error: %v", err)
 	}
@@ -219,7 +220,7 @@ func TestPerToolBoundOtherLayers(t *testing.T) {
 	vars := make([]string, 0, manifest.MaxPerToolEntries+1)
 	per := map[string]manifest.ToolEntry{}
 	for i := range manifest.MaxPerToolEntries + 1 {
-		vars = append(vars, fmt.Sprintf("%st%d=200", manifest.EnvPerToolPrefix, i))
+		vars = append(vars, fmt.Sprintf("%st%d=200", settings.EnvPerToolPrefix, i))
 		per[fmt.Sprintf("t%d", i)] = manifest.ToolEntry{MaxBytes: 200}
 	}
 	tests := []struct {
@@ -232,7 +233,7 @@ func TestPerToolBoundOtherLayers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := manifest.Load(tt.opt)
+			_, err := manifest.Load(context.Background(), tt.opt)
 			var me *manifest.Error
 			if !errors.As(err, &me) {
 				t.Fatalf("Load() error = %v, want a *manifest.Error", err)
@@ -254,16 +255,16 @@ func TestPerToolBoundAcrossLayers(t *testing.T) {
 	for i := range manifest.MaxPerToolEntries {
 		fmt.Fprintf(&b, "t%d = 200\n", i)
 	}
-	_, err := manifest.Load(
+	_, err := manifest.Load(context.Background(),
 		manifest.Bytes("big.toml", []byte(b.String())),
-		manifest.Environ([]string{manifest.EnvPerToolPrefix + "Read=300"}),
+		manifest.Environ([]string{settings.EnvPerToolPrefix + "Read=300"}),
 	)
 	var me *manifest.Error
 	if !errors.As(err, &me) {
 		t.Fatalf("Load() error = %v, want a *manifest.Error", err)
 	}
 	got := [3]string{me.Source, me.Key, me.Value}
-	want := [3]string{"env " + manifest.EnvPerToolPrefix + "Read", "worker.tool_output.per_tool.Read", `"300"`}
+	want := [3]string{"env " + settings.EnvPerToolPrefix + "Read", "worker.tool_output.per_tool.Read", `"300"`}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("error source, key, value mismatch (-want +got):\n%s", diff)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/toolcap/toolcap/internal/settings"
 )
 
 // clientsName is the key of the table of client limits.
@@ -29,7 +31,7 @@ const keyClients = keyTable + "." + clientsName
 var builtinClients = map[string]int{"codex-mcp-client": 11776}
 
 // clientKey names a client's entry in an error.
-func clientKey(client string) string { return keyClients + "." + TOMLKey(client) }
+func clientKey(client string) string { return keyClients + "." + settings.TOMLKey(client) }
 
 // ClientLimit returns the byte limit of every result for the MCP client
 // that names itself client (initialize's clientInfo.name): its clients
@@ -63,9 +65,9 @@ func checkClients(v any, prefix, source string, srcOf func(string) string, res *
 	if !ok {
 		return nil, &Error{Source: source, Key: keyClients, Value: show(v), Err: errors.New("must be a table of client names to limits")}
 	}
-	if len(cm) > MaxPerToolEntries {
+	if len(cm) > maxPerToolEntries {
 		return nil, &Error{Source: source, Key: keyClients, Value: fmt.Sprintf("(a table of %d entries)", len(cm)),
-			Err: fmt.Errorf("more than %d entries (manifest.MaxPerToolEntries)", MaxPerToolEntries)}
+			Err: fmt.Errorf("more than %d entries", maxPerToolEntries)}
 	}
 	out := map[string]any{}
 	for _, client := range slices.Sorted(maps.Keys(cm)) {

@@ -1,10 +1,12 @@
 package manifest_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/manifest"
 )
 
@@ -14,16 +16,16 @@ import (
 func TestClients(t *testing.T) {
 	file := manifest.Bytes("a.toml", []byte("[worker.tool_output]\ndefault_max_bytes = 20000\n[worker.tool_output.per_tool]\nsmall = 4096\n"+
 		"[worker.tool_output.clients]\ncodex-mcp-client = 48000\n\"my agent\" = 8192\n"))
-	env := manifest.Environ([]string{manifest.EnvPrefix + "WORKER__TOOL_OUTPUT__CLIENTS__other=3000"})
+	env := manifest.Environ([]string{settings.EnvPrefix + "WORKER__TOOL_OUTPUT__CLIENTS__other=3000"})
 	over := manifest.Overrides("flag", manifest.ToolOutputLimits{Clients: map[string]int{"mine": 5000}})
-	r, err := manifest.Resolve(file, env, over)
+	r, err := manifest.Resolve(context.Background(), file, env, over)
 	if err != nil {
 		t.Fatalf("Resolve() error: %v", err)
 	}
 	wantRes := map[string]manifest.Setting{
 		"codex-mcp-client": {Value: 48000, Source: "a.toml"},
 		"my agent":         {Value: 8192, Source: "a.toml"},
-		"other":            {Value: 3000, Source: "env " + manifest.EnvPrefix + "WORKER__TOOL_OUTPUT__CLIENTS__other"},
+		"other":            {Value: 3000, Source: "env " + settings.EnvPrefix + "WORKER__TOOL_OUTPUT__CLIENTS__other"},
 		"mine":             {Value: 5000, Source: "flag"},
 	}
 	if diff := cmp.Diff(wantRes, r.Clients); diff != "" {
@@ -90,14 +92,14 @@ func TestClientsInvalid(t *testing.T) {
 			`manifest: a.toml: worker.tool_output.clients.x = (a table): want a byte limit, such as 11776`},
 		{"not a table", manifest.Bytes("a.toml", []byte("[worker.tool_output]\nclients = 5\n")),
 			`manifest: a.toml: worker.tool_output.clients = 5: must be a table of client names to limits`},
-		{"env", manifest.Environ([]string{manifest.EnvPrefix + "WORKER__TOOL_OUTPUT__CLIENTS__x=-3"}),
+		{"env", manifest.Environ([]string{settings.EnvPrefix + "WORKER__TOOL_OUTPUT__CLIENTS__x=-3"}),
 			`manifest: env TOOLCAP_WORKER__TOOL_OUTPUT__CLIENTS__x: worker.tool_output.clients.x = "-3": a limit must be positive`},
 		{"Go", manifest.Overrides("flag", manifest.ToolOutputLimits{Clients: map[string]int{"x": 10}}),
 			`manifest: flag: worker.tool_output.clients.x = 10: below the minimum of 128 bytes (the truncation marker alone takes up to 66)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := manifest.Load(tt.opt)
+			_, err := manifest.Load(context.Background(), tt.opt)
 			if err == nil {
 				t.Fatal("Load() succeeded")
 			}

@@ -61,7 +61,7 @@
 // in the order given. The usual order is the user's manifest, the project's,
 // the environment ([Env]) and explicit overrides ([Overrides]):
 //
-//	m, err := manifest.Load(
+//	m, err := manifest.Load(context.Background(),
 //		manifest.OptionalFile(userPath),
 //		manifest.File("toolcap.toml"),
 //		manifest.Env(),
@@ -86,8 +86,8 @@
 //
 // # Bounds
 //
-// A file or [Bytes] layer over [MaxManifestBytes], [MaxNestingDepth],
-// [MaxTableKeys] or [MaxPerToolEntries] is an error, found by a linear scan
+// A file or [Bytes] layer over [settings.MaxManifestBytes], [maxNestingDepth],
+// [maxTableKeys] or [maxPerToolEntries] is an error, found by a linear scan
 // before the TOML parser, whose cost grows with the square of a table's keys
 // and of nesting depth. [LoadContext] and [ResolveContext] stop reading a
 // file (a FIFO with no writer, say) when their context is done.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/internal/suggest"
 )
 
@@ -39,7 +40,7 @@ func perToolEntry(tool string, tv any, flat, source string, srcOf func(string) s
 			if s := suggest.Closest(field, entryNames); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			warn(perToolKey(tool)+"."+TOMLKey(field), msg)
+			warn(perToolKey(tool)+"."+settings.TOMLKey(field), msg)
 			continue
 		}
 		// The environment's variable names a field as PER_TOOL__Bash__KEEP,

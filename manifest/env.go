@@ -10,41 +10,15 @@ import (
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/v2"
 
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/internal/suggest"
 )
 
-// EnvPrefix starts every environment variable the environment layer reads.
-const EnvPrefix = "TOOLCAP_"
-
-// The environment variables the environment layer understands; levels are
-// separated by "__", and the tool name after PER_TOOL__ keeps its case.
-const (
-	EnvDefaultMaxBytes  = EnvPrefix + "WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES"
-	EnvDefaultKeep      = EnvPrefix + "WORKER__TOOL_OUTPUT__DEFAULT_KEEP"
-	EnvBatchMaxBytes    = EnvPrefix + "WORKER__TOOL_OUTPUT__BATCH_MAX_BYTES"
-	EnvDefaultMaxTokens = EnvPrefix + "WORKER__TOOL_OUTPUT__DEFAULT_MAX_TOKENS"
-	EnvBatchMaxTokens   = EnvPrefix + "WORKER__TOOL_OUTPUT__BATCH_MAX_TOKENS"
-	EnvTokenizer        = EnvPrefix + "WORKER__TOOL_OUTPUT__TOKENIZER"
-	EnvKeepRest         = EnvPrefix + "WORKER__TOOL_OUTPUT__KEEP_REST"
-	EnvPerToolPrefix    = EnvPrefix + "WORKER__TOOL_OUTPUT__PER_TOOL__"
-)
-
-// The environment variables of the keys of [worker.tool_output.rest]: the
-// key's name in upper case after REST__.
-const (
-	EnvRestDir           = EnvPrefix + "WORKER__TOOL_OUTPUT__REST__DIR"
-	EnvRestMaxBytes      = EnvPrefix + "WORKER__TOOL_OUTPUT__REST__MAX_BYTES"
-	EnvRestMaxEntryBytes = EnvPrefix + "WORKER__TOOL_OUTPUT__REST__MAX_ENTRY_BYTES"
-	EnvRestTTL           = EnvPrefix + "WORKER__TOOL_OUTPUT__REST__TTL"
-	EnvRestTool          = EnvPrefix + "WORKER__TOOL_OUTPUT__REST__TOOL"
-	EnvRestStore         = EnvPrefix + "WORKER__TOOL_OUTPUT__REST__STORE"
-)
-
-// Env adds the process environment as a layer: [EnvDefaultMaxBytes] and
+// Env adds the process environment as a layer: [settings.EnvDefaultMaxBytes] and
 // its siblings (DEFAULT_KEEP, DEFAULT_TAIL_SHARE, DEFAULT_KEEP_LINES,
-// DEFAULT_FALLBACK), [EnvBatchMaxBytes], [EnvDefaultMaxTokens],
-// [EnvBatchMaxTokens], [EnvTokenizer], [EnvKeepRest], the keys of the rest
-// table ([EnvRestDir] and its siblings), and [EnvPerToolPrefix] followed by
+// DEFAULT_FALLBACK), [settings.EnvBatchMaxBytes], [settings.EnvDefaultMaxTokens],
+// [settings.EnvBatchMaxTokens], [settings.EnvTokenizer], [settings.EnvKeepRest], the keys of the rest
+// table ([settings.EnvRestDir] and its siblings), and [settings.EnvPerToolPrefix] followed by
 // a tool name and optionally a field of its entry, for example
 //
 //	TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_BYTES=8192
@@ -79,7 +53,7 @@ func Environ(vars []string) Option {
 			load: func(_ context.Context, k *koanf.Koanf, names map[string]string, warn func(key, msg string)) error {
 				warnPrefixCase(vars, warn)
 				return k.Load(env.Provider(delim, env.Opt{
-					Prefix:        EnvPrefix,
+					Prefix:        settings.EnvPrefix,
 					EnvironFunc:   func() []string { return vars },
 					TransformFunc: envTransform(names, warn),
 				}), nil)
@@ -113,12 +87,12 @@ func envHint(name string) string {
 	// A name with PER_TOOL and one underscore or none before the tool name,
 	// after something close to the per_tool prefix, is a per_tool entry.
 	const per = "PER_TOOL"
-	for i := len(EnvPrefix); i+len(per) <= len(name); i++ {
+	for i := len(settings.EnvPrefix); i+len(per) <= len(name); i++ {
 		if !strings.EqualFold(name[i:i+len(per)], per) {
 			continue
 		}
 		head := name[:i]
-		want := strings.TrimSuffix(EnvPerToolPrefix, per+"__")
+		want := strings.TrimSuffix(settings.EnvPerToolPrefix, per+"__")
 		if !strings.EqualFold(head, want) && suggest.Closest(head, []string{want}) == "" {
 			break
 		}
@@ -126,7 +100,7 @@ func envHint(name string) string {
 		if strings.Trim(rest, "_") == "" {
 			return " (a tool name must follow PER_TOOL__)"
 		}
-		return fmt.Sprintf(" (did you mean %s?)", shorten(EnvPerToolPrefix+strings.TrimPrefix(rest, "_")))
+		return fmt.Sprintf(" (did you mean %s?)", shorten(settings.EnvPerToolPrefix+strings.TrimPrefix(rest, "_")))
 	}
 	if s := suggest.Closest(name, envNames()); s != "" {
 		return fmt.Sprintf(" (did you mean %s?)", s)
@@ -139,11 +113,11 @@ func envHint(name string) string {
 func warnPrefixCase(vars []string, warn func(key, msg string)) {
 	for _, kv := range vars {
 		name, _, _ := strings.Cut(kv, "=")
-		if len(name) < len(EnvPrefix) || strings.HasPrefix(name, EnvPrefix) || !strings.EqualFold(name[:len(EnvPrefix)], EnvPrefix) {
+		if len(name) < len(settings.EnvPrefix) || strings.HasPrefix(name, settings.EnvPrefix) || !strings.EqualFold(name[:len(settings.EnvPrefix)], settings.EnvPrefix) {
 			continue
 		}
 		warn(name, fmt.Sprintf("environment variable %s ignored: the %s prefix is upper case (did you mean %s?)",
-			shorten(name), EnvPrefix, shorten(EnvPrefix+name[len(EnvPrefix):])))
+			shorten(name), settings.EnvPrefix, shorten(settings.EnvPrefix+name[len(settings.EnvPrefix):])))
 	}
 }
 
@@ -162,7 +136,7 @@ func envNames() []string {
 // envName is the variable of k: its name in upper case after
 // TOOL_OUTPUT__, or after TOOL_OUTPUT__REST__ for a key of the rest table.
 func (k *key) envName() string {
-	name := EnvPrefix + "WORKER__TOOL_OUTPUT__"
+	name := settings.EnvPrefix + "WORKER__TOOL_OUTPUT__"
 	if k.table != "" {
 		name += strings.ToUpper(k.table) + "__"
 	}
@@ -174,7 +148,7 @@ func (k *key) envName() string {
 // PER_TOOL__Read__MAX_BYTES, so that one variable of each kind can set the
 // same tool.
 func envKey(name string) string {
-	parts := strings.SplitN(strings.TrimPrefix(name, EnvPrefix), "__", 4)
+	parts := strings.SplitN(strings.TrimPrefix(name, settings.EnvPrefix), "__", 4)
 	if len(parts) < 3 || !strings.EqualFold(parts[0], "WORKER") || !strings.EqualFold(parts[1], "TOOL_OUTPUT") {
 		return ""
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/toolcap/toolcap/internal/settings"
 )
 
 // Error is a manifest value or layer that cannot be used. It names where the
@@ -56,12 +58,12 @@ func quoteShort(s string) string {
 	return fmt.Sprintf("%s (%d bytes)", strconv.Quote(s[:clipAt(s)]+"…"), len(s))
 }
 
-// tomlShort is [TOMLKey] of s, shortened as Error shortens a value.
+// tomlShort is [settings.TOMLKey] of s, shortened as Error shortens a value.
 func tomlShort(s string) string {
 	if len(s) <= maxEcho {
-		return TOMLKey(s)
+		return settings.TOMLKey(s)
 	}
-	return fmt.Sprintf("%s (%d bytes)", TOMLKey(s[:clipAt(s)]+"…"), len(s))
+	return fmt.Sprintf("%s (%d bytes)", settings.TOMLKey(s[:clipAt(s)]+"…"), len(s))
 }
 
 // Unwrap returns the underlying cause.

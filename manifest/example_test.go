@@ -1,6 +1,7 @@
 package manifest_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/toolcap/toolcap/manifest"
@@ -16,7 +17,7 @@ default_max_bytes = 16384
 Read = 32768
 "mcp.fs.read_file" = 8192
 `)
-	m, err := manifest.Load(
+	m, err := manifest.Load(context.Background(),
 		manifest.Bytes("toolcap.toml", project),
 		manifest.Environ([]string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Grep=4096"}),
 	)
@@ -36,7 +37,7 @@ Read = 32768
 }
 
 func ExampleLoad_error() {
-	_, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte(`
+	_, err := manifest.Load(context.Background(), manifest.Bytes("toolcap.toml", []byte(`
 [worker.tool_output.per_tool]
 Read = "32k"
 `)))
@@ -59,7 +60,7 @@ func ExampleToolOutputLimits_For() {
 }
 
 func ExampleResolve() {
-	r, err := manifest.Resolve(
+	r, err := manifest.Resolve(context.Background(),
 		manifest.Bytes("user.toml", []byte("[worker.tool_output.per_tool]\nRead = 32768\n")),
 		manifest.Environ([]string{"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=4096"}),
 	)
@@ -75,7 +76,7 @@ func ExampleResolve() {
 }
 
 func ExamplePolicies_For() {
-	m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte(`
+	m, err := manifest.Load(context.Background(), manifest.Bytes("toolcap.toml", []byte(`
 [worker.tool_output]
 default_max_tokens = 4000
 

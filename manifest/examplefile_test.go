@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/internal/logtest"
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/manifest"
 )
 
@@ -27,7 +28,7 @@ func resolveQuietly(t *testing.T, opts ...manifest.Option) *manifest.Resolution 
 	t.Helper()
 	var buf bytes.Buffer
 	opts = append(opts, manifest.WithLogger(logtest.New(&buf, hclog.Trace)))
-	r, err := manifest.ResolveContext(context.Background(), opts...)
+	r, err := manifest.Resolve(context.Background(), opts...)
 	if err != nil {
 		t.Fatalf("ResolveContext() error: %v", err)
 	}
@@ -50,7 +51,7 @@ func TestExampleFile(t *testing.T) {
 	r := resolveQuietly(t, manifest.File(exampleManifest))
 	source := fmt.Sprintf("file %q", exampleManifest)
 
-	if diff := cmp.Diff([]string{manifest.SourceDefault, source}, r.Layers); diff != "" {
+	if diff := cmp.Diff([]string{settings.SourceDefault, source}, r.Layers); diff != "" {
 		t.Errorf("Layers mismatch (-want +got):\n%s", diff)
 	}
 
@@ -133,7 +134,7 @@ func TestExampleFileAlternatives(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			file := fmt.Sprintf("%s line %d", exampleManifest, i+1)
 			r := resolveQuietly(t, manifest.Bytes(file, []byte(strings.Join(alt, "\n"))))
-			if diff := cmp.Diff([]string{manifest.SourceDefault, file}, r.Layers); diff != "" {
+			if diff := cmp.Diff([]string{settings.SourceDefault, file}, r.Layers); diff != "" {
 				t.Errorf("Layers mismatch (-want +got):\n%s", diff)
 			}
 		})

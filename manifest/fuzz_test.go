@@ -1,6 +1,7 @@
 package manifest_test
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/manifest"
 )
 
@@ -30,7 +32,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("[worker.tool_output]\nkeep_rest = false\n[worker.tool_output.rest]\ndir = \"/var/cache/toolcap\"\nmax_bytes = 8388608\nmax_entry_bytes = 1048576\nttl = \"90m\"\ntool = \"read_more\"\nstore = \"dir\"\n[worker.tool_output.per_tool]\nBash = { keep_rest = true }\nRead = { max_bytes = 4096, keep_rest = false }\n"), "toolcap_read")
 	f.Add([]byte("[worker.tool_output]\nkeep_rest = \"yes\"\n[worker.tool_output.rest]\nttl = \"forever\"\nmax_bytes = 0\nstore = \"redis://localhost:6379\"\n"), "a b")
 	f.Fuzz(func(t *testing.T, data []byte, envValue string) {
-		m, err := manifest.Load(
+		m, err := manifest.Load(context.Background(),
 			manifest.Bytes("fuzz.toml", data),
 			manifest.Environ([]string{
 				"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Read=" + envValue,
@@ -96,7 +98,7 @@ func FuzzLoad(f *testing.F) {
 			if r.TTL < 0 || r.TTL > manifest.MaxRestTTL {
 				t.Fatalf("rest ttl %v out of range", r.TTL)
 			}
-			if r.Store != "" && r.Store != manifest.RestStoreMemory && r.Store != manifest.RestStoreDir && !manifest.IsRedisStore(r.Store) {
+			if r.Store != "" && r.Store != settings.RestStoreMemory && r.Store != settings.RestStoreDir && !settings.IsRedisStore(r.Store) {
 				t.Fatalf("rest store %q", r.Store)
 			}
 		}
@@ -173,7 +175,7 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			t.Fatalf("marshal: %v", err)
 		}
-		again, err := manifest.Load(manifest.Bytes("again.toml", text))
+		again, err := manifest.Load(context.Background(), manifest.Bytes("again.toml", text))
 		if err != nil {
 			t.Fatalf("reloading %q: %v", text, err)
 		}

@@ -1,6 +1,7 @@
 package manifest_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/toolcap/toolcap/history"
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/manifest"
 )
 
@@ -15,10 +17,10 @@ import (
 // by key, its sources, and the history.Config it gives (issue 36).
 func TestHistoryTable(t *testing.T) {
 	file := manifest.Bytes("a.toml", []byte("[worker.tool_output.history]\nmax_tokens = 60000\nkeep_recent = 6\nnever = [\"TodoWrite\"]\n"))
-	env := manifest.Environ([]string{manifest.EnvPrefix + "WORKER__TOOL_OUTPUT__HISTORY__CLEAR_AT_LEAST=20000",
-		manifest.EnvPrefix + "WORKER__TOOL_OUTPUT__HISTORY__NEVER=['TodoWrite', 'mcp__fs__read_text_file']"})
+	env := manifest.Environ([]string{settings.EnvPrefix + "WORKER__TOOL_OUTPUT__HISTORY__CLEAR_AT_LEAST=20000",
+		settings.EnvPrefix + "WORKER__TOOL_OUTPUT__HISTORY__NEVER=['TodoWrite', 'mcp__fs__read_text_file']"})
 	over := manifest.Overrides("flag", manifest.ToolOutputLimits{History: &manifest.HistoryConfig{KeepRecent: 2}})
-	r, err := manifest.Resolve(file, env, over)
+	r, err := manifest.Resolve(context.Background(), file, env, over)
 	if err != nil {
 		t.Fatalf("Resolve() error: %v", err)
 	}
@@ -32,7 +34,7 @@ func TestHistoryTable(t *testing.T) {
 		t.Errorf("Resolution.History (-want +got):\n%s", diff)
 	}
 	got := r.Manifest.Limits().HistoryConfig(nil, nil)
-	wantConfig := history.Config{MaxTokens: 60000, KeepRecent: 2, ClearAtLeast: 20000, Never: []string{"TodoWrite", "mcp__fs__read_text_file"}}
+	wantConfig := history.Config{MaxTokens: 60000, KeepRecent: 2, ClearAtLeast: 20000, Never: []string{"TodoWrite", "mcp__fs__read_text_file"}, ReadTool: "toolcap_read"}
 	if diff := cmp.Diff(wantConfig, got, cmpopts.IgnoreFields(history.Config{}, "Counter", "Logger")); diff != "" {
 		t.Errorf("HistoryConfig (-want +got):\n%s", diff)
 	}
@@ -54,12 +56,12 @@ func TestHistoryTableInvalid(t *testing.T) {
 		{`never = "Read"`, `worker.tool_output.history.never = "Read": a string, not an array`},
 		{`never = [""]`, `worker.tool_output.history.never = (an array): element 0: empty tool name`},
 	} {
-		_, err := manifest.Load(manifest.Bytes("h.toml", []byte("[worker.tool_output.history]\n"+tc.toml+"\n")))
+		_, err := manifest.Load(context.Background(), manifest.Bytes("h.toml", []byte("[worker.tool_output.history]\n"+tc.toml+"\n")))
 		if err == nil || !strings.Contains(err.Error(), "h.toml: "+tc.want) {
 			t.Errorf("%s: %v; want an error with %q", tc.toml, err, tc.want)
 		}
 	}
-	r, err := manifest.Resolve(manifest.Bytes("h.toml", []byte("[worker.tool_output.history]\nmax_token = 5000\n")))
+	r, err := manifest.Resolve(context.Background(), manifest.Bytes("h.toml", []byte("[worker.tool_output.history]\nmax_token = 5000\n")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	gotoml "github.com/pelletier/go-toml/v2"
 
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/internal/suggest"
 )
 
@@ -381,7 +382,7 @@ var (
 	boolKind      = kind{readBool, func(any) error { return nil }, func(v any) string { return strconv.FormatBool(v.(bool)) }}
 	dirKind       = kind{readString, checkString(checkRestDir), showString}
 	restBytesKind = kind{readInt64, func(v any) error { return checkRestBytes(v.(int64)) }, func(v any) string { return strconv.FormatInt(v.(int64), 10) }}
-	ttlKind       = kind{readDuration, func(v any) error { return checkTTL(v.(time.Duration)) }, func(v any) string { return strconv.Quote(FormatDuration(v.(time.Duration))) }}
+	ttlKind       = kind{readDuration, func(v any) error { return checkTTL(v.(time.Duration)) }, func(v any) string { return strconv.Quote(settings.FormatDuration(v.(time.Duration))) }}
 	restToolKind  = kind{readString, checkString(checkRestTool), showString}
 	// keepRecentKind counts the most recent tool results never aged.
 	keepRecentKind = kind{readInt, checkInt(checkKeepRecent), showInt}
@@ -404,15 +405,15 @@ func checkKeep(s string) error {
 	return err
 }
 
-// MaxKeepRecent bounds history.keep_recent.
-const MaxKeepRecent = 10000
+// maxKeepRecent bounds history.keep_recent.
+const maxKeepRecent = 10000
 
 func checkKeepRecent(n int) error {
 	switch {
 	case n < 1:
 		return errors.New("want 1 or more (omit the key for the default of 4)")
-	case n > MaxKeepRecent:
-		return fmt.Errorf("above the maximum of %d", MaxKeepRecent)
+	case n > maxKeepRecent:
+		return fmt.Errorf("above the maximum of %d", maxKeepRecent)
 	}
 	return nil
 }
@@ -434,7 +435,7 @@ func checkLines(v any) error {
 func readInt(v any, fromEnv bool) (any, error) { return intValue(v, fromEnv) }
 
 func readInt64(v any, fromEnv bool) (any, error) {
-	return int64Value(v, fromEnv, fmt.Sprintf("above the maximum of %d bytes (1 TiB)", MaxRestBytes))
+	return int64Value(v, fromEnv, fmt.Sprintf("above the maximum of %d bytes (1 TiB)", maxRestBytes))
 }
 
 // readBool reads a boolean. From the environment it is exactly true,
@@ -476,20 +477,6 @@ func readDuration(v any, _ bool) (any, error) {
 	return nil, fmt.Errorf("%s, not a duration (%s, in quotes)", kindOf(v), want)
 }
 
-// FormatDuration writes d as a manifest's ttl shows it: as
-// time.Duration.String does, without its trailing zero units: "24h",
-// "1h30m", "90s".
-func FormatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
-}
-
 // checkRestDir says why s cannot be the store's directory, or returns nil.
 // Whether it exists and whom it belongs to is the store's to check when it
 // opens it; a NUL byte is never part of a path.
@@ -508,8 +495,8 @@ func checkRestBytes(n int64) error {
 		return errors.New("0 is not a size; omit the key for the store's default")
 	case n < 0:
 		return errors.New("a size must be positive")
-	case n > MaxRestBytes:
-		return fmt.Errorf("above the maximum of %d bytes (1 TiB)", MaxRestBytes)
+	case n > maxRestBytes:
+		return fmt.Errorf("above the maximum of %d bytes (1 TiB)", maxRestBytes)
 	}
 	return nil
 }
@@ -521,8 +508,8 @@ func checkTTL(d time.Duration) error {
 		return errors.New("0 is not a time to live; omit the key for the store's default")
 	case d < 0:
 		return errors.New("a time to live must be positive")
-	case d > MaxRestTTL:
-		return fmt.Errorf("above the maximum of %s (a year)", FormatDuration(MaxRestTTL))
+	case d > maxRestTTL:
+		return fmt.Errorf("above the maximum of %s (a year)", settings.FormatDuration(maxRestTTL))
 	}
 	return nil
 }
@@ -546,7 +533,7 @@ func checkStore(s string) error {
 		return nil
 	}
 	if !strings.Contains(s, "://") {
-		msg := fmt.Sprintf("unknown store (want %q, %q or a redis:// or rediss:// URL; omit the key to let the front end choose)", RestStoreMemory, RestStoreDir)
+		msg := fmt.Sprintf("unknown store (want %q, %q or a redis:// or rediss:// URL; omit the key to let the front end choose)", settings.RestStoreMemory, settings.RestStoreDir)
 		if sug := suggest.Closest(s, restStores); sug != "" {
 			msg += fmt.Sprintf("; did you mean %q?", sug)
 		}
@@ -557,7 +544,7 @@ func checkStore(s string) error {
 		// url.Parse's error repeats the URL, password and all.
 		return errors.New("not a URL (want redis://host:6379/0)")
 	}
-	if u.Scheme != RestStoreRedis && u.Scheme != RestStoreRedisTLS {
+	if u.Scheme != settings.RestStoreRedis && u.Scheme != settings.RestStoreRedisTLS {
 		return fmt.Errorf("unknown store scheme %q (want redis:// or rediss://)", u.Scheme)
 	}
 	if u.Hostname() == "" {
@@ -573,29 +560,7 @@ func checkStore(s string) error {
 
 // showStore writes a store value as TOML does, with a URL's password
 // replaced by "xxxxx", for errors and toolcap config.
-func showStore(v any) string { return strconv.Quote(RedactStore(v.(string))) }
-
-// RedactStore returns the store value s with the password of a URL, if
-// any, replaced by "xxxxx"; a URL that does not parse loses everything
-// before the last '@' of its authority.
-func RedactStore(s string) string {
-	if u, err := url.Parse(s); err == nil {
-		return u.Redacted()
-	}
-	start := strings.Index(s, "://")
-	if start < 0 {
-		return s
-	}
-	start += len("://")
-	end := len(s)
-	if i := strings.IndexAny(s[start:], "/?#"); i >= 0 {
-		end = start + i
-	}
-	if at := strings.LastIndex(s[start:end], "@"); at >= 0 {
-		return s[:start] + "xxxxx" + s[start+at:]
-	}
-	return s
-}
+func showStore(v any) string { return strconv.Quote(settings.RedactStore(v.(string))) }
 
 // shown renders v, a raw value of k from a layer, for an error: as the
 // user wrote it, but for a store URL's password.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolcap/toolcap/internal/settings"
 )
 
 // TestKeyTable checks the table every other spelling of a key comes from:
@@ -36,19 +37,19 @@ func TestKeyTable(t *testing.T) {
 
 	base := "worker" + delim + "tool_output" + delim
 	vars := map[string]*key{
-		EnvDefaultMaxBytes:   keyNamed("", "default_max_bytes"),
-		EnvDefaultKeep:       keyNamed("", "default_keep"),
-		EnvBatchMaxBytes:     keyNamed("", "batch_max_bytes"),
-		EnvDefaultMaxTokens:  keyNamed("", "default_max_tokens"),
-		EnvBatchMaxTokens:    keyNamed("", "batch_max_tokens"),
-		EnvTokenizer:         keyNamed("", "tokenizer"),
-		EnvKeepRest:          keyNamed("", "keep_rest"),
-		EnvRestDir:           keyNamed(restName, "dir"),
-		EnvRestMaxBytes:      keyNamed(restName, "max_bytes"),
-		EnvRestMaxEntryBytes: keyNamed(restName, "max_entry_bytes"),
-		EnvRestTTL:           keyNamed(restName, "ttl"),
-		EnvRestTool:          keyNamed(restName, "tool"),
-		EnvRestStore:         keyNamed(restName, "store"),
+		settings.EnvDefaultMaxBytes:   keyNamed("", "default_max_bytes"),
+		settings.EnvDefaultKeep:       keyNamed("", "default_keep"),
+		settings.EnvBatchMaxBytes:     keyNamed("", "batch_max_bytes"),
+		settings.EnvDefaultMaxTokens:  keyNamed("", "default_max_tokens"),
+		settings.EnvBatchMaxTokens:    keyNamed("", "batch_max_tokens"),
+		settings.EnvTokenizer:         keyNamed("", "tokenizer"),
+		settings.EnvKeepRest:          keyNamed("", "keep_rest"),
+		settings.EnvRestDir:           keyNamed(restName, "dir"),
+		settings.EnvRestMaxBytes:      keyNamed(restName, "max_bytes"),
+		settings.EnvRestMaxEntryBytes: keyNamed(restName, "max_entry_bytes"),
+		settings.EnvRestTTL:           keyNamed(restName, "ttl"),
+		settings.EnvRestTool:          keyNamed(restName, "tool"),
+		settings.EnvRestStore:         keyNamed(restName, "store"),
 	}
 	for name, k := range vars {
 		if k == nil {
@@ -72,7 +73,7 @@ func TestKeyTable(t *testing.T) {
 		if k.field == "" {
 			continue
 		}
-		name := EnvPerToolPrefix + "Bash__" + strings.ToUpper(k.field)
+		name := settings.EnvPerToolPrefix + "Bash__" + strings.ToUpper(k.field)
 		want := base + perToolName + delim + "Bash" + delim + k.field
 		if got := envKey(name); got != want {
 			t.Errorf("envKey(%s) = %q, want %q", name, got, want)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/suggest"
 )
@@ -27,69 +28,46 @@ const (
 	// no cap at all for an LLM's context and is taken for a mistake.
 	MaxMaxBytes = 64 << 20
 
-	// MinMaxTokens is the smallest token limit accepted: the token marker
+	// minMaxTokens is the smallest token limit accepted: the token marker
 	// alone counts about a dozen tokens.
-	MinMaxTokens = 32
+	minMaxTokens = 32
 
-	// MaxMaxTokens is the largest token limit accepted, 16 Mi tokens.
-	MaxMaxTokens = 16 << 20
+	// maxMaxTokens is the largest token limit accepted, 16 Mi tokens.
+	maxMaxTokens = 16 << 20
 )
 
 // The tokenizers a manifest can name in its tokenizer key. The core counts
 // with "calibrated" (package tokens); the exact ones are in module
 // github.com/toolcap/toolcap/tiktoken.
 const (
-	TokenizerCalibrated = "calibrated"
-	TokenizerO200k      = "o200k_base"
-	TokenizerCl100k     = "cl100k_base"
+	tokenizerCalibrated = "calibrated"
+	tokenizerO200k      = "o200k_base"
+	tokenizerCl100k     = "cl100k_base"
 )
 
 // tokenizers lists the names the tokenizer key accepts.
-var tokenizers = []string{TokenizerCalibrated, TokenizerO200k, TokenizerCl100k}
+var tokenizers = []string{tokenizerCalibrated, tokenizerO200k, tokenizerCl100k}
 
 // Bounds and defaults of the [worker.tool_output.rest] table. The store's
 // own defaults (its quota, its bound on an entry, its time to live) are
 // package rest's: a front end applies them to what the manifest leaves
 // unset.
 const (
-	// DefaultRestTool is the read tool's name when the manifest names
+	// defaultRestTool is the read tool's name when the manifest names
 	// none: the name the marker of a kept cut tells the model to call.
-	DefaultRestTool = "toolcap_read"
+	defaultRestTool = "toolcap_read"
 
-	// MaxRestBytes is the largest max_bytes or max_entry_bytes accepted,
+	// maxRestBytes is the largest max_bytes or max_entry_bytes accepted,
 	// 1 TiB: larger is taken for a mistake (a unit slip), not a quota.
-	MaxRestBytes int64 = 1 << 40
+	maxRestBytes int64 = 1 << 40
 
-	// MaxRestTTL is the longest ttl accepted, a year (365 days): what is
+	// maxRestTTL is the longest ttl accepted, a year (365 days): what is
 	// kept for a model to read on is a cache, not an archive.
-	MaxRestTTL = 365 * 24 * time.Hour
-)
-
-// The stores the rest table's store key names: "memory", "dir", or the
-// URL of a Redis shared by replicas (redis://host:6379/0, rediss:// for
-// TLS; the store lives in module
-// github.com/toolcap/toolcap/adapters/redisrest). "" lets the front end
-// choose (a directory for toolcap mcp and the CLI; a worker keeps the
-// store its program passes).
-const (
-	RestStoreMemory = "memory"
-	RestStoreDir    = "dir"
-	// RestStoreRedis and RestStoreRedisTLS are the schemes of a Redis
-	// store's URL.
-	RestStoreRedis    = "redis"
-	RestStoreRedisTLS = "rediss"
+	maxRestTTL = 365 * 24 * time.Hour
 )
 
 // restStores lists the stores named by a word.
-var restStores = []string{RestStoreMemory, RestStoreDir}
-
-// IsRedisStore reports whether the store value s names a Redis: a
-// redis:// or rediss:// URL. A value that passed the manifest's checks is
-// then one a Redis store can open.
-func IsRedisStore(s string) bool {
-	s = strings.ToLower(s) // a URL's scheme is case-insensitive
-	return strings.HasPrefix(s, RestStoreRedis+"://") || strings.HasPrefix(s, RestStoreRedisTLS+"://")
-}
+var restStores = []string{settings.RestStoreMemory, settings.RestStoreDir}
 
 // WorkerManifest is the [worker] table of a manifest, as far as toolcap reads
 // it.
@@ -126,8 +104,8 @@ type ToolOutputLimits struct {
 	// BatchMaxBytes is. 0 means none.
 	BatchMaxTokens int
 
-	// Tokenizer names how tokens are counted: TokenizerCalibrated (also
-	// when empty), TokenizerO200k or TokenizerCl100k.
+	// Tokenizer names how tokens are counted: tokenizerCalibrated (also
+	// when empty), tokenizerO200k or tokenizerCl100k.
 	Tokenizer string
 
 	// Default is the strategy of every tool: the default_keep,
@@ -175,23 +153,23 @@ type RestConfig struct {
 	// end's default (toolcap's directory under the user cache directory).
 	Dir string
 	// MaxBytes is the quota, the most bytes all entries hold together:
-	// max_bytes, above 0 and at most [MaxRestBytes].
+	// max_bytes, above 0 and at most [maxRestBytes].
 	MaxBytes int64
 	// MaxEntryBytes is the most one entry keeps (past it the rest is
 	// gone, and the marker says so): max_entry_bytes, above 0, at most
-	// [MaxRestBytes] and, when both are set, at most MaxBytes.
+	// [maxRestBytes] and, when both are set, at most MaxBytes.
 	MaxEntryBytes int64
 	// TTL is how long an entry lives after it was written or last read:
-	// ttl, a Go duration such as "24h", above 0 and at most [MaxRestTTL].
+	// ttl, a Go duration such as "24h", above 0 and at most [maxRestTTL].
 	TTL time.Duration
 	// Tool is the name of the read tool the marker names and the front end
 	// answers: tool, 1 to 64 characters of [A-Za-z0-9_.-]. "" is
-	// [DefaultRestTool].
+	// [defaultRestTool].
 	Tool string
-	// Store names the store: [RestStoreMemory], [RestStoreDir], the URL
-	// of a Redis ([IsRedisStore]: redis://host:6379/0, rediss:// for
+	// Store names the store: [settings.RestStoreMemory], [settings.RestStoreDir], the URL
+	// of a Redis ([settings.IsRedisStore]: redis://host:6379/0, rediss:// for
 	// TLS), or "" for the front end's choice. A URL may hold a password:
-	// show it with [RedactStore].
+	// show it with [settings.RedactStore].
 	Store string
 }
 
@@ -314,10 +292,10 @@ func (l *ToolOutputLimits) HasTokens() bool {
 }
 
 // TokenizerName returns the tokenizer l counts tokens with:
-// TokenizerCalibrated when l names none. It is safe on a nil l.
+// tokenizerCalibrated when l names none. It is safe on a nil l.
 func (l *ToolOutputLimits) TokenizerName() string {
 	if l == nil || l.Tokenizer == "" {
-		return TokenizerCalibrated
+		return tokenizerCalibrated
 	}
 	return l.Tokenizer
 }
@@ -365,12 +343,12 @@ func (l *ToolOutputLimits) RestConfig() RestConfig {
 }
 
 // RestTool returns the read tool's name: the rest table's tool, or
-// [DefaultRestTool]. It is safe on a nil l.
+// [defaultRestTool]. It is safe on a nil l.
 func (l *ToolOutputLimits) RestTool() string {
 	if t := l.RestConfig().Tool; t != "" {
 		return t
 	}
-	return DefaultRestTool
+	return defaultRestTool
 }
 
 // checkSizes says why the quota c sets cannot hold the bound on one entry
@@ -445,7 +423,7 @@ func fieldKey(tool string, k *key, short bool) string {
 	if k.short && short {
 		return perToolKey(tool)
 	}
-	return perToolKey(tool) + "." + TOMLKey(k.field)
+	return perToolKey(tool) + "." + settings.TOMLKey(k.field)
 }
 
 // checkLimit says why n cannot be a limit, or returns nil.
@@ -480,10 +458,10 @@ func checkTokens(n int) error {
 		return fmt.Errorf("0 is not a token limit; omit the key for none")
 	case n < 0:
 		return fmt.Errorf("a token limit must be positive")
-	case n < MinMaxTokens:
-		return fmt.Errorf("below the minimum of %d tokens (the truncation marker alone takes about 12)", MinMaxTokens)
-	case n > MaxMaxTokens:
-		return fmt.Errorf("above the maximum of %d tokens", MaxMaxTokens)
+	case n < minMaxTokens:
+		return fmt.Errorf("below the minimum of %d tokens (the truncation marker alone takes about 12)", minMaxTokens)
+	case n > maxMaxTokens:
+		return fmt.Errorf("above the maximum of %d tokens", maxMaxTokens)
 	}
 	return nil
 }
@@ -493,7 +471,7 @@ func checkTokenizer(name string) error {
 	if slices.Contains(tokenizers, name) {
 		return nil
 	}
-	msg := fmt.Sprintf("unknown tokenizer (want %q, %q or %q)", TokenizerCalibrated, TokenizerO200k, TokenizerCl100k)
+	msg := fmt.Sprintf("unknown tokenizer (want %q, %q or %q)", tokenizerCalibrated, tokenizerO200k, tokenizerCl100k)
 	s := suggest.Closest(name, tokenizers)
 	if s == "" && name != "" {
 		// A prefix too far for an edit distance: "o200k" for "o200k_base".
@@ -527,47 +505,5 @@ const (
 // perToolKey names a per_tool entry the way TOML writes it, quoting names
 // that are not bare keys (such as "mcp.fs.read").
 func perToolKey(tool string) string {
-	return keyPerTool + "." + TOMLKey(tool)
-}
-
-// TOMLKey writes s as a TOML key: bare when it can be (letters, digits, "_"
-// and "-"), otherwise as a basic string with TOML's escapes, so that
-// "mcp.fs.read" stays one key when pasted into a manifest.
-func TOMLKey(s string) string {
-	bare := s != ""
-	for i := 0; i < len(s) && bare; i++ {
-		c := s[i]
-		bare = c == '_' || c == '-' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-	}
-	if bare {
-		return s
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\r':
-			b.WriteString(`\r`)
-		default:
-			if r < 0x20 || r == 0x7f {
-				fmt.Fprintf(&b, `\u%04X`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	return keyPerTool + "." + settings.TOMLKey(tool)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/knadh/koanf/v2"
 	gotoml "github.com/pelletier/go-toml/v2"
 
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/internal/suggest"
 )
 
@@ -24,9 +25,6 @@ import (
 // and MCP names contain ".", "/" and "-", so the delimiter is a byte no tool
 // name may contain (checkToolName rejects it).
 const delim = "\x00"
-
-// SourceDefault is the Source of a value nobody set: the built-in default.
-const SourceDefault = "built-in default"
 
 // Option adds a layer to [Load] and [Resolve], or configures them. Layers
 // apply in the order given, each above the ones before it.
@@ -47,8 +45,8 @@ type layer struct {
 }
 
 // File adds the TOML manifest at path as a layer. A file that is missing,
-// unreadable, not valid TOML or over a bound ([MaxManifestBytes],
-// [MaxNestingDepth], [MaxTableKeys], [MaxPerToolEntries]) is an error naming
+// unreadable, not valid TOML or over a bound ([settings.MaxManifestBytes],
+// [maxNestingDepth], [maxTableKeys], [maxPerToolEntries]) is an error naming
 // it.
 func File(path string) Option {
 	return func(c *config) {
@@ -183,7 +181,7 @@ type Setting struct {
 	// Value is the limit in bytes.
 	Value int
 	// Source names the layer that set it, as in [Error.Source], or
-	// [SourceDefault].
+	// [settings.SourceDefault].
 	Source string
 }
 
@@ -194,17 +192,17 @@ type Resolution struct {
 	Manifest *WorkerManifest
 	// Default is the effective default_max_bytes.
 	Default Setting
-	// Batch is the effective batch_max_bytes: Value 0 and [SourceDefault]
+	// Batch is the effective batch_max_bytes: Value 0 and [settings.SourceDefault]
 	// when no layer sets one (no batch budget).
 	Batch Setting
 	// DefaultTokens is the effective default_max_tokens, Value 0 and
-	// [SourceDefault] when no layer sets one (no token limit).
+	// [settings.SourceDefault] when no layer sets one (no token limit).
 	DefaultTokens Setting
 	// BatchTokens is the effective batch_max_tokens, Value 0 and
-	// [SourceDefault] when no layer sets one.
+	// [settings.SourceDefault] when no layer sets one.
 	BatchTokens Setting
 	// Tokenizer is the effective tokenizer: "calibrated" and
-	// [SourceDefault] when no layer names one.
+	// [settings.SourceDefault] when no layer names one.
 	Tokenizer StrategySetting
 	// PerToolTokens holds the effective max_tokens of per_tool entries;
 	// nil when no layer sets one.
@@ -213,13 +211,13 @@ type Resolution struct {
 	// max_bytes of the long form.
 	PerTool map[string]Setting
 	// KeepRest is the effective keep_rest, "true" or "false":
-	// "true" and [SourceDefault] when no layer sets it.
+	// "true" and [settings.SourceDefault] when no layer sets it.
 	KeepRest StrategySetting
 	// History holds the keys of [worker.tool_output.history] that some
 	// layer sets, by name, as TOML writes them; nil when none is.
 	History map[string]StrategySetting
 	// Clients holds the client limits in force, the built-in ones
-	// ([SourceDefault]) and those a layer sets, by client name.
+	// ([settings.SourceDefault]) and those a layer sets, by client name.
 	Clients map[string]Setting
 	// PerToolKeepRest holds the keep_rest of per_tool entries; nil when
 	// no layer sets one.
@@ -235,7 +233,7 @@ type Resolution struct {
 	// entry's. Nil when no layer sets any.
 	Strategy map[string]map[string]StrategySetting
 	// Layers names every layer applied, in order, starting with
-	// [SourceDefault]. An absent OptionalFile is not listed.
+	// [settings.SourceDefault]. An absent OptionalFile is not listed.
 	Layers []string
 	// Warnings holds every warning, in the order it was logged.
 	Warnings []string
@@ -244,16 +242,13 @@ type Resolution struct {
 // Load builds a [WorkerManifest] from the built-in default and the layers in
 // opts, later layers overriding earlier ones key by key. The result always
 // has a non-nil ToolOutput. Errors are [*Error] values.
-func Load(opts ...Option) (*WorkerManifest, error) {
-	return LoadContext(context.Background(), opts...)
-}
-
-// LoadContext is [Load] that stops reading files once ctx is done, with an
-// [*Error] naming the file and wrapping ctx's error. Opening a file can block
-// (a FIFO that has no writer); such an open runs on a goroutine that
-// LoadContext abandons, and that goroutine ends when the open returns.
-func LoadContext(ctx context.Context, opts ...Option) (*WorkerManifest, error) {
-	r, err := ResolveContext(ctx, opts...)
+//
+// Load stops reading files once ctx is done, with an [*Error] naming the
+// file and wrapping ctx's error. Opening a file can block (a FIFO that has
+// no writer); such an open runs on a goroutine that Load abandons, and
+// that goroutine ends when the open returns.
+func Load(ctx context.Context, opts ...Option) (*WorkerManifest, error) {
+	r, err := Resolve(ctx, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -261,13 +256,7 @@ func LoadContext(ctx context.Context, opts ...Option) (*WorkerManifest, error) {
 }
 
 // Resolve is [Load] that also reports where each limit came from.
-func Resolve(opts ...Option) (*Resolution, error) {
-	return ResolveContext(context.Background(), opts...)
-}
-
-// ResolveContext is [Resolve] that stops reading files once ctx is done, as
-// [LoadContext] does.
-func ResolveContext(ctx context.Context, opts ...Option) (*Resolution, error) {
+func Resolve(ctx context.Context, opts ...Option) (*Resolution, error) {
 	c := config{logger: hclog.NewNullLogger()}
 	for _, opt := range opts {
 		if opt != nil {
@@ -276,28 +265,28 @@ func ResolveContext(ctx context.Context, opts ...Option) (*Resolution, error) {
 	}
 
 	res := &Resolution{
-		Default: Setting{Value: DefaultMaxBytes, Source: SourceDefault},
-		Batch:   Setting{Source: SourceDefault},
+		Default: Setting{Value: DefaultMaxBytes, Source: settings.SourceDefault},
+		Batch:   Setting{Source: settings.SourceDefault},
 		PerTool: map[string]Setting{},
 
-		DefaultTokens: Setting{Source: SourceDefault},
-		BatchTokens:   Setting{Source: SourceDefault},
-		Tokenizer:     StrategySetting{Value: TokenizerCalibrated, Source: SourceDefault},
-		KeepRest:      StrategySetting{Value: "true", Source: SourceDefault},
-		Layers:        []string{SourceDefault},
+		DefaultTokens: Setting{Source: settings.SourceDefault},
+		BatchTokens:   Setting{Source: settings.SourceDefault},
+		Tokenizer:     StrategySetting{Value: tokenizerCalibrated, Source: settings.SourceDefault},
+		KeepRest:      StrategySetting{Value: "true", Source: settings.SourceDefault},
+		Layers:        []string{settings.SourceDefault},
 	}
 	merged := newKoanf()
 	// The built-in client limits are not a layer's: a manifest holds only
 	// those a layer sets, over them (ToolOutputLimits.ClientLimit).
 	res.Clients = map[string]Setting{}
 	for client, n := range builtinClients {
-		res.Clients[client] = Setting{Value: n, Source: SourceDefault}
+		res.Clients[client] = Setting{Value: n, Source: settings.SourceDefault}
 	}
 	defaults := map[string]any{"worker": map[string]any{"tool_output": map[string]any{
 		"default_max_bytes": DefaultMaxBytes,
 	}}}
 	if err := merged.Load(confmap.Provider(defaults, ""), nil); err != nil {
-		return nil, &Error{Source: SourceDefault, Err: err}
+		return nil, &Error{Source: settings.SourceDefault, Err: err}
 	}
 
 	tools := map[string]bool{} // the per_tool names of every layer so far
@@ -482,7 +471,7 @@ func checkKey(table, name string, v any, prefix, source string, srcOf func(strin
 		if s := suggest.Closest(name, names); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
-		warn(where+"."+TOMLKey(name), msg)
+		warn(where+"."+settings.TOMLKey(name), msg)
 		return nil, false, nil
 	}
 	val, err = k.value(v, src != source)
@@ -496,15 +485,15 @@ func checkKey(table, name string, v any, prefix, source string, srcOf func(strin
 // checkPerTool checks one layer's per_tool table, v, whose entries' flat
 // keys start with prefix, and returns it with every entry a table
 // (perToolEntry). tools gathers the names of every layer so far, for
-// MaxPerToolEntries.
+// maxPerToolEntries.
 func checkPerTool(v any, prefix, source string, srcOf func(string) string, res *Resolution, tools map[string]bool, warn func(key, msg string)) (map[string]any, error) {
 	pm, ok := v.(map[string]any)
 	if !ok {
 		return nil, &Error{Source: source, Key: keyPerTool, Value: show(v), Err: errors.New("must be a table of tool names to limits")}
 	}
-	if len(pm) > MaxPerToolEntries {
+	if len(pm) > maxPerToolEntries {
 		return nil, &Error{Source: source, Key: keyPerTool, Value: fmt.Sprintf("(a table of %d entries)", len(pm)),
-			Err: fmt.Errorf("more than %d entries (manifest.MaxPerToolEntries)", MaxPerToolEntries)}
+			Err: fmt.Errorf("more than %d entries", maxPerToolEntries)}
 	}
 	per := map[string]any{}
 	for _, tool := range slices.Sorted(maps.Keys(pm)) {
@@ -522,9 +511,9 @@ func checkPerTool(v any, prefix, source string, srcOf func(string) string, res *
 		// not only for each layer: what Load returns can always be
 		// written back as one file.
 		tools[tool] = true
-		if len(tools) > MaxPerToolEntries {
+		if len(tools) > maxPerToolEntries {
 			return nil, &Error{Source: src, Key: perToolKey(tool), Value: shown,
-				Err: fmt.Errorf("more than %d per_tool entries in all layers together (manifest.MaxPerToolEntries)", MaxPerToolEntries)}
+				Err: fmt.Errorf("more than %d per_tool entries in all layers together", maxPerToolEntries)}
 		}
 	}
 	return per, nil

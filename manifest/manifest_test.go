@@ -2,6 +2,7 @@ package manifest_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/toolcap/toolcap/internal/logtest"
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/manifest"
 )
 
@@ -166,7 +168,7 @@ Read = 4096
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := manifest.Load(tt.opts(t)...)
+			m, err := manifest.Load(context.Background(), tt.opts(t)...)
 			if err != nil {
 				t.Fatalf("Load() error: %v", err)
 			}
@@ -245,7 +247,7 @@ func TestLoadErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			opts, source := tt.layers(t)
-			m, err := manifest.Load(opts...)
+			m, err := manifest.Load(context.Background(), opts...)
 			if m != nil {
 				t.Errorf("Load() returned a manifest with an error: %+v", m.ToolOutput)
 			}
@@ -285,7 +287,7 @@ func TestLoadFileErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := manifest.Load(tt.opt)
+			_, err := manifest.Load(context.Background(), tt.opt)
 			if err == nil {
 				t.Fatal("Load() succeeded, want an error")
 			}
@@ -311,7 +313,7 @@ model = "x"
 `)
 	var buf bytes.Buffer
 	logger := logtest.New(&buf, hclog.Info)
-	r, err := manifest.Resolve(
+	r, err := manifest.Resolve(context.Background(),
 		manifest.File(typo),
 		manifest.Environ([]string{
 			"TOOLCAP_WORKER_TOOL_OUTPUT_DEFAULT_MAX_BYTES=1",
@@ -355,7 +357,7 @@ model = "x"
 func TestResolveSources(t *testing.T) {
 	user := writeFile(t, "user.toml", "[worker.tool_output]\ndefault_max_bytes = 20000\n[worker.tool_output.per_tool]\nGrep = 8192\nRead = 32768\n")
 	project := writeFile(t, "project.toml", "[worker.tool_output.per_tool]\nRead = 4096\n")
-	r, err := manifest.Resolve(
+	r, err := manifest.Resolve(context.Background(),
 		manifest.File(user),
 		manifest.OptionalFile(filepath.Join(t.TempDir(), "absent.toml")),
 		manifest.File(project),
@@ -368,20 +370,20 @@ func TestResolveSources(t *testing.T) {
 	want := &manifest.Resolution{
 		Manifest: r.Manifest,
 		Default:  manifest.Setting{Value: 20000, Source: `file "` + user + `"`},
-		Batch:    manifest.Setting{Source: manifest.SourceDefault},
+		Batch:    manifest.Setting{Source: settings.SourceDefault},
 
-		DefaultTokens: manifest.Setting{Source: manifest.SourceDefault},
-		BatchTokens:   manifest.Setting{Source: manifest.SourceDefault},
-		Tokenizer:     manifest.StrategySetting{Value: "calibrated", Source: manifest.SourceDefault},
-		KeepRest:      manifest.StrategySetting{Value: "true", Source: manifest.SourceDefault},
-		Clients:       map[string]manifest.Setting{"codex-mcp-client": {Value: 11776, Source: manifest.SourceDefault}},
+		DefaultTokens: manifest.Setting{Source: settings.SourceDefault},
+		BatchTokens:   manifest.Setting{Source: settings.SourceDefault},
+		Tokenizer:     manifest.StrategySetting{Value: "calibrated", Source: settings.SourceDefault},
+		KeepRest:      manifest.StrategySetting{Value: "true", Source: settings.SourceDefault},
+		Clients:       map[string]manifest.Setting{"codex-mcp-client": {Value: 11776, Source: settings.SourceDefault}},
 		PerTool: map[string]manifest.Setting{
 			"Grep":        {Value: 8192, Source: `file "` + user + `"`},
 			"Read":        {Value: 4096, Source: `file "` + project + `"`},
 			"mcp.fs.read": {Value: 1000, Source: "env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__mcp.fs.read"},
 			"Glob":        {Value: 2000, Source: "flag --limit"},
 		},
-		Layers: []string{manifest.SourceDefault, `file "` + user + `"`, `file "` + project + `"`, "environment", "flag --limit"},
+		Layers: []string{settings.SourceDefault, `file "` + user + `"`, `file "` + project + `"`, "environment", "flag --limit"},
 	}
 	if diff := cmp.Diff(want, r); diff != "" {
 		t.Errorf("Resolve() mismatch (-want +got):\n%s", diff)
@@ -434,7 +436,7 @@ func TestTOMLKey(t *testing.T) {
 		{"日本語", `"日本語"`},
 	}
 	for _, tt := range tests {
-		got := manifest.TOMLKey(tt.name)
+		got := settings.TOMLKey(tt.name)
 		if got != tt.want {
 			t.Errorf("TOMLKey(%q) = %s, want %s", tt.name, got, tt.want)
 		}

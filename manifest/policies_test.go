@@ -1,12 +1,14 @@
 package manifest_test
 
 import (
+	"context"
 	"regexp"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
 )
@@ -41,8 +43,8 @@ func TestToolEntryLayers(t *testing.T) {
 		{
 			name: "the environment: the entry's variable is its short form, a field's changes that field",
 			opts: []manifest.Option{file("user.toml", long), manifest.Environ([]string{
-				manifest.EnvPerToolPrefix + "Bash=2048",
-				manifest.EnvPerToolPrefix + "Bash__TAIL_SHARE=0.25",
+				settings.EnvPerToolPrefix + "Bash=2048",
+				settings.EnvPerToolPrefix + "Bash__TAIL_SHARE=0.25",
 			})},
 			want: manifest.ToolEntry{MaxBytes: 2048, MaxTokens: 8000,
 				Strategy: manifest.Strategy{Keep: cut.KeepHeadTail, TailShare: 0.25, KeepLines: []string{"FAIL"}}},
@@ -59,7 +61,7 @@ func TestToolEntryLayers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := manifest.Load(tt.opts...)
+			m, err := manifest.Load(context.Background(), tt.opts...)
 			if err != nil {
 				t.Fatalf("Load() error: %v", err)
 			}
@@ -281,7 +283,7 @@ func TestPoliciesFit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte(tt.doc)))
+			m, err := manifest.Load(context.Background(), manifest.Bytes("toolcap.toml", []byte(tt.doc)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"io"
 	"os"
+
+	"github.com/toolcap/toolcap/internal/settings"
 )
 
-// readFile reads the manifest at path, at most MaxManifestBytes of it, and
+// readFile reads the manifest at path, at most settings.MaxManifestBytes of it, and
 // gives up with ctx's error once ctx is done. The open and the read run on a
 // goroutine, since opening a FIFO that has no writer blocks; a read that
 // blocks is interrupted by closing the file, but an open that blocks cannot
@@ -43,17 +45,17 @@ func readLimited(ctx context.Context, path string) ([]byte, error) {
 	defer f.Close()
 	stop := context.AfterFunc(ctx, func() { f.Close() })
 	defer stop()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxManifestBytes {
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > settings.MaxManifestBytes {
 		return nil, errTooLarge
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, settings.MaxManifestBytes+1))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, err
 	}
-	if len(data) > MaxManifestBytes {
+	if len(data) > settings.MaxManifestBytes {
 		return nil, errTooLarge
 	}
 	return data, nil

@@ -2,6 +2,7 @@ package manifest_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/internal/logtest"
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/manifest"
 )
 
@@ -65,15 +67,15 @@ Read = { max_bytes = 4096, keep_rest = false }
 		{
 			name: "every key in the environment",
 			opts: []manifest.Option{env(
-				manifest.EnvKeepRest+"=true",
-				manifest.EnvRestDir+"=/tmp/rest",
-				manifest.EnvRestMaxBytes+"=1099511627776",
-				manifest.EnvRestMaxEntryBytes+"=65536",
-				manifest.EnvRestTTL+"=1h30m",
-				manifest.EnvRestTool+"=mcp.read-2",
-				manifest.EnvRestStore+"=memory",
-				manifest.EnvPerToolPrefix+"Bash__KEEP_REST=0",
-				manifest.EnvPerToolPrefix+"mcp.fs.read__KEEP_REST=1",
+				settings.EnvKeepRest+"=true",
+				settings.EnvRestDir+"=/tmp/rest",
+				settings.EnvRestMaxBytes+"=1099511627776",
+				settings.EnvRestMaxEntryBytes+"=65536",
+				settings.EnvRestTTL+"=1h30m",
+				settings.EnvRestTool+"=mcp.read-2",
+				settings.EnvRestStore+"=memory",
+				settings.EnvPerToolPrefix+"Bash__KEEP_REST=0",
+				settings.EnvPerToolPrefix+"mcp.fs.read__KEEP_REST=1",
 			)},
 			want: manifest.ToolOutputLimits{
 				DefaultMaxBytes: 16384,
@@ -85,7 +87,7 @@ Read = { max_bytes = 4096, keep_rest = false }
 		},
 		{
 			name: "the environment's false and 1",
-			opts: []manifest.Option{env(manifest.EnvKeepRest+"=false", manifest.EnvPerToolPrefix+"Bash__KEEP_REST=1")},
+			opts: []manifest.Option{env(settings.EnvKeepRest+"=false", settings.EnvPerToolPrefix+"Bash__KEEP_REST=1")},
 			want: manifest.ToolOutputLimits{DefaultMaxBytes: 16384, KeepRest: no,
 				PerTool: map[string]manifest.ToolEntry{"Bash": {KeepRest: yes}}},
 		},
@@ -96,7 +98,7 @@ Read = { max_bytes = 4096, keep_rest = false }
 		},
 		{
 			name: "empty dir and store are the defaults: no rest table",
-			opts: []manifest.Option{file("[worker.tool_output.rest]\ndir = \"\"\nstore = \"\"\n"), env(manifest.EnvRestDir + "=")},
+			opts: []manifest.Option{file("[worker.tool_output.rest]\ndir = \"\"\nstore = \"\"\n"), env(settings.EnvRestDir + "=")},
 			want: manifest.ToolOutputLimits{DefaultMaxBytes: 16384},
 		},
 		{
@@ -104,7 +106,7 @@ Read = { max_bytes = 4096, keep_rest = false }
 			opts: []manifest.Option{
 				file("[worker.tool_output.rest]\nmax_bytes = 4096\nttl = \"24h\"\ndir = \"/a\"\n"),
 				manifest.Bytes("project.toml", []byte("[worker.tool_output.rest]\nttl = \"10m\"\n")),
-				env(manifest.EnvRestDir + "=/b"),
+				env(settings.EnvRestDir + "=/b"),
 			},
 			want: manifest.ToolOutputLimits{DefaultMaxBytes: 16384,
 				Rest: &manifest.RestConfig{Dir: "/b", MaxBytes: 4096, TTL: 10 * time.Minute}},
@@ -112,7 +114,7 @@ Read = { max_bytes = 4096, keep_rest = false }
 		{
 			name: "overrides set the keys they name, over the environment",
 			opts: []manifest.Option{
-				env(manifest.EnvKeepRest+"=true", manifest.EnvRestTTL+"=1h", manifest.EnvRestMaxBytes+"=4096"),
+				env(settings.EnvKeepRest+"=true", settings.EnvRestTTL+"=1h", settings.EnvRestMaxBytes+"=4096"),
 				manifest.Overrides("flag --keep-rest", manifest.ToolOutputLimits{
 					KeepRest: no,
 					Rest:     &manifest.RestConfig{TTL: 45 * time.Second, Tool: "more", Store: "memory"},
@@ -126,7 +128,7 @@ Read = { max_bytes = 4096, keep_rest = false }
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := manifest.Load(tt.opts...)
+			m, err := manifest.Load(context.Background(), tt.opts...)
 			if err != nil {
 				t.Fatalf("Load() error: %v", err)
 			}
@@ -138,7 +140,7 @@ Read = { max_bytes = 4096, keep_rest = false }
 			}
 			// What Load returns, passed back as overrides, loads to the
 			// same: Overrides round-trips every new field.
-			again, err := manifest.Load(manifest.Overrides("again", *m.Limits()))
+			again, err := manifest.Load(context.Background(), manifest.Overrides("again", *m.Limits()))
 			if err != nil {
 				t.Fatalf("Load(Overrides(loaded)) error: %v", err)
 			}
@@ -222,24 +224,24 @@ func TestLoadRestErrors(t *testing.T) {
 		{"store URL with a path", file(rest + `store = "redis://cache/0/1"`), store, `"redis://cache/0/1"`, `database "0/1": want a number`},
 		{"store not a URL, password hidden", file(rest + `store = "redis://app:hunter2@cache:port/0"`), store,
 			`"redis://xxxxx@cache:port/0"`, "not a URL (want redis://host:6379/0)"},
-		{"env keep_rest yes", env(manifest.EnvKeepRest + "=yes"), keepRest, `"yes"`, "not a boolean (want true, false, 1 or 0)"},
-		{"env keep_rest TRUE", env(manifest.EnvKeepRest + "=TRUE"), keepRest, `"TRUE"`, "not a boolean"},
-		{"env keep_rest empty", env(manifest.EnvKeepRest + "="), keepRest, `""`, "not a boolean"},
-		{"env per_tool keep_rest", env(manifest.EnvPerToolPrefix + "Bash__KEEP_REST=on"),
+		{"env keep_rest yes", env(settings.EnvKeepRest + "=yes"), keepRest, `"yes"`, "not a boolean (want true, false, 1 or 0)"},
+		{"env keep_rest TRUE", env(settings.EnvKeepRest + "=TRUE"), keepRest, `"TRUE"`, "not a boolean"},
+		{"env keep_rest empty", env(settings.EnvKeepRest + "="), keepRest, `""`, "not a boolean"},
+		{"env per_tool keep_rest", env(settings.EnvPerToolPrefix + "Bash__KEEP_REST=on"),
 			"worker.tool_output.per_tool.Bash.keep_rest", `"on"`, "not a boolean"},
-		{"env max_bytes with a unit", env(manifest.EnvRestMaxBytes + "=8M"), maxBytes, `"8M"`, "not an integer"},
-		{"env max_bytes overflow", env(manifest.EnvRestMaxBytes + "=99999999999999999999"), maxBytes, `"99999999999999999999"`, "above the maximum of 1099511627776 bytes (1 TiB)"},
-		{"env max_entry_bytes zero", env(manifest.EnvRestMaxEntryBytes + "=0"), maxEntry, `"0"`, "0 is not a size"},
-		{"env ttl", env(manifest.EnvRestTTL + "=forever"), ttl, `"forever"`, "not a duration"},
-		{"env tool", env(manifest.EnvRestTool + "=a/b"), tool, `"a/b"`, "not a tool name"},
-		{"env store", env(manifest.EnvRestStore + "=redis://:hunter2@"), store, `"redis://:xxxxx@"`, "a Redis URL needs a host"},
+		{"env max_bytes with a unit", env(settings.EnvRestMaxBytes + "=8M"), maxBytes, `"8M"`, "not an integer"},
+		{"env max_bytes overflow", env(settings.EnvRestMaxBytes + "=99999999999999999999"), maxBytes, `"99999999999999999999"`, "above the maximum of 1099511627776 bytes (1 TiB)"},
+		{"env max_entry_bytes zero", env(settings.EnvRestMaxEntryBytes + "=0"), maxEntry, `"0"`, "0 is not a size"},
+		{"env ttl", env(settings.EnvRestTTL + "=forever"), ttl, `"forever"`, "not a duration"},
+		{"env tool", env(settings.EnvRestTool + "=a/b"), tool, `"a/b"`, "not a tool name"},
+		{"env store", env(settings.EnvRestStore + "=redis://:hunter2@"), store, `"redis://:xxxxx@"`, "a Redis URL needs a host"},
 		{"overrides ttl", overrides(manifest.ToolOutputLimits{Rest: &manifest.RestConfig{TTL: -time.Second}}), ttl, `"-1s"`, "must be positive"},
 		{"overrides store", overrides(manifest.ToolOutputLimits{Rest: &manifest.RestConfig{Store: "s3"}}), store, `"s3"`, "unknown store"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			opts, source := tt.layers(t)
-			m, err := manifest.Load(opts...)
+			m, err := manifest.Load(context.Background(), opts...)
 			if m != nil {
 				t.Errorf("Load() returned a manifest with an error: %+v", m.ToolOutput)
 			}
@@ -265,11 +267,11 @@ func TestLoadRestErrors(t *testing.T) {
 // the value the layers make: the error names the layer that set
 // max_entry_bytes, and the one that set max_bytes.
 func TestRestSizesAcrossLayers(t *testing.T) {
-	_, err := manifest.Load(
+	_, err := manifest.Load(context.Background(),
 		manifest.Bytes("user.toml", []byte("[worker.tool_output.rest]\nmax_bytes = 1048576\nmax_entry_bytes = 4096\n")),
-		manifest.Environ([]string{manifest.EnvRestMaxEntryBytes + "=2097152"}),
+		manifest.Environ([]string{settings.EnvRestMaxEntryBytes + "=2097152"}),
 	)
-	want := "manifest: env " + manifest.EnvRestMaxEntryBytes + ": worker.tool_output.rest.max_entry_bytes = 2097152: " +
+	want := "manifest: env " + settings.EnvRestMaxEntryBytes + ": worker.tool_output.rest.max_entry_bytes = 2097152: " +
 		"above max_bytes (1048576, set by user.toml): an entry must fit the quota"
 	got := ""
 	if err != nil {
@@ -280,9 +282,9 @@ func TestRestSizesAcrossLayers(t *testing.T) {
 	}
 
 	// A later layer that raises the quota makes the pair valid again.
-	m, err := manifest.Load(
+	m, err := manifest.Load(context.Background(),
 		manifest.Bytes("user.toml", []byte("[worker.tool_output.rest]\nmax_bytes = 1048576\n")),
-		manifest.Environ([]string{manifest.EnvRestMaxEntryBytes + "=2097152", manifest.EnvRestMaxBytes + "=4194304"}),
+		manifest.Environ([]string{settings.EnvRestMaxEntryBytes + "=2097152", settings.EnvRestMaxBytes + "=4194304"}),
 	)
 	if err != nil {
 		t.Fatalf("Load() error: %v", err)
@@ -304,7 +306,7 @@ func TestValidateRest(t *testing.T) {
 		{"zero rest", limits(manifest.ToolOutputLimits{Rest: &manifest.RestConfig{}}), ""},
 		{"keep_rest alone", limits(manifest.ToolOutputLimits{KeepRest: no, PerTool: map[string]manifest.ToolEntry{"Bash": {KeepRest: yes}}}), ""},
 		{"every key", limits(manifest.ToolOutputLimits{Rest: &manifest.RestConfig{Dir: "d", MaxBytes: 1 << 40, MaxEntryBytes: 1 << 40,
-			TTL: manifest.MaxRestTTL, Tool: "toolcap_read", Store: manifest.RestStoreDir}}), ""},
+			TTL: manifest.MaxRestTTL, Tool: "toolcap_read", Store: settings.RestStoreDir}}), ""},
 		{"negative quota", limits(manifest.ToolOutputLimits{Rest: &manifest.RestConfig{MaxBytes: -1}}),
 			"manifest: WorkerManifest: worker.tool_output.rest.max_bytes = -1: a size must be positive"},
 		{"entry over the quota", limits(manifest.ToolOutputLimits{Rest: &manifest.RestConfig{MaxBytes: 4096, MaxEntryBytes: 4097}}),
@@ -362,7 +364,7 @@ func TestPoliciesKeepRest(t *testing.T) {
 			name: "the environment's short form keeps a file's keep_rest; its field changes it",
 			opts: []manifest.Option{
 				file("user.toml", "[worker.tool_output.per_tool]\nRead = { max_bytes = 8192, keep_rest = false }\nBash = { keep_rest = false }\n"),
-				manifest.Environ([]string{manifest.EnvPerToolPrefix + "Read=4096", manifest.EnvPerToolPrefix + "Bash__KEEP_REST=true"}),
+				manifest.Environ([]string{settings.EnvPerToolPrefix + "Read=4096", settings.EnvPerToolPrefix + "Bash__KEEP_REST=true"}),
 			},
 			want: map[string]bool{"Read": false, "Bash": true, "other": true},
 		},
@@ -370,7 +372,7 @@ func TestPoliciesKeepRest(t *testing.T) {
 			name: "a later default does not reach a tool's own",
 			opts: []manifest.Option{
 				file("user.toml", "[worker.tool_output.per_tool]\nBash = { keep_rest = true }\n"),
-				manifest.Environ([]string{manifest.EnvKeepRest + "=0"}),
+				manifest.Environ([]string{settings.EnvKeepRest + "=0"}),
 			},
 			want: map[string]bool{"Bash": true, "other": false},
 		},
@@ -385,7 +387,7 @@ func TestPoliciesKeepRest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := manifest.Load(tt.opts...)
+			m, err := manifest.Load(context.Background(), tt.opts...)
 			if err != nil {
 				t.Fatalf("Load() error: %v", err)
 			}
@@ -410,7 +412,7 @@ func TestPoliciesKeepRest(t *testing.T) {
 
 	// The short form a later layer writes leaves the earlier entry's
 	// keep_rest and changes its limit.
-	m, err := manifest.Load(
+	m, err := manifest.Load(context.Background(),
 		file("user.toml", "[worker.tool_output.per_tool]\nRead = { keep_rest = false }\n"),
 		file("project.toml", "[worker.tool_output.per_tool]\nRead = 4096\n"),
 	)
@@ -471,9 +473,9 @@ func TestRestAccessors(t *testing.T) {
 // TestResolveRest reports where keep_rest and each key of the rest table
 // came from.
 func TestResolveRest(t *testing.T) {
-	r, err := manifest.Resolve(
+	r, err := manifest.Resolve(context.Background(),
 		manifest.Bytes("user.toml", []byte("[worker.tool_output]\nkeep_rest = false\n[worker.tool_output.rest]\nttl = \"24h\"\nmax_bytes = 8388608\n[worker.tool_output.per_tool]\nBash = { keep_rest = true }\n")),
-		manifest.Environ([]string{manifest.EnvRestTTL + "=90m", manifest.EnvRestStore + "=dir"}),
+		manifest.Environ([]string{settings.EnvRestTTL + "=90m", settings.EnvRestStore + "=dir"}),
 		manifest.Overrides("flags", manifest.ToolOutputLimits{Rest: &manifest.RestConfig{Tool: "more"}, PerTool: map[string]manifest.ToolEntry{"Read": {KeepRest: no}}}),
 	)
 	if err != nil {
@@ -491,9 +493,9 @@ func TestResolveRest(t *testing.T) {
 			"Read": {Value: "false", Source: "flags"},
 		},
 		Rest: map[string]manifest.StrategySetting{
-			"ttl":       {Value: `"1h30m"`, Source: "env " + manifest.EnvRestTTL},
+			"ttl":       {Value: `"1h30m"`, Source: "env " + settings.EnvRestTTL},
 			"max_bytes": {Value: "8388608", Source: "user.toml"},
-			"store":     {Value: `"dir"`, Source: "env " + manifest.EnvRestStore},
+			"store":     {Value: `"dir"`, Source: "env " + settings.EnvRestStore},
 			"tool":      {Value: `"more"`, Source: "flags"},
 		},
 	}
@@ -501,11 +503,11 @@ func TestResolveRest(t *testing.T) {
 		t.Errorf("Resolve() mismatch (-want +got):\n%s", diff)
 	}
 
-	none, err := manifest.Resolve()
+	none, err := manifest.Resolve(context.Background())
 	if err != nil {
 		t.Fatalf("Resolve() error: %v", err)
 	}
-	wantNone := sources{KeepRest: manifest.StrategySetting{Value: "true", Source: manifest.SourceDefault}}
+	wantNone := sources{KeepRest: manifest.StrategySetting{Value: "true", Source: settings.SourceDefault}}
 	if diff := cmp.Diff(wantNone, sources{none.KeepRest, none.PerToolKeepRest, none.Rest}); diff != "" {
 		t.Errorf("Resolve() without layers mismatch (-want +got):\n%s", diff)
 	}
@@ -515,7 +517,7 @@ func TestResolveRest(t *testing.T) {
 // of the new keys and variables: warnings naming the key and the layer.
 func TestRestWarnings(t *testing.T) {
 	var buf bytes.Buffer
-	r, err := manifest.Resolve(
+	r, err := manifest.Resolve(context.Background(),
 		manifest.Bytes("m.toml", []byte("[worker.tool_output]\nkeep_rests = false\n[worker.tool_output.rest]\nmax_byte = 100\ncolour = \"blue\"\n[worker.tool_output.per_tool]\nBash = { keep_res = false }\n")),
 		manifest.Environ([]string{"TOOLCAP_WORKER__TOOL_OUTPUT__REST__MAXBYTES=5", "TOOLCAP_WORKER__TOOL_OUTPUT__KEEPREST=1"}),
 		manifest.WithLogger(logtest.New(&buf, hclog.Info)),
@@ -560,20 +562,20 @@ func TestLoadRestRedisStore(t *testing.T) {
 			"redis://cache.internal:6379/0", `"redis://cache.internal:6379/0"`},
 		{"file, TLS, a password, options", manifest.Bytes("m.toml", []byte("[worker.tool_output.rest]\nstore = \"rediss://app:hunter2@cache.internal:6380/3?dial_timeout=1s\"\n")),
 			"rediss://app:hunter2@cache.internal:6380/3?dial_timeout=1s", `"rediss://app:xxxxx@cache.internal:6380/3?dial_timeout=1s"`},
-		{"environment, no database", manifest.Environ([]string{manifest.EnvRestStore + "=redis://:hunter2@10.0.0.7"}),
+		{"environment, no database", manifest.Environ([]string{settings.EnvRestStore + "=redis://:hunter2@10.0.0.7"}),
 			"redis://:hunter2@10.0.0.7", `"redis://:xxxxx@10.0.0.7"`},
-		{"environment, IPv6, trailing slash", manifest.Environ([]string{manifest.EnvRestStore + "=redis://[::1]:6379/"}),
+		{"environment, IPv6, trailing slash", manifest.Environ([]string{settings.EnvRestStore + "=redis://[::1]:6379/"}),
 			"redis://[::1]:6379/", `"redis://[::1]:6379/"`},
 		{"overrides, scheme in capitals", manifest.Overrides("flags", manifest.ToolOutputLimits{Rest: &manifest.RestConfig{Store: "REDIS://cache"}}),
 			"REDIS://cache", `"redis://cache"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := manifest.Load(tt.opt)
+			m, err := manifest.Load(context.Background(), tt.opt)
 			if err != nil {
 				t.Fatalf("Load() error: %v", err)
 			}
-			r, err := manifest.Resolve(tt.opt)
+			r, err := manifest.Resolve(context.Background(), tt.opt)
 			if err != nil {
 				t.Fatalf("Resolve() error: %v", err)
 			}
@@ -582,14 +584,14 @@ func TestLoadRestRedisStore(t *testing.T) {
 				Redis        bool
 			}
 			want := got{tt.url, tt.shown, true}
-			g := got{m.ToolOutput.RestConfig().Store, r.Rest["store"].Value, manifest.IsRedisStore(m.ToolOutput.RestConfig().Store)}
+			g := got{m.ToolOutput.RestConfig().Store, r.Rest["store"].Value, settings.IsRedisStore(m.ToolOutput.RestConfig().Store)}
 			if diff := cmp.Diff(want, g); diff != "" {
 				t.Errorf("store mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
 	for _, s := range []string{"", "memory", "dir", "redis", "http://cache"} {
-		if manifest.IsRedisStore(s) {
+		if settings.IsRedisStore(s) {
 			t.Errorf("IsRedisStore(%q) = true", s)
 		}
 	}
@@ -608,7 +610,7 @@ func TestRedactStore(t *testing.T) {
 	}
 	got := map[string]string{}
 	for in := range cases {
-		got[in] = manifest.RedactStore(in)
+		got[in] = settings.RedactStore(in)
 	}
 	if diff := cmp.Diff(cases, got); diff != "" {
 		t.Errorf("RedactStore mismatch (-want +got):\n%s", diff)
@@ -657,12 +659,12 @@ func TestPoliciesPageBytes(t *testing.T) {
 			map[string]int{"small": 2048, "other": 0}},
 		{"a renamed read tool", []manifest.Option{file("a.toml", "[worker.tool_output.rest]\ntool = \"more\"\n[worker.tool_output.per_tool]\nsmall = 2048\nmore = 4096\n")},
 			map[string]int{"small": 0, "more": 0}},
-		{"from the environment", []manifest.Option{manifest.Environ([]string{manifest.EnvPerToolPrefix + "small=1000"})},
+		{"from the environment", []manifest.Option{manifest.Environ([]string{settings.EnvPerToolPrefix + "small=1000"})},
 			map[string]int{"small": 1000, "other": 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := manifest.Load(tt.opts...)
+			m, err := manifest.Load(context.Background(), tt.opts...)
 			if err != nil {
 				t.Fatalf("Load() error: %v", err)
 			}

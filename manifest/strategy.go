@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/tokens"
 )
@@ -285,7 +286,7 @@ func unusedKeepLines(l *ToolOutputLimits) []unused {
 			continue
 		}
 		if !usesKeepLines(s) {
-			key := "per_tool." + TOMLKey(tool) + ".keep_lines"
+			key := "per_tool." + settings.TOMLKey(tool) + ".keep_lines"
 			out = append(out, unused{tool, keyTable + "." + key, fmt.Sprintf(
 				"%s is not used: the tool's cut is %s, and only head_tail (or json falling back to it) rescues lines; set keep = \"head_tail\" for it", key, keepName(s.Keep))})
 		}

@@ -2,6 +2,7 @@ package manifest_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -41,7 +42,7 @@ Grep = { keep = "head" }
 [worker.tool_output.per_tool]
 Bash = 8192
 `)
-	r, err := manifest.Resolve(manifest.File(user), manifest.File(project),
+	r, err := manifest.Resolve(context.Background(), manifest.File(user), manifest.File(project),
 		manifest.Environ([]string{
 			"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Grep__KEEP=head_tail",
 			"TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Grep__KEEP_LINES=['^E', 'FAIL']",
@@ -113,7 +114,7 @@ Bash = 8192
 	}
 
 	// What Load returns reloads, as one file, to the same.
-	again, err := manifest.Load(manifest.Overrides("again", *l))
+	again, err := manifest.Load(context.Background(), manifest.Overrides("again", *l))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestStrategyErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			opts, source := tt.layers(t)
-			m, err := manifest.Load(opts...)
+			m, err := manifest.Load(context.Background(), opts...)
 			if m != nil {
 				t.Errorf("Load() returned a manifest with an error")
 			}
@@ -200,7 +201,7 @@ func TestStrategyErrors(t *testing.T) {
 func TestStrategyWarnings(t *testing.T) {
 	p := writeTOML(t, "toolcap.toml", "[worker.tool_output]\ndefault_kep = \"head\"\n[worker.tool_output.per_tool]\nBash = { max_bytes = 8192, kep = \"head_tail\" }\n")
 	var buf bytes.Buffer
-	r, err := manifest.Resolve(manifest.File(p), manifest.WithLogger(hclog.New(&hclog.LoggerOptions{Output: &buf, JSONFormat: true})))
+	r, err := manifest.Resolve(context.Background(), manifest.File(p), manifest.WithLogger(hclog.New(&hclog.LoggerOptions{Output: &buf, JSONFormat: true})))
 	if err != nil {
 		t.Fatal(err)
 	}

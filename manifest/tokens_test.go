@@ -1,11 +1,13 @@
 package manifest_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/manifest"
 )
 
@@ -53,8 +55,8 @@ Grep = { max_tokens = 300 }
 			name: "none: no token limit, calibrated named",
 			opts: []manifest.Option{manifest.Bytes("m.toml", []byte("[worker.tool_output]\ndefault_max_bytes = 8192\n"))},
 			want: tokenView{Tokenizer: "calibrated", BashBytes: 8192},
-			wantRes: map[string]string{"default": manifest.SourceDefault, "batch": manifest.SourceDefault,
-				"tokenizer": manifest.SourceDefault},
+			wantRes: map[string]string{"default": settings.SourceDefault, "batch": settings.SourceDefault,
+				"tokenizer": settings.SourceDefault},
 		},
 		{
 			name: "file",
@@ -68,35 +70,35 @@ Grep = { max_tokens = 300 }
 			name: "a per_tool max_tokens alone",
 			opts: []manifest.Option{manifest.Bytes("m.toml", []byte("[worker.tool_output.per_tool]\nGrep = { max_tokens = 300 }\n"))},
 			want: tokenView{Grep: 300, BashBytes: manifest.DefaultMaxBytes, Tokenizer: "calibrated", HasTokens: true},
-			wantRes: map[string]string{"default": manifest.SourceDefault, "batch": manifest.SourceDefault,
-				"tokenizer": manifest.SourceDefault, "Grep": "m.toml"},
+			wantRes: map[string]string{"default": settings.SourceDefault, "batch": settings.SourceDefault,
+				"tokenizer": settings.SourceDefault, "Grep": "m.toml"},
 		},
 		{
 			name: "environment over file; a short form later keeps max_tokens",
 			opts: []manifest.Option{
 				manifest.Bytes("m.toml", []byte(file)),
 				manifest.Environ([]string{
-					manifest.EnvDefaultMaxTokens + "=2000",
-					manifest.EnvBatchMaxTokens + "=6000",
-					manifest.EnvTokenizer + "=cl100k_base",
-					manifest.EnvPerToolPrefix + "Grep__MAX_TOKENS=500",
-					manifest.EnvPerToolPrefix + "Bash=16384",
+					settings.EnvDefaultMaxTokens + "=2000",
+					settings.EnvBatchMaxTokens + "=6000",
+					settings.EnvTokenizer + "=cl100k_base",
+					settings.EnvPerToolPrefix + "Grep__MAX_TOKENS=500",
+					settings.EnvPerToolPrefix + "Bash=16384",
 				}),
 			},
 			want: tokenView{Default: 2000, Batch: 6000, Grep: 500, Bash: 8000, Other: 2000, BashBytes: 16384,
 				Tokenizer: "cl100k_base", HasTokens: true, MaxTokens: 8000},
 			wantRes: map[string]string{
-				"default":   "env " + manifest.EnvDefaultMaxTokens,
-				"batch":     "env " + manifest.EnvBatchMaxTokens,
-				"tokenizer": "env " + manifest.EnvTokenizer,
-				"Grep":      "env " + manifest.EnvPerToolPrefix + "Grep__MAX_TOKENS",
+				"default":   "env " + settings.EnvDefaultMaxTokens,
+				"batch":     "env " + settings.EnvBatchMaxTokens,
+				"tokenizer": "env " + settings.EnvTokenizer,
+				"Grep":      "env " + settings.EnvPerToolPrefix + "Grep__MAX_TOKENS",
 				"Bash":      "m.toml",
 			},
 		},
 		{
 			name: "overrides over the environment",
 			opts: []manifest.Option{
-				manifest.Environ([]string{manifest.EnvDefaultMaxTokens + "=2000"}),
+				manifest.Environ([]string{settings.EnvDefaultMaxTokens + "=2000"}),
 				manifest.Overrides("flag", manifest.ToolOutputLimits{DefaultMaxTokens: 1000, BatchMaxTokens: 3000,
 					Tokenizer: "o200k_base", PerTool: map[string]manifest.ToolEntry{"Bash": {MaxBytes: 4096, MaxTokens: 700}}}),
 			},
@@ -107,7 +109,7 @@ Grep = { max_tokens = 300 }
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := manifest.Resolve(tt.opts...)
+			r, err := manifest.Resolve(context.Background(), tt.opts...)
 			if err != nil {
 				t.Fatalf("Resolve() error: %v", err)
 			}
@@ -150,14 +152,14 @@ func TestTokenLimitErrors(t *testing.T) {
 			`manifest: m.toml: worker.tool_output.tokenizer = "o200k": unknown tokenizer (want "calibrated", "o200k_base" or "cl100k_base"); did you mean "o200k_base"?`},
 		{"tokenizer not a string", file("[worker.tool_output]\ntokenizer = 1\n"),
 			`manifest: m.toml: worker.tool_output.tokenizer = 1: an integer, not a string`},
-		{"not an integer in the environment", manifest.Environ([]string{manifest.EnvDefaultMaxTokens + "=4k"}),
+		{"not an integer in the environment", manifest.Environ([]string{settings.EnvDefaultMaxTokens + "=4k"}),
 			`manifest: env TOOLCAP_WORKER__TOOL_OUTPUT__DEFAULT_MAX_TOKENS: worker.tool_output.default_max_tokens = "4k": not an integer`},
-		{"per_tool in the environment", manifest.Environ([]string{manifest.EnvPerToolPrefix + "Bash__MAX_TOKENS=0"}),
+		{"per_tool in the environment", manifest.Environ([]string{settings.EnvPerToolPrefix + "Bash__MAX_TOKENS=0"}),
 			`manifest: env TOOLCAP_WORKER__TOOL_OUTPUT__PER_TOOL__Bash__MAX_TOKENS: worker.tool_output.per_tool.Bash.max_tokens = "0": 0 is not a token limit; omit the key for none`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := manifest.Load(tt.opt)
+			_, err := manifest.Load(context.Background(), tt.opt)
 			var me *manifest.Error
 			if !errors.As(err, &me) {
 				t.Fatalf("Load() error = %v, want a *manifest.Error", err)
@@ -203,7 +205,7 @@ func TestValidateTokens(t *testing.T) {
 }
 
 func TestTokenKeyTypoWarns(t *testing.T) {
-	r, err := manifest.Resolve(manifest.Bytes("m.toml", []byte("[worker.tool_output]\ndefault_max_token = 4000\n[worker.tool_output.per_tool]\nBash = { max_token = 10 }\n")))
+	r, err := manifest.Resolve(context.Background(), manifest.Bytes("m.toml", []byte("[worker.tool_output]\ndefault_max_token = 4000\n[worker.tool_output.per_tool]\nBash = { max_token = 10 }\n")))
 	if err != nil {
 		t.Fatalf("Resolve() error: %v", err)
 	}

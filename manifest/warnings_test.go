@@ -2,6 +2,7 @@ package manifest_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func TestMisplacedWarnings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			r, err := manifest.Resolve(manifest.Bytes("m.toml", []byte(tt.text)), manifest.WithLogger(logtest.New(&buf, hclog.Info)))
+			r, err := manifest.Resolve(context.Background(), manifest.Bytes("m.toml", []byte(tt.text)), manifest.WithLogger(logtest.New(&buf, hclog.Info)))
 			if err != nil {
 				t.Fatalf("Resolve() error: %v", err)
 			}
@@ -94,7 +95,7 @@ func TestEnvWarnings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := manifest.Resolve(manifest.Environ([]string{tt.name + "=4096"}))
+			r, err := manifest.Resolve(context.Background(), manifest.Environ([]string{tt.name + "=4096"}))
 			if err != nil {
 				t.Fatalf("Resolve() error: %v", err)
 			}
@@ -129,7 +130,7 @@ func TestShortenedValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := manifest.Load(tt.opt)
+			_, err := manifest.Load(context.Background(), tt.opt)
 			var me *manifest.Error
 			if !errors.As(err, &me) {
 				t.Fatalf("Load() error = %v, want a *manifest.Error", err)
@@ -143,7 +144,7 @@ func TestShortenedValues(t *testing.T) {
 		})
 	}
 
-	r, err := manifest.Resolve(
+	r, err := manifest.Resolve(context.Background(),
 		manifest.Bytes("m.toml", []byte("[worker.tool_output]\n"+long+" = 1\n")),
 		manifest.Environ([]string{"TOOLCAP_" + long + "=1"}),
 	)
@@ -183,7 +184,7 @@ func TestUnusedKeepLinesWarns(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := manifest.Resolve(manifest.Bytes("m.toml", []byte(tt.text)))
+			r, err := manifest.Resolve(context.Background(), manifest.Bytes("m.toml", []byte(tt.text)))
 			if err != nil {
 				t.Fatalf("Resolve() error: %v", err)
 			}
@@ -198,7 +199,7 @@ func TestUnusedKeepLinesWarns(t *testing.T) {
 // toolcap cap --keep head) does not make the manifest's keep_lines a
 // mistake: no warning.
 func TestUnusedKeepLinesOverride(t *testing.T) {
-	r, err := manifest.Resolve(
+	r, err := manifest.Resolve(context.Background(),
 		manifest.Bytes("m.toml", []byte("[worker.tool_output.per_tool]\nBash = { keep = \"head_tail\", keep_lines = ['error'] }\n")),
 		manifest.Overrides("flag --keep", manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"Bash": {Strategy: manifest.Strategy{Keep: cut.KeepHead}}}}))
 	if err != nil {

@@ -16,9 +16,9 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/hugepage"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
-	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // A pendingCall is a tools/call the client sent and the server has not

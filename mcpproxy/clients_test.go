@@ -1,15 +1,16 @@
 package mcpproxy_test
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
-	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // TestRelayClientLimits: the relay holds every result, and every page of
@@ -19,7 +20,7 @@ import (
 // and cuts the middle out of a longer one, out of toolcap's sight).
 func TestRelayClientLimits(t *testing.T) {
 	text := strings.Repeat("0123456789abcdef\n", 1000) // 17,000 bytes
-	m, err := manifest.Load(manifest.Bytes("t.toml", []byte("[worker.tool_output.clients]\nsmall-agent = 4096\n")))
+	m, err := manifest.Load(context.Background(), manifest.Bytes("t.toml", []byte("[worker.tool_output.clients]\nsmall-agent = 4096\n")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func TestRelayErrorLimit(t *testing.T) {
 			16384, 100, true, []string{"code", "data", "hint", "message"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := manifest.Load(manifest.Bytes("m.toml", []byte("[worker.tool_output]\n"+tc.manifest+"\n")))
+			m, err := manifest.Load(context.Background(), manifest.Bytes("m.toml", []byte("[worker.tool_output]\n"+tc.manifest+"\n")))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,9 +12,9 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/mcpproxy"
-	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // edgeText returns a text of exactly n bytes, lines of ASCII, and the same

@@ -11,10 +11,10 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
-	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // writtenText returns a text of at least n bytes, and the same text as a

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/toolcap/toolcap/internal/fault"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
-	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // BenchmarkRelayLarge times the proxy on the results of docs/benchmarks.md

@@ -7,9 +7,9 @@ import (
 	"encoding/json"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/middleware"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/settings"
+	"github.com/toolcap/toolcap/middleware"
 )
 
 // This file is the proxy's side of keeping the rest (package rest): the
@@ -136,7 +136,7 @@ func (s *session) withReadTool(raw []byte) []byte {
 		s.mu.Unlock()
 		if warn {
 			s.p.logger.Warn("the server has a tool named as toolcap's read tool; toolcap's read tool shadows it, and the server's is not listed or called. "+
-				"Rename the read tool with [worker.tool_output.rest] tool = \"NAME\" (or "+manifest.EnvRestTool+"=NAME)",
+				"Rename the read tool with [worker.tool_output.rest] tool = \"NAME\" (or "+settings.EnvRestTool+"=NAME)",
 				"tool", def.Name)
 		}
 	}

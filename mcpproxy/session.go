@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
 )
 
 // session is one relayed session: what the client has asked and the

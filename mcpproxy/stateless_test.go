@@ -22,9 +22,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
-	"github.com/toolcap/toolcap/internal/rest"
 )
 
 // The tests of the stateless revision of MCP (2026-07-28): requests with

@@ -1,6 +1,7 @@
 package mcpproxy_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ import (
 // past the buffer, cut as it streamed, is cut again with its one marker in
 // bytes, the count exact.
 func TestRelayTokenLimit(t *testing.T) {
-	m, err := manifest.Load(manifest.Bytes("m.toml", []byte("[worker.tool_output.per_tool]\nt = { max_tokens = 1000 }\n")))
+	m, err := manifest.Load(context.Background(), manifest.Bytes("m.toml", []byte("[worker.tool_output.per_tool]\nt = { max_tokens = 1000 }\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestRelayTokenLimit(t *testing.T) {
 
 // TestRelayExactTokenizerIsAnError: the proxy links no vocabulary.
 func TestRelayExactTokenizerIsAnError(t *testing.T) {
-	m, err := manifest.Load(manifest.Bytes("m.toml", []byte("[worker.tool_output]\ndefault_max_tokens = 1000\ntokenizer = \"o200k_base\"\n")))
+	m, err := manifest.Load(context.Background(), manifest.Bytes("m.toml", []byte("[worker.tool_output]\ndefault_max_tokens = 1000\ntokenizer = \"o200k_base\"\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestRelayExactTokenizerIsAnError(t *testing.T) {
 // and over the token limit is cut, as every front end cuts it, even when
 // the text fits.
 func TestRelayStructuredTokenLimit(t *testing.T) {
-	m, err := manifest.Load(manifest.Bytes("m.toml", []byte("[worker.tool_output.per_tool]\nt = { max_tokens = 200 }\n")))
+	m, err := manifest.Load(context.Background(), manifest.Bytes("m.toml", []byte("[worker.tool_output.per_tool]\nt = { max_tokens = 200 }\n")))
 	if err != nil {
 		t.Fatal(err)
 	}

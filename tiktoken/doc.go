@@ -25,7 +25,7 @@
 // worker.WithTokenizer (a worker whose manifest names an exact tokenizer it
 // was not given fails to start):
 //
-//	m, err := manifest.Load()
+//	m, err := manifest.Load(context.Background())
 //	...
 //	tok, err := tiktoken.New(m.Limits().TokenizerName())
 //	...

@@ -43,7 +43,7 @@ func TestWorkerExactTokens(t *testing.T) {
 		}
 		per[c.Tool] = e
 	}
-	m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte("[worker.tool_output]\ndefault_max_tokens = 4000\ntokenizer = \"o200k_base\"\n")),
+	m, err := manifest.Load(context.Background(), manifest.Bytes("toolcap.toml", []byte("[worker.tool_output]\ndefault_max_tokens = 4000\ntokenizer = \"o200k_base\"\n")),
 		manifest.Overrides("test", manifest.ToolOutputLimits{PerTool: per}))
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestWorkerCalibrated(t *testing.T) {
 		}))
 		calls = append(calls, chain.Call{ID: s.name, Tool: s.name})
 	}
-	m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte("[worker.tool_output]\ndefault_max_bytes = 1048576\ndefault_max_tokens = 4000\n")))
+	m, err := manifest.Load(context.Background(), manifest.Bytes("toolcap.toml", []byte("[worker.tool_output]\ndefault_max_bytes = 1048576\ndefault_max_tokens = 4000\n")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func batchWorker(t *testing.T, contents []string, def, batch int, extra string, 
 		text += fmt.Sprintf("batch_max_bytes = %d\n", batch)
 	}
 	text += extra
-	m, err := manifest.Load(manifest.Bytes("test.toml", []byte(text)))
+	m, err := manifest.Load(context.Background(), manifest.Bytes("test.toml", []byte(text)))
 	if err != nil {
 		t.Fatalf("Load() error: %v", err)
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/worker"
 )
 

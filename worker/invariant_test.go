@@ -53,7 +53,7 @@ func TestInvariants(t *testing.T) {
 			tools = append(tools, text(name, out))
 			calls = append(calls, chain.Call{ID: oname, Tool: name}, chain.Call{ID: "grow " + oname, Tool: name})
 		}
-		m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte(doc.String())))
+		m, err := manifest.Load(context.Background(), manifest.Bytes("toolcap.toml", []byte(doc.String())))
 		if err != nil {
 			t.Fatal(err)
 		}

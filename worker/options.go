@@ -4,8 +4,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/tokens"
 )
 

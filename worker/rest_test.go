@@ -14,8 +14,8 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/logtest"
-	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/worker"
 )
 

@@ -16,7 +16,7 @@ import (
 // TestStrategyFromManifest checks that the cap and the ceiling cut each
 // tool with the strategy its manifest entry names, and report the figures.
 func TestStrategyFromManifest(t *testing.T) {
-	m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte(`
+	m, err := manifest.Load(context.Background(), manifest.Bytes("toolcap.toml", []byte(`
 [worker.tool_output.per_tool]
 Bash = { max_bytes = 1024, keep = "head_tail", keep_lines = ['^error'] }
 Read = 1024

@@ -26,7 +26,7 @@ func (fieldTokenizer) Count(s string) int { return len(strings.Fields(s)) + stri
 
 func loadManifest(t *testing.T, text string) *manifest.WorkerManifest {
 	t.Helper()
-	m, err := manifest.Load(manifest.Bytes("test.toml", []byte(text)))
+	m, err := manifest.Load(context.Background(), manifest.Bytes("test.toml", []byte(text)))
 	if err != nil {
 		t.Fatalf("Load() error: %v", err)
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/toolcap/toolcap/adapters/claudecode"
-	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // benchPayload is a PostToolUse payload of tool whose tool_response is

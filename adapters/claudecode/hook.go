@@ -11,8 +11,8 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // ReadTool is Claude Code's tool that reads a file by lines (file_path,

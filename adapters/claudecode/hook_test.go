@@ -14,8 +14,8 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/claudecode"
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // numberedLines is n lines "line NNNNN …" of about 46 bytes, joined by

@@ -23,8 +23,8 @@ import (
 	"github.com/toolcap/toolcap/adapters/claudecode"
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // jstr is s as a JSON string.

@@ -27,7 +27,7 @@ func (tailLogs) InvokableRun(context.Context, string, ...tool.Option) (string, e
 // holds the tool's policy from the manifest, marker included.
 func ExampleToolMiddleware() {
 	ctx := context.Background()
-	m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte(`
+	m, err := manifest.Load(context.Background(), manifest.Bytes("toolcap.toml", []byte(`
 [worker.tool_output.per_tool]
 tail_logs = 170
 `)))

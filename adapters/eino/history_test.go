@@ -20,8 +20,8 @@ import (
 	"github.com/toolcap/toolcap/adapters/eino"
 	"github.com/toolcap/toolcap/history"
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/tokens"
 )
 

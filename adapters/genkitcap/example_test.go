@@ -39,7 +39,7 @@ func ExampleMiddleware() {
 	tailLogs := genkit.DefineTool(g, "tail_logs", "the service's log", func(*ai.ToolContext, struct{}) (string, error) {
 		return strings.Repeat("GET /healthz 200\n", 1<<16), nil
 	})
-	m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte(`
+	m, err := manifest.Load(context.Background(), manifest.Bytes("toolcap.toml", []byte(`
 [worker.tool_output.per_tool]
 tail_logs = 128
 `)))

@@ -19,7 +19,7 @@ import (
 // counted by the calibrated estimate (2 bytes a token until it learns), the
 // marker included and naming its unit.
 func ExampleMiddleware() {
-	m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte(`
+	m, err := manifest.Load(context.Background(), manifest.Bytes("toolcap.toml", []byte(`
 [worker.tool_output.per_tool]
 tail_logs = { max_bytes = 4096, max_tokens = 80 }
 `)))

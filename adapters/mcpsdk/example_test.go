@@ -16,7 +16,7 @@ import (
 // keep the head and the tail, the marker included.
 func ExampleServerMiddleware() {
 	ctx := context.Background()
-	m, err := manifest.Load(manifest.Bytes("toolcap.toml", []byte(`
+	m, err := manifest.Load(context.Background(), manifest.Bytes("toolcap.toml", []byte(`
 [worker.tool_output.per_tool]
 tail_logs = { max_bytes = 300, keep = "head_tail" }
 `)))

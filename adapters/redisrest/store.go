@@ -14,8 +14,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/settings"
 )
 
 const (
@@ -131,7 +131,7 @@ func New(client redis.UniversalClient, cfg rest.Config, opts ...Option) *Store {
 func Open(rawURL string, cfg rest.Config, opts ...Option) (*Store, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("rest: redis URL %s: not a URL", manifest.RedactStore(rawURL))
+		return nil, fmt.Errorf("rest: redis URL %s: not a URL", settings.RedactStore(rawURL))
 	}
 	shown := u.Redacted()
 	if u.Scheme != "redis" && u.Scheme != "rediss" {

@@ -20,8 +20,8 @@ import (
 	"github.com/toolcap/toolcap/adapters/redisrest"
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/worker"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // BenchmarkKeep is the cost of keeping the rest, against the same cut

@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/tokens"
 )
 

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // A cut that keeps the rest: the marker names the read, inside the limit,

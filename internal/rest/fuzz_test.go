@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // FuzzKeep checks the keeper's rule for any content, limit and strategy:

@@ -10,8 +10,8 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // failCommit is a memory store whose entries fail to commit.

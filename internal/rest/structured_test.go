@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/tokens"
 )
 

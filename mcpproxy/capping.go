@@ -12,11 +12,11 @@ import (
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/internal/pin"
 )
 
 // This file caps the answer to a tools/call: its text through the pinned
-// chain (middleware.Pinned around the server's answer), then its blocks, structuredContent and notes by package
+// chain (pin.Pinned around the server's answer), then its blocks, structuredContent and notes by package
 // shape, or its JSON-RPC error.
 
 // answerCall caps a tools/call's answer and sends it to the client.
@@ -103,7 +103,7 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 	}
 	// The call's scope (its session's, or on a lane its principal's): a
 	// cut the chain keeps the rest of is readable from there only.
-	ctx := middleware.WithAnswer(rest.WithScope(context.Background(), cmp.Or(call.scope, s.scope)), prep)
+	ctx := pin.WithAnswer(rest.WithScope(context.Background(), cmp.Or(call.scope, s.scope)), prep)
 	r := call.handler(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args})
 	if s.forwardable(m, res) && fitsAsSent(res, prep, r, pol) {
 		return nil

@@ -19,7 +19,7 @@ import (
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
 )
@@ -127,7 +127,7 @@ type Proxy struct {
 // whole life: no call sees a mix of old and new limits.
 type generation struct {
 	manifest *manifest.WorkerManifest
-	handler  chain.Handler      // the pinned chain around middleware.Answered
+	handler  chain.Handler      // the pinned chain around pin.Answered
 	policies *manifest.Policies // each tool's policy, counting with the tokenizer
 	// retain is how much of a result's text the reader keeps: the most
 	// any tool's policy must hold (shape.Policy.Hold), so that every cut
@@ -217,9 +217,9 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 	// toolcap's pinned order, as the worker composes it, once: the cap
 	// below the user's middleware, the ceiling above them, around the
 	// answer the server already gave.
-	user, nilAt := middleware.Checked(p.opts.Middleware)
+	user, nilAt := pin.Checked(p.opts.Middleware)
 	chainFor := func(pols *manifest.Policies) chain.Handler {
-		return middleware.Pinned(pols.For, user, middleware.WithLogger(warnOnly{p.logger}), middleware.WithFits(pols.Fit()), middleware.WithRest(keeper))(middleware.Answered)
+		return pin.Pinned(pols.For, user, pin.WithLogger(warnOnly{p.logger}), pin.WithFits(pols.Fit()), pin.WithRest(keeper))(pin.Answered)
 	}
 	handler := chainFor(policies)
 	// A chain of its own for each client with a limit: the user's

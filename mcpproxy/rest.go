@@ -9,7 +9,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/settings"
-	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/internal/pin"
 )
 
 // This file is the proxy's side of keeping the rest (package rest): the
@@ -44,7 +44,7 @@ func (s *session) answerRead(gen *generation, m *message) (bool, error) {
 	} else {
 		prep.Content = &page
 	}
-	r := handler(middleware.WithAnswer(ctx, prep), call)
+	r := handler(pin.WithAnswer(ctx, prep), call)
 	text := ""
 	if r.Content != nil {
 		text = *r.Content

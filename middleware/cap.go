@@ -1,205 +1,80 @@
 package middleware
 
 import (
-	"context"
-
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/internal/rest"
-	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/internal/pin"
+	"github.com/toolcap/toolcap/shape"
 )
 
 // Limits returns the limit for a tool's results, by its registered name.
 // (*manifest.ToolOutputLimits).For has this shape.
-type Limits func(tool string) int
+type Limits = pin.Limits
 
-// Option configures [Cap] and [Ceiling].
-type Option func(*options)
-
-type options struct {
-	logger hclog.Logger
-	policy shape.PolicyFunc // nil: the byte limit and the head rule
-	fit    int              // content this long fits every policy
-	keeper *rest.Keeper     // nil: nothing of a cut is kept
-}
+// Option configures [Cap], [Ceiling] and [Pinned].
+type Option = pin.Option
 
 // WithLogger sets the logger cuts are reported to. Without it the middleware
 // is silent.
-func WithLogger(l hclog.Logger) Option {
-	return func(o *options) {
-		if l != nil {
-			o.logger = l
-		}
-	}
-}
-
-// WithPolicy holds each tool's results to its whole policy, policy(tool):
-// its byte limit, its token limit and its strategy (head, head_tail, json),
-// through [shape.Text]. The policy's MaxBytes is then the limit, and the
-// limits given to [Cap] or [Ceiling] are not consulted (they may be nil).
-// (*manifest.Policies).For has the shape of a [shape.PolicyFunc].
-//
-// A result known to fit ([shape.Policy.Fits]) costs the policy's lookup, a
-// comparison and no allocation. A result within its byte limit and over its
-// token limit in bytes is counted to know whether it fits, so with an exact
-// tokenizer such a result costs a count of its content.
-func WithPolicy(policy shape.PolicyFunc) Option {
-	return func(o *options) {
-		if policy != nil {
-			o.policy = policy
-		}
-	}
-}
-
-// WithFits says that content of at most n bytes fits every tool's policy
-// ((*manifest.Policies).Fit gives that bound): the cap and the ceiling
-// pass such content on without looking a policy up, at the cost of one
-// comparison. It matters only with [WithPolicy]. A wrong n breaks the
-// limit: take it from the same policies.
-func WithFits(n int) Option {
-	return func(o *options) { o.fit = max(n, 0) }
-}
-
-// WithRest keeps the whole content of every result the cap or the ceiling
-// cuts, for a tool whose policy sets KeepRest, with k: the marker then
-// names the read of the rest (package rest), under the scope of the call's
-// context ([rest.WithScope]). Nil keeps nothing, as without the option.
-func WithRest(k *rest.Keeper) Option {
-	return func(o *options) { o.keeper = k }
-}
-
-func newOptions(opts []Option) options {
-	o := options{logger: hclog.NewNullLogger()}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
-	return o
-}
+func WithLogger(l hclog.Logger) Option { return pin.WithLogger(l) }
 
 // Cap returns the byte cap: a middleware that cuts the content of every
-// result next returns to limits(call.Tool) by the head rule ([Truncate]),
-// or to the tool's whole policy with [WithPolicy] (nil limits without one:
-// [shape.DefaultMaxBytes] for every tool), records the figures (see
-// [chain.Result.Truncation]), and logs the cut once at info level with the
-// fields of [shape.LogFields]: tool, call_id, original_bytes, kept_bytes,
-// dropped_bytes, limit, and those of a strategy or a token limit.
+// result next returns to limits(call.Tool) by the head rule ([Truncate])
+// (nil limits: [shape.DefaultMaxBytes] for every tool), records the figures
+// (see [chain.Result.Truncation]), and logs the cut once at info level with
+// the fields tool, call_id, original_bytes, kept_bytes, dropped_bytes and
+// limit.
 //
 // A result with nil Content is passed through untouched, and the error flag
 // and Summary are never changed: a cut is not an error. A result that fits
 // costs one comparison and no allocation; a cut allocates the cut text and
 // one record of its figures.
-func Cap(limits Limits, opts ...Option) chain.Middleware {
-	o := newOptions(opts)
-	return func(next chain.Handler) chain.Handler {
-		return func(ctx context.Context, call chain.Call) chain.Result {
-			return o.capResult(ctx, limits, call, next(ctx, call))
-		}
-	}
-}
-
-// capResult is the cap's work on one result.
-func (o *options) capResult(ctx context.Context, limits Limits, call chain.Call, res chain.Result) chain.Result {
-	if res.Content == nil {
-		return res
-	}
-	capped, t, ok := o.cut(ctx, *res.Content, limits, call.Tool, false)
-	if !ok {
-		return res
-	}
-	if o.logs(o.logger.IsInfo()) {
-		o.logger.Info(shape.Message(t), shape.LogFields(call.Tool, call.ID, t)...)
-	}
-	return res.WithTruncation(capped, t)
-}
-
-// Ceiling returns a middleware that holds the result next returns to the
-// same limits as [Cap]. Placed after user middleware, it keeps the limit
-// whatever they did: when it has to cut, one of them grew the content past
-// the limit, so it cuts the content as it got it ([shape.Text]), records
-// the figures (see [chain.Result.Ceiling]) and logs a warning naming the
-// tool.
 //
-// The ceiling owns what it lets through: the Content of a result it
-// returns is the result's own storage ([chain.Result.Owns]), never a
-// pointer a middleware made and may have kept, so nothing can grow the
-// result past its limit after the chain returned it. A result whose
-// Content points elsewhere is given its own copy, one allocation; one that
-// owns its content is passed on as it is. A cut's result owns its content,
-// and so does the worker's tool output (it copies the tool's text into the
-// result before the cap), so when the user's middleware pass on what the
-// chain handed them, the ceiling copies nothing and allocates nothing. A
-// write through the pointer the chain handed a middleware, or through the
-// storage of a result a middleware made with [chain.ErrorResult] or a cut
-// method and kept, is a write to the result itself, which no layer can
-// tell from the result after it returned.
-func Ceiling(limits Limits, opts ...Option) chain.Middleware {
-	o := newOptions(opts)
-	return func(next chain.Handler) chain.Handler {
-		return func(ctx context.Context, call chain.Call) chain.Result {
-			res := next(ctx, call)
-			if res.Content == nil {
-				return res
-			}
-			// Read once: what is measured is what goes to the history.
-			content := *res.Content
-			capped, t, ok := o.cut(ctx, content, limits, call.Tool, true)
-			if !ok {
-				if !res.Owns() {
-					// A pointer a middleware made: the history keeps a
-					// copy it cannot write to.
-					res = res.WithContent(content)
-				}
-				return res
-			}
-			if o.logs(o.logger.IsWarn()) {
-				o.logger.Warn("a middleware grew a tool result past its limit; cut again",
-					shape.LogFields(call.Tool, call.ID, t)...)
-			}
-			return res.WithCeiling(capped, t)
-		}
-	}
+// Cap alone is the seed's cap, for a chain of one's own. A program that
+// runs user middleware builds with [Pinned], which places them after the
+// cap and before a ceiling.
+func Cap(limits Limits, opts ...Option) chain.Middleware { return pin.Cap(limits, opts...) }
+
+// Ceiling returns the cap again, for after user middleware: it cuts any
+// content over limits(call.Tool) by the same rule, so the limit holds
+// whatever the middleware did, and logs a warning when it had to, naming
+// the tool: a middleware that grows a result past its limit is a bug to
+// fix. A marker an earlier cut left keeps one marker, whose N adds both
+// cuts' drops.
+func Ceiling(limits Limits, opts ...Option) chain.Middleware { return pin.Ceiling(limits, opts...) }
+
+// Pinned returns toolcap's fixed composition around the user's middleware,
+// as one middleware: the cap innermost, next to the handler it wraps, then
+// the user's middleware (the first listed outermost), a [Recover], and the
+// ceiling last:
+//
+//	ceiling(recover(user[0](user[1](...cap(next)))))
+//
+// The cap and the ceiling hold each tool to its whole policy, policy(tool):
+// its byte limit, its token limit and its strategy (head, head_tail, json),
+// as every front end of toolcap does; (*manifest.Policies).For is such a
+// func, and nil is [shape.DefaultMaxBytes] with the head rule for every
+// tool. No user middleware can sit below the cap or above the ceiling: the
+// innermost receives exactly the cap's output, and whatever they do, the
+// ceiling holds each tool to its policy again. Nil entries of user are
+// skipped.
+//
+// Compose once and keep the handler: composing costs an allocation per
+// layer, calling the composed handler allocates nothing of its own.
+func Pinned(policy shape.PolicyFunc, user []chain.Middleware, opts ...Option) chain.Middleware {
+	return pin.Pinned(policy, user, opts...)
 }
 
-// logs reports whether a message the logger's level check calls enabled
-// reaches anyone, so that the fields of a cut are built only when they are
-// used (they cost several allocations). An hclog.InterceptLogger passes
-// messages its own level filters out to its sinks, so it is always logged to.
-func (o *options) logs(enabled bool) bool {
-	if enabled {
-		return true
-	}
-	_, sinks := o.logger.(hclog.InterceptLogger)
-	return sinks
-}
+// Recover returns a middleware that turns a panic in next (a tool or an
+// inner middleware) into an error result whose content names the tool and
+// the panic value, so one bad call never crashes the agent or loses the
+// other results of its batch. The panic and its stack are logged at error
+// level to logger, which may be nil. [Pinned] includes one.
+func Recover(logger hclog.Logger) chain.Middleware { return pin.Recover(logger) }
 
-// cut holds content to the tool's policy and returns the cut text and its
-// figures, or ok == false when it fits.
-func (o *options) cut(ctx context.Context, content string, limits Limits, tool string, ceiling bool) (string, chain.Truncation, bool) {
-	var p shape.Policy
-	if o.policy != nil {
-		if shape.Bytes(o.fit).FitsText(content) { // as decoded: issue 22
-			return content, chain.Truncation{}, false
-		}
-		p = o.policy(tool)
-	} else {
-		limit := shape.DefaultMaxBytes
-		if limits != nil {
-			limit = limits(tool)
-		}
-		p = shape.Bytes(limit)
-		if p.FitsText(content) { // as decoded: issue 22
-			return content, chain.Truncation{}, false
-		}
-	}
-	if o.keeper != nil && p.KeepRest {
-		if ceiling {
-			// The cap's marker may name a read: keep naming it.
-			return o.keeper.Recut(ctx, content, p)
-		}
-		return o.keeper.Text(ctx, content, p)
-	}
-	return shape.Text(content, p)
-}
+// Logging returns a middleware that logs each call once it returns, at
+// debug level (warn for an error result), with tool, call_id, duration,
+// is_error, content_bytes (-1 for no content) and, when the cap cut the
+// result, dropped_bytes. A nil logger makes it a no-op pass-through.
+func Logging(logger hclog.Logger) chain.Middleware { return pin.Logging(logger) }

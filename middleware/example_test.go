@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/shape"
 )
 
 func ExampleTruncate() {
@@ -41,4 +42,28 @@ func ExampleCap() {
 	// Output:
 	// 200 false 1000 bytes of paths
 	// true {Limit:200 OriginalBytes:1000 KeptBytes:150 DroppedBytes:850 Strategy: Compacted:false Batch:false Unit: LimitTokens:0 OriginalTokens:0 KeptTokens:0 DroppedTokens:0 Ref: Resume:0}
+}
+
+// A user middleware runs between the cap and the ceiling: it sees capped
+// content, and whatever it adds, the ceiling holds the limit.
+func ExamplePinned() {
+	tool := func(context.Context, chain.Call) chain.Result {
+		out := strings.Repeat("y", 1000)
+		return chain.Result{Content: &out}
+	}
+	seen := 0
+	banner := func(next chain.Handler) chain.Handler {
+		return func(ctx context.Context, call chain.Call) chain.Result {
+			res := next(ctx, call)
+			seen = len(*res.Content)
+			return res.WithContent(*res.Content + strings.Repeat("!", 100))
+		}
+	}
+	policy := func(string) shape.Policy { return shape.Bytes(300) }
+	h := middleware.Pinned(policy, []chain.Middleware{banner})(tool)
+
+	res := h(context.Background(), chain.Call{ID: "1", Tool: "Read"})
+	fmt.Println(seen, len(*res.Content))
+	// Output:
+	// 300 300
 }

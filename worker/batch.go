@@ -16,7 +16,7 @@ import (
 // one marker whose N is everything it does not see of that output, the
 // stage needs the tool's content as the cap received it. A worker with a
 // budget composes its chain with a cap that reports what it received (the
-// original) and what it passed up ([middleware.PinnedObserved]) into the
+// original) and what it passed up ([pin.PinnedObserved]) into the
 // call's custody, found through the call's context. Nothing is copied: the
 // custody holds the two strings the chain made anyway, so the cost is that
 // the original content of every call of the batch stays reachable until

@@ -17,7 +17,7 @@ import (
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -121,9 +121,9 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	// Each tool's policy (limits and strategy), compiled once: the cap, the
 	// ceiling and the batch stage all hold a tool to the same one.
 	w.policy = policies.For
-	user, nilAt := middleware.Checked(o.middleware)
-	w.run = middleware.Recover(logger)(w.runTool)
-	var observe middleware.CapObserver
+	user, nilAt := pin.Checked(o.middleware)
+	w.run = pin.Recover(logger)(w.runTool)
+	var observe pin.CapObserver
 	if w.batching() {
 		// The batch stage cuts again from the tool's content: the cap tells
 		// the call's custody what it received and passed up (see batch.go).
@@ -131,7 +131,7 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	}
 	// toolcap's pinned order, the one composition every front end builds
 	// from: the cap below the user's middleware, the ceiling above them.
-	w.handler = middleware.PinnedObserved(w.policy, user, observe, middleware.WithLogger(logger), middleware.WithFits(policies.Fit()), middleware.WithRest(w.keeper))(w.call)
+	w.handler = pin.PinnedObserved(w.policy, user, observe, pin.WithLogger(logger), pin.WithFits(policies.Fit()), pin.WithRest(w.keeper))(w.call)
 	// w.call runs the tool inline or on a goroutine of its own; abandonment
 	// and Goexit become results there.
 	if at := nilAt(); at >= 0 {
@@ -248,7 +248,7 @@ func (w *Worker) runTool(ctx context.Context, call chain.Call) chain.Result {
 		// The tool may keep the pointer it returned, or the result, and
 		// write through it later; what the chain cuts and the history
 		// keeps is the result's own copy, which the ceiling then passes on
-		// without copying again (see middleware.Ceiling).
+		// without copying again (see pin.Ceiling).
 		out = out.WithContent(*out.Content)
 	}
 	return out

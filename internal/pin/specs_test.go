@@ -1,4 +1,4 @@
-package middleware_test
+package pin_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/internal/pin"
 )
 
 func TestCapWithPolicy(t *testing.T) {
@@ -27,7 +27,7 @@ func TestCapWithPolicy(t *testing.T) {
 	doc := "{\n" + strings.Repeat(`  "k": "v",`+"\n", 20) + `  "last": 1` + "\n}"
 	wantLog, _ := cut.Cut(log, 200, cut.Spec{Keep: cut.KeepHeadTail})
 	wantDoc, _ := cut.Cut(doc, 200, cut.Spec{Keep: cut.KeepJSON})
-	wantHead, _ := middleware.Truncate(log, 200)
+	wantHead, _ := cut.Head(log, 200)
 	tests := []struct {
 		name    string
 		tool    string
@@ -46,7 +46,7 @@ func TestCapWithPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := middleware.Cap(nil, middleware.WithPolicy(policy))(returning(chain.Result{Content: ptr(tt.content)}))
+			h := pin.Cap(nil, pin.WithPolicy(policy))(returning(chain.Result{Content: ptr(tt.content)}))
 			res := h(context.Background(), chain.Call{Tool: tt.tool})
 			if diff := cmp.Diff(tt.want, *res.Content); diff != "" {
 				t.Errorf("content mismatch (-want +got):\n%s", diff)
@@ -65,7 +65,7 @@ func TestCapWithPolicyFitsFree(t *testing.T) {
 	policy := func(string) shape.Policy { return shape.Policy{MaxBytes: 200, Spec: cut.Spec{Keep: cut.KeepHeadTail}} }
 	content := strings.Repeat("x", 100)
 	in := chain.Result{Content: &content}
-	h := middleware.Cap(nil, middleware.WithPolicy(policy))(returning(in))
+	h := pin.Cap(nil, pin.WithPolicy(policy))(returning(in))
 	call := chain.Call{Tool: "Bash"}
 	ctx := context.Background()
 	if n := testing.AllocsPerRun(100, func() { h(ctx, call) }); n != 0 {
@@ -78,7 +78,7 @@ func TestCapWithPolicyFitsFree(t *testing.T) {
 func TestWithFits(t *testing.T) {
 	looked := 0
 	policy := func(string) shape.Policy { looked++; return shape.Bytes(100) }
-	h := middleware.Cap(nil, middleware.WithPolicy(policy), middleware.WithFits(100))(
+	h := pin.Cap(nil, pin.WithPolicy(policy), pin.WithFits(100))(
 		func(_ context.Context, call chain.Call) chain.Result {
 			s := strings.Repeat("x", len(call.ID))
 			return chain.Result{Content: &s}

@@ -1,4 +1,4 @@
-package middleware_test
+package pin_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/resulttest"
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/internal/pin"
 )
 
 // TestPinned checks the pinned order: the innermost user middleware gets
@@ -34,9 +34,9 @@ func TestPinned(t *testing.T) {
 		}
 	}
 	policy := func(string) shape.Policy { return shape.Bytes(200) }
-	h := middleware.Pinned(policy, []chain.Middleware{record("outer", strings.Repeat("!", 300)), nil, record("inner", "")})(middleware.Answered)
+	h := pin.Pinned(policy, []chain.Middleware{record("outer", strings.Repeat("!", 300)), nil, record("inner", "")})(pin.Answered)
 	long := strings.Repeat("x", 1000)
-	res := h(middleware.WithAnswer(context.Background(), chain.Result{Content: &long}), chain.Call{ID: "1", Tool: "Glob"})
+	res := h(pin.WithAnswer(context.Background(), chain.Result{Content: &long}), chain.Call{ID: "1", Tool: "Glob"})
 
 	want := []string{"outer in", "inner in", "inner out 200", "outer out 200"}
 	if diff := cmp.Diff(want, seen); diff != "" {
@@ -55,7 +55,7 @@ func TestPinnedRecovers(t *testing.T) {
 	panics := func(chain.Handler) chain.Handler {
 		return func(context.Context, chain.Call) chain.Result { panic("boom") }
 	}
-	h := middleware.Pinned(nil, []chain.Middleware{panics})(middleware.Answered)
+	h := pin.Pinned(nil, []chain.Middleware{panics})(pin.Answered)
 	res := h(context.Background(), chain.Call{Tool: "Read"})
 	if !res.IsError() || !strings.Contains(*res.Content, "boom") {
 		t.Errorf("a panicking middleware gave %+v", resulttest.Of(res))
@@ -77,8 +77,8 @@ func TestChecked(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			kept, nilAt := middleware.Checked(tt.mws)
-			chain.Chain(kept...)(middleware.Answered)
+			kept, nilAt := pin.Checked(tt.mws)
+			chain.Chain(kept...)(pin.Answered)
 			if len(kept) != tt.kept || nilAt() != tt.want {
 				t.Errorf("Checked: %d kept, nilAt %d; want %d, %d", len(kept), nilAt(), tt.kept, tt.want)
 			}
@@ -87,7 +87,7 @@ func TestChecked(t *testing.T) {
 }
 
 func TestAnsweredWithoutAnswer(t *testing.T) {
-	res := middleware.Answered(context.Background(), chain.Call{ID: "7", Tool: "Grep"})
+	res := pin.Answered(context.Background(), chain.Call{ID: "7", Tool: "Grep"})
 	if !res.IsError() || !strings.Contains(*res.Content, "Grep") {
 		t.Errorf("Answered without an answer = %+v", resulttest.Of(res))
 	}
@@ -106,10 +106,10 @@ func ExamplePinned() {
 			return res
 		}
 	}
-	h := middleware.Pinned(func(string) shape.Policy { return shape.Bytes(128) }, []chain.Middleware{note})(middleware.Answered)
+	h := pin.Pinned(func(string) shape.Policy { return shape.Bytes(128) }, []chain.Middleware{note})(pin.Answered)
 
 	text := strings.Repeat("a line of output\n", 100)
-	res := h(middleware.WithAnswer(context.Background(), chain.Result{Content: &text}), chain.Call{ID: "1", Tool: "Bash"})
+	res := h(pin.WithAnswer(context.Background(), chain.Result{Content: &text}), chain.Call{ID: "1", Tool: "Bash"})
 	fmt.Println(len(*res.Content), strings.HasSuffix(*res.Content, "refine your query]"))
 	// Output:
 	// the middleware sees 128 bytes; 1623 were cut
@@ -158,8 +158,8 @@ func TestPinnedCeilingOwnsContent(t *testing.T) {
 					return res
 				}
 			}
-			h := middleware.Pinned(policy, []chain.Middleware{mw})(middleware.Answered)
-			ctx := middleware.WithAnswer(context.Background(), answer)
+			h := pin.Pinned(policy, []chain.Middleware{mw})(pin.Answered)
+			ctx := pin.WithAnswer(context.Background(), answer)
 			res := h(ctx, chain.Call{ID: "1", Tool: "Read"})
 			if kept != nil {
 				*kept = strings.Repeat("x", 1000) // after the chain returned

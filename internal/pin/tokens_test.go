@@ -1,4 +1,4 @@
-package middleware_test
+package pin_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/middleware"
+	"github.com/toolcap/toolcap/internal/pin"
 )
 
 // fields counts a token per space-separated field and per space: at most
@@ -45,7 +45,7 @@ func TestCapWithTokens(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := middleware.Cap(nil, middleware.WithPolicy(policy))(returning(chain.Result{Content: ptr(tt.content)}))
+			h := pin.Cap(nil, pin.WithPolicy(policy))(returning(chain.Result{Content: ptr(tt.content)}))
 			res := h(context.Background(), chain.Call{Tool: tt.tool})
 			if diff := cmp.Diff(tt.want, *res.Content); diff != "" {
 				t.Errorf("content mismatch (-want +got):\n%s", diff)
@@ -68,7 +68,7 @@ func TestCapWithTokens(t *testing.T) {
 // limit is cut again, by tokens.
 func TestCeilingWithTokens(t *testing.T) {
 	grow := strings.Repeat("more ", 300)
-	h := middleware.Ceiling(nil, middleware.WithPolicy(func(string) shape.Policy {
+	h := pin.Ceiling(nil, pin.WithPolicy(func(string) shape.Policy {
 		return shape.Policy{MaxBytes: 1 << 20, MaxTokens: 64, Counter: fields{}}
 	}))(
 		returning(chain.Result{Content: ptr(grow)}))

@@ -10,9 +10,9 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/internal/pin"
 )
 
 // This file caps the answer to a tools/call: its text through the pinned

@@ -16,10 +16,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/manifest"
-	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
 )

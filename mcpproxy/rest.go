@@ -7,9 +7,9 @@ import (
 	"encoding/json"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/settings"
-	"github.com/toolcap/toolcap/internal/pin"
 )
 
 // This file is the proxy's side of keeping the rest (package rest): the

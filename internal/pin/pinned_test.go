@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/resulttest"
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/internal/pin"
 )
 
 // TestPinned checks the pinned order: the innermost user middleware gets

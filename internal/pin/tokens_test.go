@@ -9,8 +9,8 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/pin"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // fields counts a token per space-separated field and per space: at most

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolcap/toolcap/internal/httpauth"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 	"github.com/toolcap/toolcap/middleware"
@@ -177,7 +178,7 @@ func (f *mcpFlags) check() error {
 		return fmt.Errorf("--session-idle %s: must be positive", f.sessionIdle)
 	}
 	if f.publicURL != "" {
-		if err := mcpproxy.CheckPublicOrigin(f.publicURL); err != nil {
+		if err := httpauth.CheckPublicOrigin(f.publicURL); err != nil {
 			return fmt.Errorf("--public-origin: %v", err)
 		}
 	}

@@ -46,18 +46,9 @@ func serveHTTP(ctx context.Context, proxy *mcpproxy.Proxy, addr string, opts mcp
 	ln := newLimitListener(tcp, maxConns)
 	handler := proxy.HTTPHandler(opts)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", handler)
-	if opts.ForwardAuth {
-		// Where a client that the upstream refused looks for how to
-		// authorize: the upstream's metadata, mapped to the proxy's URL.
-		mux.Handle(mcpproxy.ResourceMetadataPath+"/mcp", handler.ResourceMetadata())
-		mux.Handle(mcpproxy.ResourceMetadataPath, handler.ResourceMetadata())
-		// Where a 2025-03-26 client authorizes when the upstream
-		// publishes no metadata: the upstream's own endpoints, relayed.
-		for _, p := range mcpproxy.LegacyAuthorizationPaths {
-			mux.Handle(p, handler.LegacyAuthorization())
-		}
-	}
+	// With --forward-auth, also where a client that the upstream refused
+	// looks for how to authorize.
+	handler.Mount(mux, "/mcp")
 	// The handler bounds the reading of bodies itself; a read timeout here
 	// would end the long-lived event streams too. IdleTimeout closes
 	// kept-alive connections nobody uses.

@@ -14,8 +14,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/httpauth"
 	"github.com/toolcap/toolcap/internal/resultstats"
-	"github.com/toolcap/toolcap/mcpproxy"
 )
 
 // unlistedTool is the tool label of every result of a tool the server did
@@ -99,11 +99,11 @@ func serveMetrics(ctx context.Context, m *mcpMetrics, addr, token string, logger
 
 // requireBearer answers 401 to a request whose Authorization header does
 // not carry token as a bearer token, checked as the HTTP server checks its
-// own ([mcpproxy.BearerOK]: the scheme in any case, the token hashed and
+// own ([httpauth.BearerOK]: the scheme in any case, the token hashed and
 // compared in constant time).
 func requireBearer(token string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !mcpproxy.BearerOK(r.Header.Get("Authorization"), token) {
+		if !httpauth.BearerOK(r.Header.Get("Authorization"), token) {
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			http.Error(w, "toolcap: a bearer token is required", http.StatusUnauthorized)
 			return

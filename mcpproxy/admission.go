@@ -13,12 +13,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolcap/toolcap/internal/httpauth"
 )
 
-// DefaultProtocolVersions are the MCP protocol versions [HTTPOptions]
+// defaultProtocolVersions are the MCP protocol versions [HTTPOptions]
 // accepts in a request's MCP-Protocol-Version header unless told otherwise:
 // those the go-sdk this module builds with negotiates.
-var DefaultProtocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+var defaultProtocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
 
 // admit makes the checks that need nothing but the request's line and
 // headers, in the order the go-sdk's server makes them, so that a request
@@ -39,7 +41,7 @@ func (h *HTTPHandler) admit(w http.ResponseWriter, r *http.Request) bool {
 		refuse(w, r, "toolcap: origin not allowed", http.StatusForbidden)
 		return false
 	}
-	if h.token != "" && !BearerOK(r.Header.Get("Authorization"), h.token) {
+	if h.token != "" && !httpauth.BearerOK(r.Header.Get("Authorization"), h.token) {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		refuse(w, r, "toolcap: a bearer token is required", http.StatusUnauthorized)
 		return false

@@ -9,14 +9,14 @@ import (
 	"time"
 )
 
-// LegacyAuthorizationPaths are the paths a client of the MCP 2025-03-26
+// legacyAuthorizationPaths are the paths a client of the MCP 2025-03-26
 // authorization spec looks for its authorization server at, on the MCP
 // server's origin, when the server publishes no protected resource
 // metadata: the authorization server metadata (RFC 8414, and the OpenID
 // Connect form a client also tries), and, when there is none, the
 // endpoints the spec falls back to. [HTTPHandler.LegacyAuthorization]
 // serves them.
-var LegacyAuthorizationPaths = []string{
+var legacyAuthorizationPaths = []string{
 	"/.well-known/oauth-authorization-server",
 	"/.well-known/openid-configuration",
 	"/authorize", "/token", "/register",
@@ -41,11 +41,11 @@ var legacyAuthHeaders = []string{"Accept", "Authorization", "Content-Type", "Use
 // and what OAuth says of caching and errors.
 var legacyAuthAnswerHeaders = []string{"Cache-Control", "Content-Type", "Location", "Pragma", "WWW-Authenticate"}
 
-// LegacyAuthorization returns the handler of the 2025-03-26 authorization
+// legacyAuthorizationHandler returns the handler of the 2025-03-26 authorization
 // discovery and fallback endpoints (GET of the two metadata documents and
-// of /authorize, POST /token, POST /register: [LegacyAuthorizationPaths])
+// of /authorize, POST /token, POST /register: [legacyAuthorizationPaths])
 // for a proxy with [HTTPOptions.ForwardAuth] and [HTTPOptions.UpstreamURL];
-// it answers 404 otherwise. Mount it at each of those paths.
+// it answers 404 otherwise. [HTTPHandler.Mount] mounts it at each of those paths.
 //
 // Under the 2025-03-26 spec, a client of a server that publishes no
 // protected resource metadata reads the authorization server metadata at
@@ -66,7 +66,7 @@ var legacyAuthAnswerHeaders = []string{"Cache-Control", "Content-Type", "Locatio
 // (a login form posting elsewhere on its origin) cannot be used through
 // the proxy, and should publish protected resource metadata naming
 // itself, as the 2025-06-18 spec requires.
-func (h *HTTPHandler) LegacyAuthorization() http.Handler {
+func (h *HTTPHandler) legacyAuthorizationHandler() http.Handler {
 	if h.meta == nil {
 		return http.NotFoundHandler()
 	}
@@ -96,7 +96,7 @@ func (a legacyAuthorization) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		want = http.MethodGet
 	}
 	known := false
-	for _, p := range LegacyAuthorizationPaths {
+	for _, p := range legacyAuthorizationPaths {
 		known = known || r.URL.Path == p
 	}
 	switch {

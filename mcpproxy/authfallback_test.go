@@ -176,7 +176,7 @@ func TestLegacyAuthorizationUnavailable(t *testing.T) {
 	p := hsProxy(t, nil)
 	h := p.HTTPHandler(mcpproxy.HTTPOptions{})
 	rec := httptest.NewRecorder()
-	h.LegacyAuthorization().ServeHTTP(rec, httptest.NewRequest("POST", "/token", strings.NewReader("grant_type=x")))
+	h.LegacyAuthorizationHandlerForTest().ServeHTTP(rec, httptest.NewRequest("POST", "/token", strings.NewReader("grant_type=x")))
 	if rec.Code != http.StatusNotFound {
 		t.Errorf("without ForwardAuth: %d, want 404", rec.Code)
 	}

@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// DefaultGrace is how long [Command]'s Close waits at each step of stopping
+// defaultGrace is how long [Command]'s Close waits at each step of stopping
 // the server, unless told otherwise.
-const DefaultGrace = 2 * time.Second
+const defaultGrace = 2 * time.Second
 
 // Command starts cmd, an MCP server speaking over its standard input and
 // output, and returns the connection to it. cmd must not have been started,
@@ -30,10 +30,10 @@ const DefaultGrace = 2 * time.Second
 // itself, its output is read to the end, and the rest of its group is
 // stopped after grace.
 //
-// A grace of zero or less means [DefaultGrace].
+// A grace of zero or less means [defaultGrace].
 func Command(cmd *exec.Cmd, grace time.Duration) (Conn, error) {
 	if grace <= 0 {
-		grace = DefaultGrace
+		grace = defaultGrace
 	}
 	if cmd.Stdin != nil || cmd.Stdout != nil {
 		return nil, errors.New("mcpproxy: Command: cmd.Stdin and cmd.Stdout must be unset")

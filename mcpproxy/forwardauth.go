@@ -11,13 +11,13 @@ import (
 	"sync"
 )
 
-// UpstreamHTTPError is an HTTP upstream's refusal of a request for want of
+// upstreamHTTPError is an HTTP upstream's refusal of a request for want of
 // authorization: its answer 401 Unauthorized or 403 Forbidden, with the
 // headers that tell a client how to authorize (WWW-Authenticate, which
 // names the protected resource metadata and the scopes). The proxy's own
 // client needs them as they came to start or step up OAuth, so they are
 // kept whole rather than folded into a JSON-RPC error.
-type UpstreamHTTPError struct {
+type upstreamHTTPError struct {
 	// URL is the upstream endpoint that refused.
 	URL string
 	// Status is the HTTP status it answered: 401 or 403 for a session's
@@ -39,7 +39,7 @@ type UpstreamHTTPError struct {
 // the proxy more.
 const maxRefusalBody = 4 << 10
 
-func (e *UpstreamHTTPError) Error() string {
+func (e *upstreamHTTPError) Error() string {
 	msg := fmt.Sprintf("%s answered %d %s", e.URL, e.Status, http.StatusText(e.Status))
 	if v := e.Header.Values("WWW-Authenticate"); len(v) > 0 {
 		msg += " (WWW-Authenticate: " + strings.Join(v, ", ") + ")"
@@ -56,23 +56,23 @@ func refusable(status int) bool {
 	return status == http.StatusUnauthorized || status == http.StatusForbidden
 }
 
-// UpstreamAuth joins one client session of a proxy serving HTTP to that
+// upstreamAuth joins one client session of a proxy serving HTTP to that
 // session's HTTP upstream, when the upstream authorizes the client rather
 // than the proxy: the client's Authorization goes up with every request
-// ([UpstreamAuth.SetAuthorization]), and the upstream's refusal of a
+// ([upstreamAuth.SetAuthorization]), and the upstream's refusal of a
 // request comes back with its status and WWW-Authenticate
-// ([UpstreamAuth.Refusal]). It reaches [DialHTTP] through the context of
-// the dial ([WithUpstreamAuth]), and takes effect when the connection was
+// ([upstreamAuth.Refusal]). It reaches [DialHTTP] through the context of
+// the dial ([withUpstreamAuth]), and takes effect when the connection was
 // dialled with [ForwardAuth]. The zero value is ready to use; it is safe
 // for concurrent use.
-type UpstreamAuth struct {
+type upstreamAuth struct {
 	mu            sync.Mutex
 	authorization string
-	refusals      map[string]*UpstreamHTTPError // by request id, as it came
+	refusals      map[string]*upstreamHTTPError // by request id, as it came
 	order         []string                      // the ids of refusals, oldest first
 }
 
-// maxRefusals bounds the refusals an UpstreamAuth holds for requests whose
+// maxRefusals bounds the refusals an upstreamAuth holds for requests whose
 // stream did not take them (their client went away): the oldest go.
 const maxRefusals = 64
 
@@ -81,24 +81,24 @@ const maxRefusals = 64
 // header, if any, then applies). The server calls it with each request
 // its client makes, so that a refreshed or stepped-up token is used from
 // the next request on.
-func (a *UpstreamAuth) SetAuthorization(v string) {
+func (a *upstreamAuth) SetAuthorization(v string) {
 	a.mu.Lock()
 	a.authorization = v
 	a.mu.Unlock()
 }
 
-func (a *UpstreamAuth) currentAuthorization() string {
+func (a *upstreamAuth) currentAuthorization() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.authorization
 }
 
 // refuse records the upstream's refusal of the request with id.
-func (a *UpstreamAuth) refuse(id string, e *UpstreamHTTPError) {
+func (a *upstreamAuth) refuse(id string, e *upstreamHTTPError) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.refusals == nil {
-		a.refusals = map[string]*UpstreamHTTPError{}
+		a.refusals = map[string]*upstreamHTTPError{}
 	}
 	if _, dup := a.refusals[id]; !dup {
 		a.order = append(a.order, id)
@@ -115,7 +115,7 @@ func (a *UpstreamAuth) refuse(id string, e *UpstreamHTTPError) {
 // did not refuse it. The connection records a refusal before it answers
 // the request with a JSON-RPC error, so a server that sees that answer
 // finds the refusal here.
-func (a *UpstreamAuth) Refusal(id string) *UpstreamHTTPError {
+func (a *upstreamAuth) Refusal(id string) *upstreamHTTPError {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e := a.refusals[id]
@@ -133,21 +133,21 @@ func (a *UpstreamAuth) Refusal(id string) *UpstreamHTTPError {
 
 type upstreamAuthKey struct{}
 
-// WithUpstreamAuth returns ctx carrying a, for [DialHTTP] with
+// withUpstreamAuth returns ctx carrying a, for [DialHTTP] with
 // [ForwardAuth] to forward the client's Authorization and record the
 // upstream's refusals: a server passes it in the context of the dial of a
 // session's upstream.
-func WithUpstreamAuth(ctx context.Context, a *UpstreamAuth) context.Context {
+func withUpstreamAuth(ctx context.Context, a *upstreamAuth) context.Context {
 	return context.WithValue(ctx, upstreamAuthKey{}, a)
 }
 
-func upstreamAuthFrom(ctx context.Context) *UpstreamAuth {
-	a, _ := ctx.Value(upstreamAuthKey{}).(*UpstreamAuth)
+func upstreamAuthFrom(ctx context.Context) *upstreamAuth {
+	a, _ := ctx.Value(upstreamAuthKey{}).(*upstreamAuth)
 	return a
 }
 
 // relayUpstreamAuth answers w with the upstream's refusal when err is one
-// (an [UpstreamHTTPError]): its status, its WWW-Authenticate and its body,
+// (an [upstreamHTTPError]): its status, its WWW-Authenticate and its body,
 // so that the client can start OAuth, or step up its scopes, with the
 // upstream's authorization server. rewrite, when not nil, rewrites each
 // WWW-Authenticate value (its resource_metadata: see
@@ -156,7 +156,7 @@ func upstreamAuthFrom(ctx context.Context) *UpstreamAuth {
 // headers set on it for a stream of events (and a session id, as a
 // refused request starts none) are dropped.
 func relayUpstreamAuth(w http.ResponseWriter, err error, rewrite func(string) string) bool {
-	var e *UpstreamHTTPError
+	var e *upstreamHTTPError
 	if !errors.As(err, &e) || !refusable(e.Status) {
 		return false
 	}
@@ -167,7 +167,7 @@ func relayUpstreamAuth(w http.ResponseWriter, err error, rewrite func(string) st
 // relayRefusal answers w with the upstream's refusal e as it came: its
 // status, its WWW-Authenticate (each value rewritten by rewrite when it is
 // not nil) and its body.
-func relayRefusal(w http.ResponseWriter, e *UpstreamHTTPError, rewrite func(string) string) {
+func relayRefusal(w http.ResponseWriter, e *upstreamHTTPError, rewrite func(string) string) {
 	h := w.Header()
 	for _, k := range []string{"Content-Type", "Cache-Control", "Content-Length", sessionHeader} {
 		h.Del(k)
@@ -184,7 +184,7 @@ func relayRefusal(w http.ResponseWriter, e *UpstreamHTTPError, rewrite func(stri
 
 // copyChallenge sets w's WWW-Authenticate to the refusal's, each value
 // rewritten by rewrite when it is not nil.
-func copyChallenge(w http.ResponseWriter, e *UpstreamHTTPError, rewrite func(string) string) {
+func copyChallenge(w http.ResponseWriter, e *upstreamHTTPError, rewrite func(string) string) {
 	if v := e.Header.Values("WWW-Authenticate"); len(v) > 0 {
 		v = append([]string(nil), v...)
 		if rewrite != nil {
@@ -209,12 +209,12 @@ var errRefusedUpstream = errors.New("mcpproxy: the upstream refused the request;
 // Once a byte has gone, the stream is the client's as usual.
 type refusalGuard struct {
 	w       http.ResponseWriter
-	auth    *UpstreamAuth
+	auth    *upstreamAuth
 	ids     []string
 	rewrite func(string) string // of WWW-Authenticate; nil for none
 	// find, when set, finds the refusal instead of auth and ids (a
 	// stateless POST's, recorded by its lane): any status but 2xx.
-	find func() *UpstreamHTTPError
+	find func() *upstreamHTTPError
 
 	status    int  // the status the stream set, not yet written
 	committed bool // the status is written
@@ -226,7 +226,7 @@ type refusalGuard struct {
 // rewritten by rewrite when it is not nil. With a nil a (an upstream not
 // dialled with [ForwardAuth]) it changes nothing but the timing of the
 // status.
-func (a *UpstreamAuth) guard(w http.ResponseWriter, ids []string, rewrite func(string) string) *refusalGuard {
+func (a *upstreamAuth) guard(w http.ResponseWriter, ids []string, rewrite func(string) string) *refusalGuard {
 	return &refusalGuard{w: w, auth: a, ids: ids, rewrite: rewrite}
 }
 

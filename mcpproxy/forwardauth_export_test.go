@@ -10,9 +10,9 @@ func RelayUpstreamAuth(w http.ResponseWriter, err error) bool {
 	return relayUpstreamAuth(w, err, nil)
 }
 
-// GuardStream is UpstreamAuth.guard, WWW-Authenticate unchanged, with
+// GuardStream is upstreamAuth.guard, WWW-Authenticate unchanged, with
 // whether the refusal was relayed.
-func GuardStream(a *UpstreamAuth, w http.ResponseWriter, ids []string) (http.ResponseWriter, func() bool) {
+func GuardStream(a *upstreamAuth, w http.ResponseWriter, ids []string) (http.ResponseWriter, func() bool) {
 	g := a.guard(w, ids, nil)
 	return g, g.relayed
 }

@@ -53,7 +53,7 @@ const (
 // A request the server refuses with 401 or 403 is answered with a
 // JSON-RPC error naming the status and WWW-Authenticate; with
 // [ForwardAuth], the refusal is also recorded, whole, for the server the
-// proxy serves HTTP with (see [UpstreamAuth]).
+// proxy serves HTTP with (see [upstreamAuth]).
 //
 // The connection does not dial anything until the first message: a server
 // that cannot be reached makes the initialize request fail with a JSON-RPC
@@ -102,7 +102,7 @@ type httpClientConfig struct {
 
 // ForwardAuth makes the connection authorize as the proxy's client does
 // rather than as the proxy: when the dial's context carries an
-// [UpstreamAuth] ([WithUpstreamAuth]), the Authorization it was last given
+// [upstreamAuth] ([withUpstreamAuth]), the Authorization it was last given
 // replaces the dial's own with every request, and the server's refusals
 // (401, 403) are recorded in it for the proxy's server to relay. Without
 // one (a client over stdio), it changes nothing.
@@ -128,7 +128,7 @@ type httpClientConn struct {
 	header http.Header
 	client *http.Client
 	logger hclog.Logger
-	auth   *UpstreamAuth // nil unless dialled with ForwardAuth and one
+	auth   *upstreamAuth // nil unless dialled with ForwardAuth and one
 	// link, for a connection that carries the requests of MCP's
 	// stateless revision (a lane's), gives each request's own headers and
 	// takes the server's refusals; nil for a session's.
@@ -362,7 +362,7 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 	}
 	if refusable(resp.StatusCode) {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBody))
-		refusal := &UpstreamHTTPError{URL: c.url, Status: resp.StatusCode, Header: resp.Header.Clone(), Body: body}
+		refusal := &upstreamHTTPError{URL: c.url, Status: resp.StatusCode, Header: resp.Header.Clone(), Body: body}
 		if c.auth != nil && env.isRequest() {
 			// Recorded before the request is answered: the server finds
 			// it when the answer reaches the request's stream.
@@ -472,7 +472,7 @@ const maxStatelessRefusal = 64 << 10
 // with a JSON-RPC error naming the status otherwise.
 func (c *httpClientConn) refusedStateless(env *message, resp *http.Response) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxStatelessRefusal))
-	refusal := &UpstreamHTTPError{URL: c.url, Status: resp.StatusCode, Header: resp.Header.Clone(), Body: body}
+	refusal := &upstreamHTTPError{URL: c.url, Status: resp.StatusCode, Header: resp.Header.Clone(), Body: body}
 	if !env.isRequest() {
 		c.logger.Debug("the MCP server refused a stateless notification", "method", env.method, "status", resp.StatusCode)
 		return

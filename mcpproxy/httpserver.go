@@ -42,7 +42,7 @@ type HTTPOptions struct {
 	MaxBodyBytes int64
 	// BodyTimeout bounds the time a client takes to send a request's body,
 	// so that a client sending a byte now and then cannot hold a
-	// connection and its memory. Zero means [DefaultBodyTimeout].
+	// connection and its memory. Zero means [defaultBodyTimeout].
 	BodyTimeout time.Duration
 	// MaxSessions bounds the sessions open at once (each has a server of
 	// its own): an initialize beyond it is answered 503 with a JSON-RPC
@@ -58,13 +58,13 @@ type HTTPOptions struct {
 	// holding the rest. It is also how much of the GET stream is kept for
 	// a client that resumes it (Last-Event-ID), and how much of a POST
 	// stream's events already written (four times as much across a
-	// session's POST streams). Zero means [DefaultStreamBuffer].
+	// session's POST streams). Zero means [defaultStreamBuffer].
 	StreamBuffer int
 	// ResumeGrace is how long a POST stream whose connection broke before
 	// its response went out waits for its client to resume it (a GET with
 	// the Last-Event-ID of the last event it read), its messages and
 	// response still kept for it; then they are dropped. Zero means
-	// [DefaultResumeGrace].
+	// [defaultResumeGrace].
 	ResumeGrace time.Duration
 	// JSONWait is how long a POST of one request waits for the server's
 	// first message about it before it opens its stream of events: when
@@ -75,18 +75,18 @@ type HTTPOptions struct {
 	// first where the protocol version has one. Until the stream opens its
 	// client cannot resume it: a connection that breaks within JSONWait
 	// loses the answer, as one that breaks before a JSON answer does. Zero
-	// means [DefaultJSONWait]; a negative value opens every stream at once.
+	// means [defaultJSONWait]; a negative value opens every stream at once.
 	JSONWait time.Duration
 	// ProtocolVersions are the values of the MCP-Protocol-Version header
 	// accepted; another is answered 400. Nil means
-	// [DefaultProtocolVersions].
+	// [defaultProtocolVersions].
 	ProtocolVersions []string
 	// ForwardAuth passes each client's Authorization header on to the
 	// upstream of its session, and relays an upstream's 401 or 403 (its
 	// status, WWW-Authenticate and body) to the client, so that a client
 	// completes OAuth with the upstream through the proxy. It takes
 	// effect with a Dial made by [DialHTTP] with [ForwardAuth]: the
-	// session's [UpstreamAuth] is in the dial's context. The header then
+	// session's [upstreamAuth] is in the dial's context. The header then
 	// belongs to the upstream, so Token must be empty. With UpstreamURL
 	// set, the proxy also stands for the upstream in its OAuth protected
 	// resource metadata: see [HTTPHandler.ResourceMetadata].
@@ -122,19 +122,19 @@ type HTTPOptions struct {
 
 // The defaults of [HTTPOptions].
 const (
-	DefaultBodyTimeout  = 30 * time.Second
+	defaultBodyTimeout  = 30 * time.Second
 	DefaultMaxSessions  = 64
 	DefaultSessionIdle  = 30 * time.Minute
-	DefaultStreamBuffer = 1 << 20
-	// DefaultResumeGrace outlasts the go-sdk client's reconnections (5
+	defaultStreamBuffer = 1 << 20
+	// defaultResumeGrace outlasts the go-sdk client's reconnections (5
 	// tries, 1 s growing by half each time, with jitter) and the
 	// TypeScript SDK's.
-	DefaultResumeGrace = time.Minute
-	// DefaultJSONWait lets a call the server answers within it go out as
+	defaultResumeGrace = time.Minute
+	// defaultJSONWait lets a call the server answers within it go out as
 	// one JSON body, and opens the stream of a longer one soon enough that
 	// a connection broken while it runs is rarely one the client cannot
 	// resume.
-	DefaultJSONWait = 100 * time.Millisecond
+	defaultJSONWait = 100 * time.Millisecond
 )
 
 // HTTPHandler returns an http.Handler serving MCP's streamable HTTP
@@ -202,7 +202,7 @@ func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	// that it ends there): the budget holds at least one.
 	h.budget.limit = max(h.budget.limit, int64(h.maxBody)+1)
 	if h.bodyTimeout <= 0 {
-		h.bodyTimeout = DefaultBodyTimeout
+		h.bodyTimeout = defaultBodyTimeout
 	}
 	if h.maxSessions <= 0 {
 		h.maxSessions = DefaultMaxSessions
@@ -211,17 +211,17 @@ func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		h.idle = DefaultSessionIdle
 	}
 	if h.streamMax <= 0 {
-		h.streamMax = DefaultStreamBuffer
+		h.streamMax = defaultStreamBuffer
 	}
 	h.replayMax = 4 * h.streamMax
 	if h.resumeGrace <= 0 {
-		h.resumeGrace = DefaultResumeGrace
+		h.resumeGrace = defaultResumeGrace
 	}
 	if h.jsonWait == 0 {
-		h.jsonWait = DefaultJSONWait
+		h.jsonWait = defaultJSONWait
 	}
 	if h.versions == nil {
-		h.versions = DefaultProtocolVersions
+		h.versions = defaultProtocolVersions
 	}
 	h.base, h.stop = context.WithCancel(context.Background())
 	if n := opts.StatelessServers; n >= 0 && h.dial != nil && slices.ContainsFunc(h.versions, stateless) {
@@ -578,12 +578,32 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, st *eventSt
 	return st.serve(w, r, conn, prime)
 }
 
-// ResourceMetadata returns the handler of the proxy's OAuth protected
+// Mount registers h on mux at path (the endpoint, "/mcp" for
+// toolcap mcp) and, for a proxy with [HTTPOptions.ForwardAuth] and
+// [HTTPOptions.UpstreamURL], the endpoints a client authorizes through:
+// the proxy's OAuth protected resource metadata (RFC 9728) at
+// /.well-known/oauth-protected-resource followed by path and alone, the two
+// places a client looks, and the 2025-03-26 authorization discovery and
+// fallback endpoints (the two metadata documents, /authorize, /token and
+// /register), relayed to the upstream's origin.
+func (h *HTTPHandler) Mount(mux *http.ServeMux, path string) {
+	mux.Handle(path, h)
+	if h.meta == nil {
+		return
+	}
+	mux.Handle(resourceMetadataPath+path, h.metadataHandler())
+	mux.Handle(resourceMetadataPath, h.metadataHandler())
+	for _, p := range legacyAuthorizationPaths {
+		mux.Handle(p, h.legacyAuthorizationHandler())
+	}
+}
+
+// metadataHandler returns the handler of the proxy's OAuth protected
 // resource metadata (RFC 9728), for a proxy with [HTTPOptions.ForwardAuth]
-// and [HTTPOptions.UpstreamURL]; it answers 404 otherwise. Mount it at
-// [ResourceMetadataPath] followed by the path the HTTPHandler serves at
-// (/.well-known/oauth-protected-resource/mcp for /mcp), and at
-// [ResourceMetadataPath] alone, the two places a client looks.
+// and [HTTPOptions.UpstreamURL]; it answers 404 otherwise. [HTTPHandler.Mount]
+// mounts it at resourceMetadataPath followed by the path the HTTPHandler
+// serves at (/.well-known/oauth-protected-resource/mcp for /mcp), and at
+// resourceMetadataPath alone, the two places a client looks.
 //
 // A client that connects to the proxy checks that the metadata names the
 // proxy's URL as its resource, so the upstream's cannot be relayed as it
@@ -597,7 +617,7 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, st *eventSt
 // authorizes with the upstream's authorization servers, not through the
 // proxy. The resource_metadata of a refusal the proxy relays names the
 // proxy's document in turn.
-func (h *HTTPHandler) ResourceMetadata() http.Handler {
+func (h *HTTPHandler) metadataHandler() http.Handler {
 	if h.meta == nil {
 		return http.NotFoundHandler()
 	}
@@ -634,11 +654,11 @@ func (h *HTTPHandler) start(authorization string) (*httpSession, error) {
 	// but not the handler: Close cancels a dial in progress, which
 	// http.Server.Shutdown would otherwise wait out.
 	ctx := h.base
-	var auth *UpstreamAuth
+	var auth *upstreamAuth
 	if h.forwardAuth {
-		auth = &UpstreamAuth{}
+		auth = &upstreamAuth{}
 		auth.SetAuthorization(authorization)
-		ctx = WithUpstreamAuth(ctx, auth)
+		ctx = withUpstreamAuth(ctx, auth)
 	}
 	server, err := h.dial(ctx)
 	if err != nil {

@@ -22,7 +22,7 @@ type httpSession struct {
 	// 2026-07-28), which no client resumes: its events carry no id.
 	stateless bool
 	h         *HTTPHandler
-	auth      *UpstreamAuth  // the session's link to its upstream with ForwardAuth; nil without
+	auth      *upstreamAuth  // the session's link to its upstream with ForwardAuth; nil without
 	in        *io.PipeWriter // the client's messages, to the relay
 	inR       *io.PipeReader
 	inMu      sync.Mutex
@@ -52,7 +52,7 @@ type httpSession struct {
 // newHTTPSession returns a session with one request active in it (the
 // initialize that starts it: see enter) and auth, its link to the
 // upstream with ForwardAuth.
-func newHTTPSession(h *HTTPHandler, auth *UpstreamAuth) *httpSession {
+func newHTTPSession(h *HTTPHandler, auth *upstreamAuth) *httpSession {
 	inR, inW := io.Pipe()
 	s := &httpSession{
 		id:       newSessionID(),

@@ -70,7 +70,7 @@ type laneCall struct {
 	stop context.CancelFunc
 	// refusal is an HTTP server's refusal of it, for its POST to answer
 	// with the same status; guarded by the lane's mu.
-	refusal *UpstreamHTTPError
+	refusal *upstreamHTTPError
 }
 
 func newLane(pool *lanePool) *lane {
@@ -531,7 +531,7 @@ func (l *lane) requestHeader(id []byte) http.Header {
 
 // refused records an HTTP server's refusal of a request, by the lane's
 // id, for its POST to answer with the server's status.
-func (l *lane) refused(id []byte, e *UpstreamHTTPError) {
+func (l *lane) refused(id []byte, e *upstreamHTTPError) {
 	wire, ok := laneID(id)
 	if !ok {
 		return
@@ -544,7 +544,7 @@ func (l *lane) refused(id []byte, e *UpstreamHTTPError) {
 }
 
 // refusal returns, and forgets, the refusal recorded for call c.
-func (l *lane) refusal(c *laneCall) *UpstreamHTTPError {
+func (l *lane) refusal(c *laneCall) *upstreamHTTPError {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := c.refusal

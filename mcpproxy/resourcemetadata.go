@@ -14,16 +14,17 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/toolcap/toolcap/internal/httpauth"
 )
 
-// ResourceMetadataPath is where OAuth protected resource metadata is
+// resourceMetadataPath is where OAuth protected resource metadata is
 // published (RFC 9728, section 3): at this path for a resource at the
 // root of its origin, and at this path followed by the resource's path
 // (/.well-known/oauth-protected-resource/mcp for an endpoint at /mcp)
 // otherwise. A proxy serving HTTP with [HTTPOptions.ForwardAuth] serves
 // its copy of the upstream's metadata there: see
 // [HTTPHandler.ResourceMetadata].
-const ResourceMetadataPath = "/.well-known/oauth-protected-resource"
+const resourceMetadataPath = "/.well-known/oauth-protected-resource"
 
 // Bounds of fetching the upstream's protected resource metadata: a
 // document is a few hundred bytes, a client is waiting, and a redirect is
@@ -70,7 +71,7 @@ const (
 type resourceMetadata struct {
 	upstream       string // the upstream's endpoint URL, as given
 	upstreamOrigin string // scheme://host of upstream
-	pathDoc        string // where the upstream's metadata for its endpoint is: ResourceMetadataPath + its path
+	pathDoc        string // where the upstream's metadata for its endpoint is: resourceMetadataPath + its path
 	rootDoc        string // where the upstream's metadata for its origin is
 	client         *http.Client
 	log            hclog.Logger
@@ -101,7 +102,7 @@ type resourceMetadata struct {
 // logger; nil logs nothing.
 func newResourceMetadata(rawURL, public string, logger hclog.Logger) (*resourceMetadata, error) {
 	if public != "" {
-		if err := CheckPublicOrigin(public); err != nil {
+		if err := httpauth.CheckPublicOrigin(public); err != nil {
 			return nil, err
 		}
 	}
@@ -119,7 +120,7 @@ func newResourceMetadata(rawURL, public string, logger hclog.Logger) (*resourceM
 	m := &resourceMetadata{
 		upstream:       rawURL,
 		upstreamOrigin: origin,
-		rootDoc:        origin + ResourceMetadataPath,
+		rootDoc:        origin + resourceMetadataPath,
 		log:            logger,
 		scheme:         u.Scheme,
 		host:           strings.ToLower(u.Hostname()),
@@ -133,7 +134,7 @@ func newResourceMetadata(rawURL, public string, logger hclog.Logger) (*resourceM
 	// and the path; a path of "/" alone is the root.
 	m.pathDoc = m.rootDoc
 	if p := u.EscapedPath(); p != "" && p != "/" {
-		m.pathDoc = origin + ResourceMetadataPath + p
+		m.pathDoc = origin + resourceMetadataPath + p
 	}
 	return m, nil
 }
@@ -175,22 +176,6 @@ func (m *resourceMetadata) checkRedirect(req *http.Request, via []*http.Request)
 	}
 	if !m.sameOrigin(req.URL) {
 		return fmt.Errorf("a redirect to %s, not on the upstream's origin %s, is not followed", req.URL.Redacted(), m.upstreamOrigin)
-	}
-	return nil
-}
-
-// CheckPublicOrigin reports what is wrong with origin as an
-// [HTTPOptions.PublicOrigin]: it must be an http:// or https:// URL with a
-// host and no path, query or fragment.
-func CheckPublicOrigin(origin string) error {
-	u, err := url.Parse(origin)
-	switch {
-	case err != nil:
-		return fmt.Errorf("public origin %q: %v", origin, err)
-	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		return fmt.Errorf("public origin %q: want http:// or https:// and a host", origin)
-	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-		return fmt.Errorf("public origin %q: want a scheme and a host only, no path, query, fragment or user", origin)
 	}
 	return nil
 }
@@ -240,11 +225,11 @@ func (m *resourceMetadata) challengeRewriter(r *http.Request) func(string) strin
 				m.ignore(named)
 				m.announced.Store(nil)
 			case named == m.rootDoc:
-				return origin + ResourceMetadataPath
+				return origin + resourceMetadataPath
 			default:
 				m.announced.Store(&named)
 			}
-			return origin + ResourceMetadataPath + r.URL.Path
+			return origin + resourceMetadataPath + r.URL.Path
 		})
 	}
 }
@@ -261,8 +246,8 @@ func (m *resourceMetadata) ignore(named string) {
 }
 
 // ServeHTTP answers a GET of the proxy's protected resource metadata:
-// the document for its root at [ResourceMetadataPath], the one for its
-// endpoint at [ResourceMetadataPath] followed by the endpoint's path. It
+// the document for its root at [resourceMetadataPath], the one for its
+// endpoint at [resourceMetadataPath] followed by the endpoint's path. It
 // fetches the upstream's document afresh (its endpoint document from the
 // resource_metadata its last refusal named, else from its own well-known
 // path; its root document from its root), rewrites the resource, and
@@ -276,7 +261,7 @@ func (m *resourceMetadata) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "toolcap: method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	path, ok := strings.CutPrefix(r.URL.Path, ResourceMetadataPath)
+	path, ok := strings.CutPrefix(r.URL.Path, resourceMetadataPath)
 	if !ok || (path != "" && !strings.HasPrefix(path, "/")) {
 		http.NotFound(w, r)
 		return

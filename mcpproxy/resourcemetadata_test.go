@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolcap/toolcap/internal/httpauth"
 	"github.com/toolcap/toolcap/mcpproxy"
 )
 
@@ -102,12 +103,7 @@ func metaServe(t *testing.T, upstream string, logger hclog.Logger, publicOrigin 
 		},
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	mux.Handle(mcpproxy.ResourceMetadataPath+"/mcp", h.ResourceMetadata())
-	mux.Handle(mcpproxy.ResourceMetadataPath, h.ResourceMetadata())
-	for _, p := range mcpproxy.LegacyAuthorizationPaths {
-		mux.Handle(p, h.LegacyAuthorization())
-	}
+	h.Mount(mux, "/mcp")
 	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -261,7 +257,7 @@ func TestListenResourceMetadataWithoutUpstreamURL(t *testing.T) {
 	p := hsProxy(t, hclog.NewNullLogger())
 	h := p.HTTPHandler(mcpproxy.HTTPOptions{ForwardAuth: true})
 	rec := httptest.NewRecorder()
-	h.ResourceMetadata().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, mcpproxy.ResourceMetadataPath+"/mcp", nil))
+	h.MetadataHandlerForTest().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, mcpproxy.ResourceMetadataPath+"/mcp", nil))
 	if rec.Code != http.StatusNotFound {
 		t.Errorf("GET the metadata: %d, want 404", rec.Code)
 	}
@@ -301,11 +297,11 @@ func TestListenResourceMetadataPublicOrigin(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"mcp.example.com", "ftp://mcp.example.com", "https://mcp.example.com/mcp", "https://mcp.example.com?x=1", "https://"} {
-		if mcpproxy.CheckPublicOrigin(bad) == nil {
+		if httpauth.CheckPublicOrigin(bad) == nil {
 			t.Errorf("CheckPublicOrigin(%q) = nil, want an error", bad)
 		}
 	}
-	if err := mcpproxy.CheckPublicOrigin(public); err != nil {
+	if err := httpauth.CheckPublicOrigin(public); err != nil {
 		t.Errorf("CheckPublicOrigin(%q) = %v", public, err)
 	}
 }

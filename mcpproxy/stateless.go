@@ -239,7 +239,7 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, body
 			return
 		}
 	}
-	g := &refusalGuard{w: w, rewrite: h.meta.challengeRewriter(r), find: func() *UpstreamHTTPError { return l.refusal(c) }}
+	g := &refusalGuard{w: w, rewrite: h.meta.challengeRewriter(r), find: func() *upstreamHTTPError { return l.refusal(c) }}
 	st.serve(g, r, conn, false)
 }
 
@@ -309,7 +309,7 @@ type statelessLinkKey struct{}
 // server's refusals come back to the POST.
 type statelessLink interface {
 	requestHeader(id []byte) http.Header
-	refused(id []byte, e *UpstreamHTTPError)
+	refused(id []byte, e *upstreamHTTPError)
 	// requestContext returns ctx for the request with id, ended when its
 	// client leaves: the stateless revision cancels a request by closing
 	// its stream, upstream too.

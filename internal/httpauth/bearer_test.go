@@ -1,9 +1,9 @@
-package mcpproxy_test
+package httpauth_test
 
 import (
 	"testing"
 
-	"github.com/toolcap/toolcap/mcpproxy"
+	"github.com/toolcap/toolcap/internal/httpauth"
 )
 
 func TestBearerOK(t *testing.T) {
@@ -29,7 +29,7 @@ func TestBearerOK(t *testing.T) {
 		{"Bearer ", "", false},
 	}
 	for _, tt := range tests {
-		if got := mcpproxy.BearerOK(tt.header, tt.token); got != tt.want {
+		if got := httpauth.BearerOK(tt.header, tt.token); got != tt.want {
 			t.Errorf("BearerOK(%q, %q) = %v, want %v", tt.header, tt.token, got, tt.want)
 		}
 	}

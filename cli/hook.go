@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/toolcap/toolcap/adapters/claudecode"
+	"github.com/toolcap/toolcap/internal/claudecode"
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
@@ -79,7 +79,7 @@ nothing to standard output, and the tool's output reaches the model as it is
 TOOLCAP_ variable), which Claude Code reports without blocking the tool. 2
 on a usage error. -v logs the limit in force and the cut.
 
-The hook is package github.com/toolcap/toolcap/adapters/claudecode, which a
+The hook is package github.com/toolcap/toolcap/internal/claudecode, which a
 Go program can call.
 `
 

@@ -54,7 +54,7 @@ var errNotBlock = errors.New("not a content block")
 // around them, _meta and annotations are not counted, as the JSON wrapping
 // of a text block is not. A tool_use or tool_result block, which MCP
 // defines for sampling, counts all of its JSON and is kept whole or
-// dropped. These are the measures of adapters/mcpsdk.Blocks, so that a
+// dropped. These are the measures of adapters/mcpsdk blocks, so that a
 // result is shaped alike whichever front end relays it.
 func readBlock(raw []byte) (shape.Block, keptBlock, error) {
 	kb := keptBlock{raw: raw, at: -1, end: -1}

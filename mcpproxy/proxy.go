@@ -19,9 +19,9 @@ import (
 	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/suggest"
+	"github.com/toolcap/toolcap/internal/tokenizer"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/tokens"
-	"github.com/toolcap/toolcap/worker"
 )
 
 // DefaultMaxMessageBytes bounds the messages the proxy forwards as they
@@ -192,7 +192,7 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 	if err := m.Validate(); err != nil {
 		return fmt.Errorf("mcpproxy: %w", err)
 	}
-	tz, err := worker.TokenizerFor(m.Limits(), p.opts.Tokenizer)
+	tz, err := tokenizer.For(m.Limits(), p.opts.Tokenizer)
 	if err != nil {
 		return fmt.Errorf("mcpproxy: %w", err)
 	}

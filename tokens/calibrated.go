@@ -6,26 +6,26 @@ import (
 )
 
 const (
-	// DefaultBytesPerToken is what a [Calibrated] assumes before its first
+	// defaultBytesPerToken is what a [Calibrated] assumes before its first
 	// observation: 2 bytes a token. It is denser than every sample measured
 	// in o200k_base and cl100k_base (Go source 3.3 bytes a token, a build
 	// log 2.6, pretty-printed JSON 3.4, Japanese prose 3.7 in o200k_base
 	// and 2.65 in cl100k_base; see the tiktoken module's tests), so that an
 	// uncalibrated estimate over-counts, keeping less than the limit
 	// allows, rather than under-counts.
-	DefaultBytesPerToken = 2.0
+	defaultBytesPerToken = 2.0
 
-	// CalibratedMargin is the share of the densest recent observation a
+	// calibratedMargin is the share of the densest recent observation a
 	// [Calibrated] counts with: a tool's output, or the part of it a cut
 	// keeps, can be denser than a whole request the provider billed, so
 	// the estimate takes 10% off the ratio it observed.
-	CalibratedMargin = 0.9
+	calibratedMargin = 0.9
 
-	// CalibratedWindow is how many of the latest observations a
+	// calibratedWindow is how many of the latest observations a
 	// [Calibrated] keeps; the densest of them sets its ratio, so a single
 	// dense request tightens the estimate at once, and it relaxes only
-	// after CalibratedWindow lighter ones.
-	CalibratedWindow = 32
+	// after calibratedWindow lighter ones.
+	calibratedWindow = 32
 
 	// minBytesPerToken and maxBytesPerToken bound a learned ratio: a
 	// [Counter] counts at most a token per byte, and no tokenizer in use
@@ -40,10 +40,10 @@ const (
 // vocabulary, so it is the core's tokenizer, "calibrated" in a manifest.
 //
 // It is conservative by design. Before its first observation the ratio is
-// [DefaultBytesPerToken]. Each observation (a request of b bytes billed t
+// [defaultBytesPerToken]. Each observation (a request of b bytes billed t
 // input tokens; see [Calibrated.Observe]) gives a ratio b/t, and the
-// estimate counts with [CalibratedMargin] times the smallest ratio of the
-// last [CalibratedWindow] observations, within [1, 16] bytes a token: the
+// estimate counts with [calibratedMargin] times the smallest ratio of the
+// last [calibratedWindow] observations, within [1, 16] bytes a token: the
 // densest text the provider billed recently, less a margin. So once it has
 // seen what a kind of text costs, it does not under-count that text.
 //
@@ -54,7 +54,7 @@ const (
 // one cut may mix the two ratios.
 type Calibrated struct {
 	mu     sync.Mutex
-	ratios [CalibratedWindow]float64 // the latest observations, a ring
+	ratios [calibratedWindow]float64 // the latest observations, a ring
 	n      int                       // observations taken, in all
 	ratio  float64                   // bytes a token counted with; 0: the default
 }
@@ -82,7 +82,7 @@ func (c *Calibrated) BytesPerToken() float64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ratio == 0 {
-		return DefaultBytesPerToken
+		return defaultBytesPerToken
 	}
 	return c.ratio
 }
@@ -100,13 +100,13 @@ func (c *Calibrated) Observe(bytes, tokens int) {
 	r := float64(bytes) / float64(tokens)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.ratios[c.n%CalibratedWindow] = r
+	c.ratios[c.n%calibratedWindow] = r
 	c.n++
 	low := math.Inf(1)
-	for _, v := range c.ratios[:min(c.n, CalibratedWindow)] {
+	for _, v := range c.ratios[:min(c.n, calibratedWindow)] {
 		low = min(low, v)
 	}
-	c.ratio = min(max(low*CalibratedMargin, minBytesPerToken), maxBytesPerToken)
+	c.ratio = min(max(low*calibratedMargin, minBytesPerToken), maxBytesPerToken)
 }
 
 // Observations returns how many observations c has taken.

@@ -17,6 +17,7 @@ import (
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/suggest"
+	"github.com/toolcap/toolcap/internal/tokenizer"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/tokens"
 )
@@ -72,7 +73,7 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 
-	tz, err := TokenizerFor(o.manifest.Limits(), o.tokenizer)
+	tz, err := tokenizer.For(o.manifest.Limits(), o.tokenizer)
 	if err != nil {
 		return nil, err
 	}
@@ -159,35 +160,6 @@ func (w *Worker) warnUnknownLimits() {
 		w.logger.Warn("per_tool limit for a tool that is not registered; it applies to nothing", args...)
 	}
 }
-
-// TokenizerFor returns the tokenizer a front end holding limits counts
-// tokens with, as [New] resolves it: nil when the limits set no token
-// limit; given, when it is the one the manifest names; a new
-// [tokens.Calibrated] for "calibrated" when none is given. An exact
-// tokenizer the manifest names and the program did not give is an error,
-// since the core does not carry their vocabularies; so is a given one whose
-// Name is not the manifest's. package mcpproxy resolves its tokenizer here
-// too.
-func TokenizerFor(l *manifest.ToolOutputLimits, given tokens.Tokenizer) (tokens.Tokenizer, error) {
-	if !l.HasTokens() {
-		return nil, nil
-	}
-	name := l.TokenizerName()
-	switch {
-	case given != nil && given.Name() == name:
-		return given, nil
-	case given != nil:
-		return nil, fmt.Errorf("worker: the manifest counts tokens with %q (%s), the tokenizer given with WithTokenizer is %q",
-			name, keyTokenizer, given.Name())
-	}
-	t, err := tokens.Builtin(name)
-	if err != nil {
-		return nil, fmt.Errorf("worker: %s: %w; pass it with worker.WithTokenizer", keyTokenizer, err)
-	}
-	return t, nil
-}
-
-const keyTokenizer = "worker.tool_output.tokenizer"
 
 // Limit returns the byte limit the worker applies to results of tool.
 func (w *Worker) Limit(tool string) int { return w.limits.For(tool) }

@@ -40,7 +40,7 @@
 // (*manifest.WorkerManifest).Policies); a nil [shape.PolicyFunc] gives every
 // tool the default limit, 16384 bytes, and the head rule.
 //
-// [capvalue.Cap]: https://pkg.go.dev/github.com/toolcap/toolcap/adapters/capvalue#Cap
+// [capvalue.Cap]: https://pkg.go.dev/github.com/toolcap/toolcap/internal/capvalue#Cap
 package genkitcap
 
 import (
@@ -49,8 +49,8 @@ import (
 	"github.com/firebase/genkit/go/ai"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/capvalue"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
 )

@@ -50,8 +50,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/capvalue"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
 )

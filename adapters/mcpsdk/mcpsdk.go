@@ -51,8 +51,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/capvalue"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
 )
@@ -153,7 +153,7 @@ func CapResult(res *mcp.CallToolResult, p shape.Policy) (out *mcp.CallToolResult
 		return nil, content, structured
 	}
 	sc, s, scChanged := fitStructured(res.StructuredContent, p)
-	in := Blocks(res.Content)
+	in := blocks(res.Content)
 	fitted, fig := shape.Content(in, p, s.Note)
 	// A note about structuredContent alone changes the content too.
 	contentChanged := fig.Changed()
@@ -166,7 +166,7 @@ func CapResult(res *mcp.CallToolResult, p shape.Policy) (out *mcp.CallToolResult
 		structured = s.Figures
 	}
 	if contentChanged {
-		c.Content = FromBlocks(res.Content, in, fitted)
+		c.Content = fromBlocks(res.Content, in, fitted)
 	}
 	if fig.BlocksChanged() {
 		content = fig.Figures
@@ -194,7 +194,7 @@ func fitStructured(v any, p shape.Policy) (any, shape.Structured, bool) {
 	return nil, shape.Structured{Figures: shape.DroppedFigures(n, p)}, true
 }
 
-// Blocks returns what package shape sees of content, block by block, as
+// blocks returns what package shape sees of content, block by block, as
 // toolcap mcp measures it: a text block its text; an image or audio block
 // its MIME type and its data as sent (base64); an embedded resource its
 // URI, MIME type and blob (base64), and its text, the part shape may cut
@@ -203,7 +203,7 @@ func fitStructured(v any, p shape.Policy) (any, shape.Structured, bool) {
 // part shape may cut. The JSON around them, _meta and annotations are not
 // counted, as the JSON wrapping of a text block is not; any other block
 // counts its JSON encoding.
-func Blocks(content []mcp.Content) []shape.Block {
+func blocks(content []mcp.Content) []shape.Block {
 	out := make([]shape.Block, len(content))
 	for i, c := range content {
 		out[i] = block(c)
@@ -249,13 +249,13 @@ func block(c mcp.Content) shape.Block {
 	return shape.Block{Kind: shape.BlockOther, Fixed: len(enc)}
 }
 
-// FromBlocks turns the blocks package shape returned ([shape.Content],
-// [shape.Fit]) for in, the [Blocks] of content, back into content: a block
+// fromBlocks turns the blocks package shape returned ([shape.Content],
+// [shape.Fit]) for in, the [blocks] of content, back into content: a block
 // kept as it was is the tool's own (annotations, _meta and all), a cut one
 // a copy with its new text, a note shape added a new text block. content
 // is not modified. toolcap mcp reads and writes the blocks' JSON itself, by
 // the same measures, without decoding them into the SDK's types.
-func FromBlocks(content []mcp.Content, in, fitted []shape.Block) []mcp.Content {
+func fromBlocks(content []mcp.Content, in, fitted []shape.Block) []mcp.Content {
 	out := make([]mcp.Content, 0, len(fitted))
 	for _, f := range fitted {
 		if f.From < 0 {

@@ -12,10 +12,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/adapters/mcpsdk"
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/capcheck"
+	"github.com/toolcap/toolcap/internal/capvalue"
 	"github.com/toolcap/toolcap/internal/shape"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolcap/toolcap/adapters/claudecode"
+	"github.com/toolcap/toolcap/internal/claudecode"
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolcap/toolcap/adapters/claudecode"
+	"github.com/toolcap/toolcap/internal/claudecode"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 )

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolcap/toolcap/adapters/claudecode"
+	"github.com/toolcap/toolcap/internal/claudecode"
 )
 
 // unquoteSeeds are JSON strings with every escape, surrogate pairs whole,

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolcap/toolcap/adapters/claudecode"
+	"github.com/toolcap/toolcap/internal/claudecode"
 )
 
 func TestReadInput(t *testing.T) {

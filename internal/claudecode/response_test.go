@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolcap/toolcap/adapters/claudecode"
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/capcheck"
+	"github.com/toolcap/toolcap/internal/claudecode"
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/tokens"

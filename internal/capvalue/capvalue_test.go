@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolcap/toolcap/adapters/capvalue"
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/capcheck"
+	"github.com/toolcap/toolcap/internal/capvalue"
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
 )

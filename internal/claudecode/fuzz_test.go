@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/toolcap/toolcap/adapters/claudecode"
+	"github.com/toolcap/toolcap/internal/claudecode"
 	"github.com/toolcap/toolcap/internal/shape"
 )
 

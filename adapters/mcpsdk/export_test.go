@@ -1,0 +1,4 @@
+package mcpsdk
+
+// Blocks is blocks, for the black-box tests of this package.
+var Blocks = blocks

@@ -128,7 +128,7 @@ type Policies struct {
 // defaultPolicy is the policy of every tool of a nil [ToolOutputLimits]:
 // DefaultMaxBytes, the head strategy, and the rest kept where the front
 // end has a store (keep_rest unset is true).
-var defaultPolicy = shape.Policy{MaxBytes: DefaultMaxBytes, KeepRest: true}
+var defaultPolicy = shape.Default("")
 
 // Policies validates l as [WorkerManifest.Validate] does, returning its
 // [*Error], and resolves every tool's policy: each limit, strategy field

@@ -54,7 +54,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/manifest"
 )
 
 // Option configures [ToolMiddleware] and [AgentMiddleware].
@@ -81,7 +80,7 @@ type capper struct {
 
 func newCapper(policies shape.PolicyFunc, opts []Option) *capper {
 	if policies == nil {
-		policies = (*manifest.Policies)(nil).For // the default limit and the head rule for every tool
+		policies = shape.Default // the default limit and the head rule for every tool
 	}
 	c := &capper{policies: policies, logger: hclog.NewNullLogger()}
 	for _, opt := range opts {

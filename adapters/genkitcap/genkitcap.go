@@ -52,7 +52,6 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/capvalue"
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/manifest"
 )
 
 // Option configures [Middleware].
@@ -78,7 +77,7 @@ func WithLogger(l hclog.Logger) Option {
 // in a model request to policies(tool name) before the model reads it.
 func Middleware(policies shape.PolicyFunc, opts ...Option) ai.ModelMiddleware {
 	if policies == nil {
-		policies = (*manifest.Policies)(nil).For // the default limit and the head rule for every tool
+		policies = shape.Default // the default limit and the head rule for every tool
 	}
 	o := options{logger: hclog.NewNullLogger()}
 	for _, opt := range opts {

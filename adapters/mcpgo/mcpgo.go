@@ -53,7 +53,6 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/capvalue"
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/manifest"
 )
 
 // Option configures [Middleware] and [WrapClient].
@@ -101,7 +100,7 @@ func (o options) capped(tool string, res *mcp.CallToolResult, p shape.Policy) *m
 // so that it sees what the others made of the result.
 func Middleware(policies shape.PolicyFunc, opts ...Option) server.ToolHandlerMiddleware {
 	if policies == nil {
-		policies = (*manifest.Policies)(nil).For // the default limit and the head rule for every tool
+		policies = shape.Default // the default limit and the head rule for every tool
 	}
 	o := newOptions(opts)
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
@@ -127,7 +126,7 @@ type Client struct {
 // name). c is usually a [*client.Client].
 func WrapClient(c client.MCPClient, policies shape.PolicyFunc, opts ...Option) *Client {
 	if policies == nil {
-		policies = (*manifest.Policies)(nil).For // the default limit and the head rule for every tool
+		policies = shape.Default // the default limit and the head rule for every tool
 	}
 	return &Client{MCPClient: c, policies: policies, opts: newOptions(opts)}
 }

@@ -54,7 +54,6 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/capvalue"
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/manifest"
 )
 
 // Option configures [ServerMiddleware] and [ClientMiddleware].
@@ -93,7 +92,7 @@ func ClientMiddleware(policies shape.PolicyFunc, opts ...Option) mcp.Middleware 
 
 func capping(policies shape.PolicyFunc, opts []Option) mcp.Middleware {
 	if policies == nil {
-		policies = (*manifest.Policies)(nil).For // the default limit and the head rule for every tool
+		policies = shape.Default // the default limit and the head rule for every tool
 	}
 	o := options{logger: hclog.NewNullLogger()}
 	for _, opt := range opts {

@@ -41,9 +41,10 @@ type Policy struct {
 // DefaultMaxBytes is this.
 const DefaultMaxBytes = 16384
 
-// Default is the policy of a tool nobody gave one: [DefaultMaxBytes] and
-// the head rule.
-func Default(string) Policy { return Policy{MaxBytes: DefaultMaxBytes} }
+// Default is the policy of a tool nobody gave one: [DefaultMaxBytes], the
+// head rule, and the rest kept where the front end has a store, as a
+// manifest that sets nothing resolves every tool (keep_rest unset is true).
+func Default(string) Policy { return Policy{MaxBytes: DefaultMaxBytes, KeepRest: true} }
 
 // PolicyFunc returns the policy of a tool, by its registered name.
 // (*manifest.Policies).For has this shape.

@@ -16,6 +16,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/hugepage"
+	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
@@ -35,7 +36,7 @@ type pendingCall struct {
 	gen    *generation  // the limits and chain the call was sent under
 	policy shape.Policy // the tool's, with the worker's tokenizer as its counter
 	// handler is gen's chain for the call's client (generation.forClient).
-	handler chain.Handler
+	handler pin.Answerer
 	// jsonText: the tool's text is cut as JSON although its strategy is
 	// the default (it has an output schema).
 	jsonText bool

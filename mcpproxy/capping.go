@@ -10,7 +10,6 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
-	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 )
@@ -103,8 +102,8 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 	}
 	// The call's scope (its session's, or on a lane its principal's): a
 	// cut the chain keeps the rest of is readable from there only.
-	ctx := pin.WithAnswer(rest.WithScope(context.Background(), cmp.Or(call.scope, s.scope)), prep)
-	r := call.handler(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args})
+	ctx := rest.WithScope(context.Background(), cmp.Or(call.scope, s.scope))
+	r := call.handler.Answer(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args}, prep)
 	if s.forwardable(m, res) && fitsAsSent(res, prep, r, pol) {
 		return nil
 	}

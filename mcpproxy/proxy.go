@@ -127,7 +127,7 @@ type Proxy struct {
 // whole life: no call sees a mix of old and new limits.
 type generation struct {
 	manifest *manifest.WorkerManifest
-	handler  chain.Handler      // the pinned chain around pin.Answered
+	handler  pin.Answerer       // the pinned chain, around the server's answer
 	policies *manifest.Policies // each tool's policy, counting with the tokenizer
 	// retain is how much of a result's text the reader keeps: the most
 	// any tool's policy must hold (shape.Policy.Hold), so that every cut
@@ -149,14 +149,14 @@ type generation struct {
 // clientChain is what a generation caps one client's calls with.
 type clientChain struct {
 	policies *manifest.Policies
-	handler  chain.Handler
+	handler  pin.Answerer
 }
 
 // forClient returns the policies and the chain of the calls of client,
 // the name an MCP client gives in its clientInfo ("" when it gave none):
 // each tool's limit at most the client's own, so that the client keeps
 // every result whole.
-func (g *generation) forClient(client string) (*manifest.Policies, chain.Handler) {
+func (g *generation) forClient(client string) (*manifest.Policies, pin.Answerer) {
 	if c, ok := g.clients[client]; ok {
 		return c.policies, c.handler
 	}
@@ -218,8 +218,8 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 	// below the user's middleware, the ceiling above them, around the
 	// answer the server already gave.
 	user, nilAt := pin.Checked(p.opts.Middleware)
-	chainFor := func(pols *manifest.Policies) chain.Handler {
-		return pin.Pinned(pols.For, user, pin.WithLogger(warnOnly{p.logger}), pin.WithFits(pols.Fit()), pin.WithRest(keeper))(pin.Answered)
+	chainFor := func(pols *manifest.Policies) pin.Answerer {
+		return pin.NewAnswerer(pin.Pinned(pols.For, user, pin.WithLogger(warnOnly{p.logger}), pin.WithFits(pols.Fit()), pin.WithRest(keeper)))
 	}
 	handler := chainFor(policies)
 	// A chain of its own for each client with a limit: the user's

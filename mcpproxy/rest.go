@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 
 	"github.com/toolcap/toolcap/chain"
-	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/settings"
 )
@@ -44,7 +43,7 @@ func (s *session) answerRead(gen *generation, m *message) (bool, error) {
 	} else {
 		prep.Content = &page
 	}
-	r := handler(pin.WithAnswer(ctx, prep), call)
+	r := handler.Answer(ctx, call, prep)
 	text := ""
 	if r.Content != nil {
 		text = *r.Content

@@ -85,25 +85,40 @@ func Checked(mws []chain.Middleware) (kept []chain.Middleware, nilAt func() int)
 	return kept, func() int { return at }
 }
 
-// answerKey is the context key of the result [Answered] answers with.
-type answerKey struct{}
+// An Answerer runs results that already exist through a chain composed
+// once: the results of a front end whose tools run before the chain, such
+// as the server of toolcap mcp, go through the same pinned stages and user
+// middleware as the worker's tools' results, with no tool standing in for
+// their own. The zero Answerer answers every call with an error result.
+//
+// The chain is composed once, as user middleware constructors expect (a
+// chain composed per result would run them per result); the result reaches
+// its innermost handler with the call's context, which is the one value a
+// chain composed once passes down per call. That handoff is private to
+// Answer: nothing else can put a result there or take it out.
+type Answerer struct{ h chain.Handler }
 
-// WithAnswer returns ctx carrying res, the result of a call whose tool ran
-// before the chain (the server of toolcap mcp answered already), for
-// [Answered] to answer with.
-func WithAnswer(ctx context.Context, res chain.Result) context.Context {
-	return context.WithValue(ctx, answerKey{}, res)
+// NewAnswerer composes mw around the handler that answers each call with
+// the result given to [Answerer.Answer]; mw is typically [Pinned].
+func NewAnswerer(mw chain.Middleware) Answerer { return Answerer{h: mw(answered)} }
+
+// Answer runs res, the result call already has, through the chain and
+// returns what the chain makes of it.
+func (a Answerer) Answer(ctx context.Context, call chain.Call, res chain.Result) chain.Result {
+	if a.h == nil {
+		return answered(ctx, call)
+	}
+	return a.h(context.WithValue(ctx, answerKey{}, res), call)
 }
 
-// Answered is the innermost handler of a front end whose tools run before
-// the chain: it answers each call with the result [WithAnswer] put in its
-// context, or an error result when there is none. Composed once under
-// [Pinned], it lets such a front end run every result through the same
-// chain as the worker, with no tool standing in for its own: the context is
-// the one way to hand each call its result through a chain composed once
-// (composing per call would run the user's middleware constructors per
-// call).
-func Answered(ctx context.Context, call chain.Call) chain.Result {
+// answerKey is the context key of the result an [Answerer] answers with.
+type answerKey struct{}
+
+// answered is the innermost handler of an [Answerer]: it answers each
+// call with the result Answer put in its context, or an error result when
+// there is none (a middleware that called next with a context of its own
+// making, not derived from the one it was given).
+func answered(ctx context.Context, call chain.Call) chain.Result {
 	if res, ok := ctx.Value(answerKey{}).(chain.Result); ok {
 		return res
 	}

@@ -34,9 +34,9 @@ func TestPinned(t *testing.T) {
 		}
 	}
 	policy := func(string) shape.Policy { return shape.Bytes(200) }
-	h := pin.Pinned(policy, []chain.Middleware{record("outer", strings.Repeat("!", 300)), nil, record("inner", "")})(pin.Answered)
+	a := pin.NewAnswerer(pin.Pinned(policy, []chain.Middleware{record("outer", strings.Repeat("!", 300)), nil, record("inner", "")}))
 	long := strings.Repeat("x", 1000)
-	res := h(pin.WithAnswer(context.Background(), chain.Result{Content: &long}), chain.Call{ID: "1", Tool: "Glob"})
+	res := a.Answer(context.Background(), chain.Call{ID: "1", Tool: "Glob"}, chain.Result{Content: &long})
 
 	want := []string{"outer in", "inner in", "inner out 200", "outer out 200"}
 	if diff := cmp.Diff(want, seen); diff != "" {
@@ -55,8 +55,8 @@ func TestPinnedRecovers(t *testing.T) {
 	panics := func(chain.Handler) chain.Handler {
 		return func(context.Context, chain.Call) chain.Result { panic("boom") }
 	}
-	h := pin.Pinned(nil, []chain.Middleware{panics})(pin.Answered)
-	res := h(context.Background(), chain.Call{Tool: "Read"})
+	a := pin.NewAnswerer(pin.Pinned(nil, []chain.Middleware{panics}))
+	res := a.Answer(context.Background(), chain.Call{Tool: "Read"}, chain.Result{})
 	if !res.IsError() || !strings.Contains(*res.Content, "boom") {
 		t.Errorf("a panicking middleware gave %+v", resulttest.Of(res))
 	}
@@ -78,7 +78,7 @@ func TestChecked(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			kept, nilAt := pin.Checked(tt.mws)
-			chain.Chain(kept...)(pin.Answered)
+			chain.Chain(kept...)(returning(chain.Result{}))
 			if len(kept) != tt.kept || nilAt() != tt.want {
 				t.Errorf("Checked: %d kept, nilAt %d; want %d, %d", len(kept), nilAt(), tt.kept, tt.want)
 			}
@@ -86,17 +86,30 @@ func TestChecked(t *testing.T) {
 	}
 }
 
-func TestAnsweredWithoutAnswer(t *testing.T) {
-	res := pin.Answered(context.Background(), chain.Call{ID: "7", Tool: "Grep"})
-	if !res.IsError() || !strings.Contains(*res.Content, "Grep") {
-		t.Errorf("Answered without an answer = %+v", resulttest.Of(res))
+// TestAnswererWithoutAnswer: a middleware that calls next with a context
+// not derived from its own loses the answer, and the call gets an error
+// result naming it rather than a made-up one; so does the zero Answerer.
+func TestAnswererWithoutAnswer(t *testing.T) {
+	fresh := func(next chain.Handler) chain.Handler {
+		return func(_ context.Context, call chain.Call) chain.Result { return next(context.Background(), call) }
+	}
+	text := "the server's answer"
+	for name, a := range map[string]pin.Answerer{"a context of its own": pin.NewAnswerer(fresh), "the zero Answerer": {}} {
+		res := a.Answer(context.Background(), chain.Call{ID: "7", Tool: "Grep"}, chain.Result{Content: &text})
+		if !res.IsError() || !strings.Contains(*res.Content, "Grep") {
+			t.Errorf("%s: %+v, want an error result naming Grep", name, resulttest.Of(res))
+		}
+	}
+	res := pin.NewAnswerer(chain.Chain()).Answer(context.Background(), chain.Call{ID: "8", Tool: "Grep"}, chain.Result{Content: &text})
+	if res.IsError() || *res.Content != text {
+		t.Errorf("no middleware: %+v, want the answer itself", resulttest.Of(res))
 	}
 }
 
-// ExamplePinned runs a result a server already gave (as toolcap mcp does)
+// ExampleAnswerer runs a result a server already gave (as toolcap mcp does)
 // through toolcap's pinned order: the cap, the user's middleware, the
 // ceiling.
-func ExamplePinned() {
+func ExampleAnswerer() {
 	note := func(next chain.Handler) chain.Handler {
 		return func(ctx context.Context, call chain.Call) chain.Result {
 			res := next(ctx, call)
@@ -106,10 +119,10 @@ func ExamplePinned() {
 			return res
 		}
 	}
-	h := pin.Pinned(func(string) shape.Policy { return shape.Bytes(128) }, []chain.Middleware{note})(pin.Answered)
+	a := pin.NewAnswerer(pin.Pinned(func(string) shape.Policy { return shape.Bytes(128) }, []chain.Middleware{note}))
 
 	text := strings.Repeat("a line of output\n", 100)
-	res := h(pin.WithAnswer(context.Background(), chain.Result{Content: &text}), chain.Call{ID: "1", Tool: "Bash"})
+	res := a.Answer(context.Background(), chain.Call{ID: "1", Tool: "Bash"}, chain.Result{Content: &text})
 	fmt.Println(len(*res.Content), strings.HasSuffix(*res.Content, "refine your query]"))
 	// Output:
 	// the middleware sees 128 bytes; 1623 were cut
@@ -158,8 +171,8 @@ func TestPinnedCeilingOwnsContent(t *testing.T) {
 					return res
 				}
 			}
-			h := pin.Pinned(policy, []chain.Middleware{mw})(pin.Answered)
-			ctx := pin.WithAnswer(context.Background(), answer)
+			h := pin.Pinned(policy, []chain.Middleware{mw})(returning(answer))
+			ctx := context.Background()
 			res := h(ctx, chain.Call{ID: "1", Tool: "Read"})
 			if kept != nil {
 				*kept = strings.Repeat("x", 1000) // after the chain returned

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
+	"github.com/toolcap/toolcap/internal/wire"
 )
 
 // This file reads the content blocks the reader kept straight from their

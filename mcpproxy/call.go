@@ -19,7 +19,7 @@ import (
 	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
-	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
+	"github.com/toolcap/toolcap/internal/wire"
 )
 
 // A pendingCall is a tools/call the client sent and the server has not

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolcap/toolcap/mcpproxy/internal/wire"
+	"github.com/toolcap/toolcap/internal/wire"
 )
 
 func nest(n int, inner string) string {

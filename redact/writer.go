@@ -1,0 +1,117 @@
+package redact
+
+import "io"
+
+// contextBytes is how much of the text already written a Writer keeps in
+// front of what it scans next, for the patterns that look at the byte
+// before a secret (a word boundary).
+const contextBytes = 64
+
+// minChunk is the least a Writer scans at a time past what it holds back,
+// so that a stream written in small pieces is scanned in few passes.
+const minChunk = 64 << 10
+
+// A Writer redacts a stream as it is written and writes the redacted text
+// to the underlying writer, in memory bounded by the detector's MaxLen: it
+// holds back the last MaxLen bytes written until it has seen what follows
+// them, so that a secret split across writes is found whole. Close writes
+// what it holds back. Its output is [Text]'s on the whole stream but where
+// a finding ends within the last MaxLen bytes of a pass and a longer one
+// would have started earlier (the Writer defers such a finding to its next
+// pass, Text has all of it at once); both redact every secret no longer
+// than MaxLen.
+//
+// A Writer is not safe for concurrent use.
+type Writer struct {
+	w      io.Writer
+	d      Detector
+	hold   int
+	chunk  int
+	buf    []byte // text not yet written on, after ctx bytes of context
+	ctx    int
+	counts Counts
+	err    error
+}
+
+// NewWriter returns a Writer that redacts with d and writes to w. A nil d
+// passes the stream through unchanged.
+func NewWriter(w io.Writer, d Detector) *Writer {
+	x := &Writer{w: w, d: d}
+	if d != nil {
+		x.hold = d.MaxLen()
+		x.chunk = max(minChunk, 4*x.hold)
+	}
+	return x
+}
+
+// Write redacts p, with what came before and after it, and writes the
+// result on as it becomes final. It returns len(p), or the first error of
+// the underlying writer.
+func (x *Writer) Write(p []byte) (int, error) {
+	if x.err != nil {
+		return 0, x.err
+	}
+	if x.d == nil {
+		_, x.err = x.w.Write(p)
+		return len(p), x.err
+	}
+	x.buf = append(x.buf, p...)
+	if len(x.buf)-x.ctx >= x.hold+x.chunk {
+		x.pass(false)
+	}
+	return len(p), x.err
+}
+
+// Close redacts and writes what the Writer holds back. It does not close
+// the underlying writer.
+func (x *Writer) Close() error {
+	if x.err == nil && x.d != nil {
+		x.pass(true)
+	}
+	return x.err
+}
+
+// Counts returns the redactions made so far, by rule; nil when none.
+func (x *Writer) Counts() Counts { return x.counts }
+
+// pass scans what the Writer holds and writes on what is final: all of it
+// when final, else all but the last hold bytes, less a finding that
+// starts in those bytes (it may go on in the next write).
+func (x *Writer) pass(final bool) {
+	text := string(x.buf) // a detector may keep what it is given
+	cut := len(text)
+	if !final {
+		cut -= x.hold
+	}
+	at := x.ctx
+	var out []byte
+	for _, f := range x.d.Find(text) {
+		if f.Start < at {
+			continue // in the context, or inside a finding already made
+		}
+		if !final && f.Start >= cut {
+			break
+		}
+		if !final && f.End > cut && f.Start >= len(text)-x.hold {
+			cut = f.Start // it may grow with the next write
+			break
+		}
+		out = append(out, text[at:f.Start]...)
+		out = append(out, Marker(f.Rule)...)
+		if x.counts == nil {
+			x.counts = Counts{}
+		}
+		x.counts[f.Rule]++
+		at = f.End
+	}
+	cut = max(cut, at)
+	out = append(out, text[at:cut]...)
+	if len(out) > 0 {
+		_, x.err = x.w.Write(out)
+	}
+	// Keep the context in front of the rest, then the rest.
+	from := max(cut-contextBytes, 0)
+	n := copy(x.buf, x.buf[from:])
+	x.buf = x.buf[:n]
+	x.ctx = cut - from
+}

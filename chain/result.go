@@ -51,6 +51,9 @@ type meta struct {
 type figures struct {
 	truncation Truncation
 	ceiling    Truncation
+	// redacted counts the secrets replaced before the cut, by rule;
+	// never written after it is set, so copies of figures share it.
+	redacted map[string]int
 }
 
 // cutMeta is a meta and its figures in one allocation: what a cut makes.
@@ -188,6 +191,27 @@ func (r Result) Ceiling() (Truncation, bool) {
 		return Truncation{}, false
 	}
 	return r.meta.figures.ceiling, true
+}
+
+// Redactions returns the secrets replaced in r's content before it was
+// measured and cut, counted by the rule that found them (package redact),
+// and nil when none was. The map is r's: do not change it.
+func (r Result) Redactions() map[string]int {
+	if r.meta == nil || r.meta.figures == nil {
+		return nil
+	}
+	return r.meta.figures.redacted
+}
+
+// WithRedactions returns r with content, the redacted text, as its
+// Content and counts as its [Result.Redactions], in one allocation; the
+// error flag and the figures of earlier cuts are kept. counts must not be
+// changed afterwards.
+func (r Result) WithRedactions(content string, counts map[string]int) Result {
+	m := r.cut(content)
+	m.f.redacted = counts
+	r.meta, r.Content = &m.meta, &m.content
+	return r
 }
 
 // WithTruncation returns r with content as its Content and t as the figures

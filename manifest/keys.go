@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,6 +114,24 @@ var keys = []*key{
 		top:    func(l *ToolOutputLimits) any { return &l.KeepRest },
 		entry:  func(e *ToolEntry) any { return &e.KeepRest },
 		record: keepRestSetting,
+	},
+	{
+		name: "redact", field: "redact", kind: boolKind,
+		top:    func(l *ToolOutputLimits) any { return &l.Redaction.Redact },
+		entry:  func(e *ToolEntry) any { return &e.Redaction.Redact },
+		record: redactionSetting,
+	},
+	{
+		name: "redact_patterns", field: "redact_patterns", kind: patternsKind,
+		top:    func(l *ToolOutputLimits) any { return &l.Redaction.Patterns },
+		entry:  func(e *ToolEntry) any { return &e.Redaction.Patterns },
+		record: redactionSetting,
+	},
+	{
+		name: "redact_allow", field: "redact_allow", kind: patternsKind,
+		top:    func(l *ToolOutputLimits) any { return &l.Redaction.Allow },
+		entry:  func(e *ToolEntry) any { return &e.Redaction.Allow },
+		record: redactionSetting,
 	},
 	{
 		table: restName, name: "dir", kind: dirKind,
@@ -320,6 +339,18 @@ func keepRestSetting(r *Resolution, k *key, tool string, v any, src string) {
 	r.PerToolKeepRest[tool] = s
 }
 
+// redactionSetting records a redaction key by its field, under "" for
+// the table's own, as TOML writes the value.
+func redactionSetting(r *Resolution, k *key, tool string, v any, src string) {
+	if r.Redaction == nil {
+		r.Redaction = map[string]map[string]StrategySetting{}
+	}
+	if r.Redaction[tool] == nil {
+		r.Redaction[tool] = map[string]StrategySetting{}
+	}
+	r.Redaction[tool][k.field] = StrategySetting{Value: k.kind.show(v), Source: src}
+}
+
 // restSetting records a key of the rest table by its name, as TOML writes
 // the value.
 func restSetting(r *Resolution, k *key, _ string, v any, src string) {
@@ -389,6 +420,9 @@ var (
 	// toolListKind names tools: history.never.
 	toolListKind = kind{readLines, checkToolList, func(v any) string { return showList(v.([]string)) }}
 	storeKind    = kind{readString, checkString(checkStore), showStore}
+	// patternsKind is a list of regular expressions: redact_patterns and
+	// redact_allow.
+	patternsKind = kind{readLines, checkPatterns, func(v any) string { return showList(v.([]string)) }}
 )
 
 func checkInt(f func(int) error) func(any) error { return func(v any) error { return f(v.(int)) } }
@@ -425,6 +459,26 @@ func checkToolList(v any) error {
 		}
 	}
 	return nil
+}
+
+// checkPatterns says which of a list of regular expressions does not
+// compile, and why.
+func checkPatterns(v any) error {
+	_, err := compilePatterns(v.([]string))
+	return err
+}
+
+// compilePatterns compiles redact_patterns or redact_allow.
+func compilePatterns(ps []string) ([]*regexp.Regexp, error) {
+	out := make([]*regexp.Regexp, 0, len(ps))
+	for i, p := range ps {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("element %d: %w", i, err)
+		}
+		out = append(out, re)
+	}
+	return out, nil
 }
 
 func checkLines(v any) error {

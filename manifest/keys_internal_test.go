@@ -89,6 +89,7 @@ func TestKindsRoundTrip(t *testing.T) {
 		"default_max_bytes": 4096, "batch_max_bytes": 65536, "default_max_tokens": 4000, "batch_max_tokens": 16000,
 		"tokenizer": "o200k_base", "default_keep": "head_tail", "default_tail_share": 0.3,
 		"default_keep_lines": []string{"FAIL"}, "default_fallback": "head_tail", "keep_rest": false,
+		"redact": false, "redact_patterns": []string{`token=(\w+)`}, "redact_allow": []string{"AKIAIOSFODNN7EXAMPLE"},
 		"rest.dir": "/var/cache/toolcap", "rest.max_bytes": int64(8 << 20), "rest.max_entry_bytes": int64(1 << 20),
 		"rest.ttl": 90 * time.Minute, "rest.tool": "read_more", "rest.store": "memory",
 		"history.max_tokens": 60000, "history.keep_recent": 6, "history.clear_at_least": 20000, "history.never": []string{"TodoWrite"},

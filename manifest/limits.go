@@ -120,6 +120,10 @@ type ToolOutputLimits struct {
 	// program's worker has a store only when the program passes one.
 	KeepRest *bool
 
+	// Redaction is the default redaction of every tool: the redact,
+	// redact_patterns and redact_allow keys.
+	Redaction Redaction
+
 	// Rest is the [worker.tool_output.rest] table: where and how much the
 	// store keeps. Nil means the table was omitted: every key takes the
 	// front end's default.
@@ -193,12 +197,38 @@ type ToolEntry struct {
 	// ToolOutputLimits.KeepRest applies. Bash = { keep_rest = false }
 	// turns keeping the rest off for Bash alone.
 	KeepRest *bool
+	// Redaction is the tool's redact, redact_patterns and redact_allow; a
+	// field it does not set comes from ToolOutputLimits.Redaction.
+	Redaction Redaction
 }
+
+// Redaction is how the secrets of a tool's results are redacted before
+// they are cut, kept or logged (package redact): the built-in rules (or
+// the detector a program gives, [Policies.WithRedactor]) and the
+// patterns of its own.
+type Redaction struct {
+	// Redact is redact; nil means not set, which is true. Bash = {
+	// redact = false } turns redaction off for Bash alone.
+	Redact *bool
+	// Patterns is redact_patterns: regular expressions (Go syntax) of
+	// secrets of the program's own, each match (or its first group)
+	// redacted as "[redacted: custom]". A tool's own patterns replace the
+	// default ones.
+	Patterns []string
+	// Allow is redact_allow: regular expressions of text that is not a
+	// secret although a rule finds it (a documented example key); a
+	// finding one of them matches whole is left as it is. A tool's own
+	// list replaces the default one.
+	Allow []string
+}
+
+// isZero reports whether r sets nothing.
+func (r Redaction) isZero() bool { return r.Redact == nil && r.Patterns == nil && r.Allow == nil }
 
 // short reports whether e is the short form, a byte limit alone (or
 // nothing): how it is written, and named in errors.
 func (e ToolEntry) short() bool {
-	return e.MaxTokens == 0 && e.Strategy.isZero() && e.KeepRest == nil
+	return e.MaxTokens == 0 && e.Strategy.isZero() && e.KeepRest == nil && e.Redaction.isZero()
 }
 
 // shown is e as errors about the entry as a whole show it: the short

@@ -219,6 +219,10 @@ type Resolution struct {
 	// Clients holds the client limits in force, the built-in ones
 	// ([settings.SourceDefault]) and those a layer sets, by client name.
 	Clients map[string]Setting
+	// Redaction holds the redaction keys a layer set (redact,
+	// redact_patterns, redact_allow), by tool, "" for the table's own;
+	// nil when none did: every tool is redacted with the built-in rules.
+	Redaction map[string]map[string]StrategySetting
 	// PerToolKeepRest holds the keep_rest of per_tool entries; nil when
 	// no layer sets one.
 	PerToolKeepRest map[string]StrategySetting

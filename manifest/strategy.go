@@ -1,9 +1,11 @@
 package manifest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/redact"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -123,6 +126,58 @@ type Policies struct {
 	fit     int                     // see Fits
 	clients map[string]int          // the client limits, see ForClient
 	ceiling int                     // a client's limit over every tool; 0 none
+	// base is the detector every redacting tool starts from (the built-in
+	// rules, or WithRedactor's), and redactions each tool's own redaction,
+	// "" for the default: what WithRedactor rebuilds the detectors from.
+	base       redact.Detector
+	redactions map[string]redaction
+}
+
+// redaction is one tool's resolved redaction: whether it redacts, and the
+// rules and allow list of its own.
+type redaction struct {
+	on    bool
+	rules []redact.Rule
+	allow []*regexp.Regexp
+}
+
+// customMaxLen is the longest secret of a redact_patterns pattern that a
+// stream is sure to redact whole when it is split across reads.
+const customMaxLen = 4 << 10
+
+// redactionFor resolves the redaction of tool ("" for the default): the
+// tool's own fields over the table's. The patterns were checked when l
+// was validated.
+func (l *ToolOutputLimits) redactionFor(tool string) redaction {
+	r := redaction{on: true}
+	own := Redaction{}
+	if tool != "" {
+		own = l.PerTool[tool].Redaction
+	}
+	if b := cmp.Or(own.Redact, l.Redaction.Redact); b != nil {
+		r.on = *b
+	}
+	patterns, allow := l.Redaction.Patterns, l.Redaction.Allow
+	if own.Patterns != nil {
+		patterns = own.Patterns
+	}
+	if own.Allow != nil {
+		allow = own.Allow
+	}
+	res, _ := compilePatterns(patterns)
+	for _, re := range res {
+		r.rules = append(r.rules, redact.Rule{ID: "custom", Pattern: re, MaxLen: customMaxLen})
+	}
+	r.allow, _ = compilePatterns(allow)
+	return r
+}
+
+// detector returns the detector of r over base: nil when r is off.
+func (r redaction) detector(base redact.Detector) redact.Detector {
+	if !r.on {
+		return nil
+	}
+	return redact.Extend(base, r.rules, r.allow)
 }
 
 // defaultPolicy is the policy of every tool of a nil [ToolOutputLimits]:
@@ -145,9 +200,16 @@ func (l *ToolOutputLimits) Policies() (*Policies, error) {
 	}
 	// No tool is named "" (validate): For(""), TokensFor("") and
 	// KeepRestFor("") are the defaults.
-	p.def = shape.Policy{MaxBytes: l.For(""), MaxTokens: l.TokensFor(""), Spec: l.Default.spec(), KeepRest: l.KeepRestFor("")}
+	p.base = redact.Default()
+	p.redactions = map[string]redaction{"": l.redactionFor("")}
+	p.def = shape.Policy{MaxBytes: l.For(""), MaxTokens: l.TokensFor(""), Spec: l.Default.spec(), KeepRest: l.KeepRestFor(""),
+		Redact: p.redactions[""].detector(p.base)}
 	for tool, e := range l.PerTool {
-		pol := shape.Policy{MaxBytes: l.For(tool), MaxTokens: l.TokensFor(tool), Spec: p.def.Spec, KeepRest: l.KeepRestFor(tool)}
+		pol := shape.Policy{MaxBytes: l.For(tool), MaxTokens: l.TokensFor(tool), Spec: p.def.Spec, KeepRest: l.KeepRestFor(tool), Redact: p.def.Redact}
+		if !e.Redaction.isZero() {
+			p.redactions[tool] = l.redactionFor(tool)
+			pol.Redact = p.redactions[tool].detector(p.base)
+		}
 		if !e.Strategy.isZero() {
 			pol.Spec = e.Strategy.over(l.Default).spec()
 		}
@@ -230,6 +292,37 @@ func (p *Policies) For(tool string) shape.Policy {
 		}
 	}
 	return pol
+}
+
+// WithRedactor returns a copy of p whose policies redact with base in
+// place of the built-in rules (redact.Default): a program that links a
+// larger rule set, such as gitleaks' (module
+// github.com/toolcap/toolcap/redact/gitleaks), passes it here. Each
+// tool's redact_patterns and redact_allow still apply over it, and a tool
+// with redact = false still redacts nothing. p itself is unchanged; a nil
+// base redacts only the manifest's own patterns. On a nil p it returns the
+// policies of a nil [ToolOutputLimits] with base.
+func (p *Policies) WithRedactor(base redact.Detector) *Policies {
+	q, _ := (*ToolOutputLimits)(nil).Policies()
+	if p != nil {
+		*q = *p
+	}
+	q.base = base
+	def := q.redactions[""]
+	if q.redactions == nil {
+		def = redaction{on: true}
+	}
+	q.def.Redact = def.detector(base)
+	q.per = maps.Clone(q.per)
+	for tool, pol := range q.per {
+		r, ok := q.redactions[tool]
+		if !ok {
+			r = def
+		}
+		pol.Redact = r.detector(base)
+		q.per[tool] = pol
+	}
+	return q
 }
 
 // WithCounter returns a copy of p whose For sets Policy.Counter to c, so

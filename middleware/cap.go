@@ -45,11 +45,15 @@ func Cap(limits Limits, opts ...Option) chain.Middleware { return pin.Cap(limits
 func Ceiling(limits Limits, opts ...Option) chain.Middleware { return pin.Ceiling(limits, opts...) }
 
 // Pinned returns toolcap's fixed composition around the user's middleware,
-// as one middleware: the cap innermost, next to the handler it wraps, then
-// the user's middleware (the first listed outermost), a [Recover], and the
-// ceiling last:
+// as one middleware: the redact stage innermost, next to the handler it
+// wraps, then the cap, the user's middleware (the first listed outermost),
+// a [Recover], and the ceiling last:
 //
-//	ceiling(recover(user[0](user[1](...cap(next)))))
+//	ceiling(recover(user[0](user[1](...cap(redact(next))))))
+//
+// The redact stage replaces each secret the tool's policy's Redact
+// detector finds (package redact) before the cap measures, cuts or keeps
+// anything, and records the counts ([chain.Result.Redactions]).
 //
 // The cap and the ceiling hold each tool to its whole policy, policy(tool):
 // its byte limit, its token limit and its strategy (head, head_tail, json),

@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // A Finding is one secret in a text: the bytes text[Start:End], found by
@@ -359,4 +360,49 @@ func Text(text string, d Detector) (string, Counts) {
 	}
 	b.WriteString(text[at:])
 	return b.String(), counts
+}
+
+// defaultRules is the detector of the built-in rules, compiled on first
+// use and shared: a compiled regexp is safe for concurrent use.
+var defaultRules = sync.OnceValue(func() *Rules { return New(Builtin(), nil) })
+
+// Default returns the detector of the [Builtin] rules, compiled once per
+// process, on first use.
+func Default() Detector { return defaultRules() }
+
+// Extend returns a detector that finds what base finds and what rules
+// find, less what allow matches whole: the base rules of a program (the
+// built-in ones, or gitleaks') with the patterns and allow list of one
+// tool. A nil base is none; with no rules and no allow it returns base.
+func Extend(base Detector, rules []Rule, allow []*regexp.Regexp) Detector {
+	if len(rules) == 0 && len(allow) == 0 {
+		return base
+	}
+	return &extended{base: base, own: New(rules, allow)}
+}
+
+// extended is a base detector with rules and an allow list of its own.
+type extended struct {
+	base Detector
+	own  *Rules
+}
+
+func (e *extended) MaxLen() int {
+	if e.base == nil {
+		return e.own.MaxLen()
+	}
+	return max(e.base.MaxLen(), e.own.MaxLen())
+}
+
+func (e *extended) Find(text string) []Finding {
+	found := e.own.Find(text)
+	if e.base == nil {
+		return found
+	}
+	for _, f := range e.base.Find(text) {
+		if !e.own.allowed(text[f.Start:f.End]) {
+			found = append(found, f)
+		}
+	}
+	return merge(found)
 }

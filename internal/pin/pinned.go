@@ -8,11 +8,11 @@ import (
 )
 
 // Pinned returns toolcap's fixed composition around the user's middleware,
-// as one middleware: the cap innermost, next to the handler it wraps, then
-// the user's middleware (the first listed outermost), a [Recover], and the
-// ceiling last:
+// as one middleware: the redact stage innermost, next to the handler it
+// wraps, then the cap, the user's middleware (the first listed outermost),
+// a [Recover], and the ceiling last:
 //
-//	ceiling(recover(user[0](user[1](...cap(next)))))
+//	ceiling(recover(user[0](user[1](...cap(redact(next))))))
 //
 // Every front end that runs user middleware builds from it (the worker
 // around its tools, toolcap mcp around a server's results), so none can
@@ -54,10 +54,11 @@ func PinnedObserved(policy shape.PolicyFunc, user []chain.Middleware, observe Ca
 		}
 	}
 	return chain.Chain(
-		Ceiling(nil, opts...), // pinned after the user's: the limit holds whatever they do
-		Recover(o.logger),     // a panicking user middleware still gives its call a result
-		chain.Chain(user...),  // the user's, first listed outermost
-		capped,                // pinned first: nothing above it sees uncapped content
+		Ceiling(nil, opts...),    // pinned after the user's: the limit holds whatever they do
+		Recover(o.logger),        // a panicking user middleware still gives its call a result
+		chain.Chain(user...),     // the user's, first listed outermost
+		capped,                   // pinned first: nothing above it sees uncapped content
+		Redact(policy, o.logger), // below the cap: nothing measures, keeps or logs a secret
 	)
 }
 

@@ -2,6 +2,7 @@ package shape
 
 import (
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/redact"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -26,6 +27,11 @@ type Policy struct {
 	// that the model can read on (package rest), wherever the front end has
 	// a store. Without a store it changes nothing.
 	KeepRest bool
+	// Redact, when set, finds the secrets of a result before anything
+	// else sees it: each is replaced by [redact.Marker] before the result
+	// is measured, cut, kept or logged (the pinned redact stage of every
+	// front end). Nil redacts nothing.
+	Redact redact.Detector
 	// PageBytes, when not 0, is the most bytes a page of the read of a
 	// kept output holds, its marker included: the limit of the tool whose
 	// output it is, where that is below the read tool's own. The marker
@@ -42,9 +48,13 @@ type Policy struct {
 const DefaultMaxBytes = 16384
 
 // Default is the policy of a tool nobody gave one: [DefaultMaxBytes], the
-// head rule, and the rest kept where the front end has a store, as a
-// manifest that sets nothing resolves every tool (keep_rest unset is true).
-func Default(string) Policy { return Policy{MaxBytes: DefaultMaxBytes, KeepRest: true} }
+// head rule, the rest kept where the front end has a store, and the
+// secrets of the built-in rules redacted ([redact.Default]), as a manifest
+// that sets nothing resolves every tool (keep_rest and redact unset are
+// true).
+func Default(string) Policy {
+	return Policy{MaxBytes: DefaultMaxBytes, KeepRest: true, Redact: redact.Default()}
+}
 
 // PolicyFunc returns the policy of a tool, by its registered name.
 // (*manifest.Policies).For has this shape.

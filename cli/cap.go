@@ -8,9 +8,11 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/redact"
 )
 
 const capHelp = `Usage: toolcap cap --tool NAME [--keep STRATEGY] [--keep-rest [--scope S]] [--manifest FILE]... [-v] < input > output
@@ -184,10 +186,16 @@ func runCap(ctx context.Context, o *options, args []string, stdin io.Reader, std
 			return keepReader(sctx, r, keeper, policy)
 		}
 	}
-	capped, t, err := capReader(ctx, stdin, fit)
+	// Redacted as it is read, before the cut and the store see it (issue
+	// 37): the pinned order of every front end.
+	in := redact.NewReader(stdin, policy.Redact)
+	capped, t, err := capReader(ctx, in, fit)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcap cap: standard input: %v\n", err)
 		return exitFailed
+	}
+	if c := in.Counts(); c != nil {
+		logger.Info("redacted secrets", "tool", *tool, "redactions", c.Total(), "rules", pin.RuleCounts(c))
 	}
 	if t != (chain.Truncation{}) && logger.IsInfo() {
 		logger.Info(shape.Message(t), shape.LogFields(*tool, "", t)...)
@@ -210,8 +218,8 @@ func capAtDefault(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 			return code // a terminal: no pipe to keep, and no input to wait for
 		}
 	}
-	policy := shape.Default(tool) // the built-in default: 16384 bytes, the head rule
-	capped, _, err := capReader(ctx, stdin, func(r io.Reader) (string, chain.Truncation, error) {
+	policy := shape.Default(tool) // the built-in default: 16384 bytes, the head rule, the built-in redaction
+	capped, _, err := capReader(ctx, redact.NewReader(stdin, policy.Redact), func(r io.Reader) (string, chain.Truncation, error) {
 		out, t, _, err := shape.Read(r, policy)
 		return out, t, err
 	})

@@ -2,11 +2,14 @@ package redact_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -223,5 +226,30 @@ func BenchmarkText(b *testing.B) {
 				redact.Text(bc.text, d)
 			}
 		})
+	}
+}
+
+// TestReader: reading through a Reader, a byte at a time or at once,
+// gives Text's output; a read error ends it without passing on what it
+// held back.
+func TestReader(t *testing.T) {
+	d := redact.New(redact.Builtin(), nil)
+	text, n := stream()
+	want, _ := redact.Text(text, d)
+	for name, r := range map[string]io.Reader{
+		"whole":       strings.NewReader(text),
+		"byte a time": iotest.OneByteReader(strings.NewReader(text)),
+	} {
+		rr := redact.NewReader(r, d)
+		got, err := io.ReadAll(rr)
+		if err != nil || string(got) != want || rr.Counts().Total() != n {
+			t.Errorf("%s: err %v, %d secrets, output equal to Text's: %v", name, err, rr.Counts().Total(), string(got) == want)
+		}
+	}
+	secret := samples()["github-pat"]
+	broken := io.MultiReader(strings.NewReader("token "+secret[:10]), iotest.ErrReader(errors.New("pipe broke")))
+	got, err := io.ReadAll(redact.NewReader(broken, d))
+	if err == nil || err.Error() != "pipe broke" || strings.Contains(string(got), secret[:10]) {
+		t.Errorf("a broken read: %q, %v; want the error and none of the held-back text", got, err)
 	}
 }

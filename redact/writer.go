@@ -1,6 +1,9 @@
 package redact
 
-import "io"
+import (
+	"bytes"
+	"io"
+)
 
 // contextBytes is how much of the text already written a Writer keeps in
 // front of what it scans next, for the patterns that look at the byte
@@ -115,3 +118,53 @@ func (x *Writer) pass(final bool) {
 	x.buf = x.buf[:n]
 	x.ctx = cut - from
 }
+
+// A Reader redacts what it reads from an underlying reader: a [Writer]
+// turned around, for a consumer that reads (a cut that reads its input as
+// a stream). Its memory is bounded as a Writer's is.
+type Reader struct {
+	r    io.Reader
+	w    *Writer
+	out  bytes.Buffer
+	buf  []byte
+	done bool
+	err  error
+}
+
+// NewReader returns a Reader that reads r and redacts with d; a nil d
+// passes r's bytes through unchanged.
+func NewReader(r io.Reader, d Detector) *Reader {
+	x := &Reader{r: r}
+	x.w = NewWriter(&x.out, d)
+	return x
+}
+
+// Read reads redacted text. A read error of the underlying reader other
+// than io.EOF is returned once what was read before it is consumed; what
+// the Reader held back is then dropped, never passed on unredacted.
+func (x *Reader) Read(p []byte) (int, error) {
+	for x.out.Len() == 0 && !x.done {
+		if x.buf == nil {
+			x.buf = make([]byte, 32<<10)
+		}
+		n, err := x.r.Read(x.buf)
+		x.w.Write(x.buf[:n]) // writes to a bytes.Buffer: no error
+		switch {
+		case err == io.EOF:
+			x.w.Close()
+			x.done = true
+		case err != nil:
+			x.done, x.err = true, err
+		}
+	}
+	if x.out.Len() > 0 {
+		return x.out.Read(p)
+	}
+	if x.err != nil {
+		return 0, x.err
+	}
+	return 0, io.EOF
+}
+
+// Counts returns the redactions made so far, by rule; nil when none.
+func (x *Reader) Counts() Counts { return x.w.Counts() }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/toolcap/toolcap/redact"
 	"github.com/toolcap/toolcap/shape"
 )
 
@@ -51,4 +52,16 @@ func ExampleRead() {
 	fmt.Println(len(out) <= 64, t.DroppedBytes)
 	// Output:
 	// true 4987
+}
+
+// A policy with a detector replaces each secret before the cut measures
+// the text.
+func ExampleText_redact() {
+	p := shape.Policy{MaxBytes: 200, Redact: redact.Default()}
+	out, _, changed := shape.Text("AWS_ACCESS_KEY_ID=AKIA2OGYBAH6STMMNXNN\nAWS_REGION=eu-west-1\n", p)
+	fmt.Print(changed, "\n", out)
+	// Output:
+	// true
+	// AWS_ACCESS_KEY_ID=[redacted: aws-access-token]
+	// AWS_REGION=eu-west-1
 }

@@ -25,13 +25,16 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/redact"
 )
 
 // Policy is everything needed to fit one tool's results: the byte limit
 // (MaxBytes, marker included), the token limit (MaxTokens, held when
-// Counter is set), the Spec of the cut, whether a cut keeps the rest for
-// reading on (KeepRest, where the front end has a store), and the page size
-// of that read (PageBytes). A Policy is a value, safe for concurrent use.
+// Counter is set), the Spec of the cut, the detector of the secrets
+// replaced before anything else (Redact, package redact), whether a cut
+// keeps the rest for reading on (KeepRest, where the front end has a
+// store), and the page size of that read (PageBytes). A Policy is a value,
+// safe for concurrent use.
 type Policy = shape.Policy
 
 // PolicyFunc returns the policy of a tool, by its registered name.
@@ -66,23 +69,33 @@ const DefaultMaxBytes = shape.DefaultMaxBytes
 func Bytes(limit int) Policy { return shape.Bytes(limit) }
 
 // Text fits one text to p and returns it with the figures of the cut;
-// changed is false, and s is returned as it is, when s fits.
+// changed is false, and s is returned as it is, when s fits and holds no
+// secret.
 //
-// The output is within p's limits, marker included, and the marker's N is
-// exact in the unit it names. The limits hold in what the client decodes:
-// bytes that are not valid UTF-8 are replaced by U+FFFD (3 bytes each)
-// before the text is measured.
+// The secrets p.Redact finds are replaced first, as the pinned redact
+// stage of every front end replaces them; the cut then measures the
+// redacted text. The output is within p's limits, marker included, and
+// the marker's N is exact in the unit it names. The limits hold in what
+// the client decodes: bytes that are not valid UTF-8 are replaced by
+// U+FFFD (3 bytes each) before the text is measured.
 func Text(s string, p Policy) (out string, t chain.Truncation, changed bool) {
-	return shape.Text(s, p)
+	r, counts := redact.Text(s, p.Redact)
+	out, t, changed = shape.Text(r, p)
+	return out, t, changed || counts != nil
 }
 
 // Read reads r to its end and fits what it read to p in memory bounded by
 // p's limits, whatever the length of the input: it is [Text] for a result
 // that arrives as a stream, and gives Text's output on the whole input
 // (but for input of more than 8 MiB, or 4 times the byte limit, under a
-// token limit, whose marker then counts bytes, exactly). A read error
-// other than io.EOF ends the read: Read returns it, wrapped, with nothing
-// else.
+// token limit, whose marker then counts bytes, exactly), its secrets
+// redacted as they are read ([redact.Reader]). A read error other than
+// io.EOF ends the read: Read returns it, wrapped, with nothing else.
 func Read(r io.Reader, p Policy) (out string, t chain.Truncation, changed bool, err error) {
-	return shape.Read(r, p)
+	if p.Redact == nil {
+		return shape.Read(r, p)
+	}
+	rr := redact.NewReader(r, p.Redact)
+	out, t, changed, err = shape.Read(rr, p)
+	return out, t, changed || rr.Counts() != nil, err
 }

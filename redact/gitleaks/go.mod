@@ -1,0 +1,3 @@
+module github.com/toolcap/toolcap/redact/gitleaks
+
+go 1.26.0

@@ -194,9 +194,7 @@ func runCap(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		fmt.Fprintf(stderr, "toolcap cap: standard input: %v\n", err)
 		return exitFailed
 	}
-	if c := in.Counts(); c != nil {
-		logger.Info("redacted secrets", "tool", *tool, "redactions", c.Total(), "rules", pin.RuleCounts(c))
-	}
+	pin.LogRedactions(logger, *tool, "", in.Counts())
 	if t != (chain.Truncation{}) && logger.IsInfo() {
 		logger.Info(shape.Message(t), shape.LogFields(*tool, "", t)...)
 	}

@@ -73,8 +73,8 @@ type Rule struct {
 	Multiline bool
 }
 
-// Rules is a [Detector] made of rules and allow patterns.
-type Rules struct {
+// rules is a [Detector] made of rules and allow patterns.
+type rules struct {
 	rules  []Rule
 	lower  [][]string // each rule's keywords, lower case
 	allow  []*regexp.Regexp
@@ -92,13 +92,16 @@ type keyword struct {
 	word string
 }
 
-// New returns a detector of rules; a secret that one of allow matches
-// whole is not redacted (a known test key, a placeholder). Rules are
-// tried in order: where two findings overlap, the one that starts first
-// wins, and of two that start together the longer.
-func New(rules []Rule, allow []*regexp.Regexp) *Rules {
-	d := &Rules{rules: rules, allow: allow, lower: make([][]string, len(rules)), byPair: map[uint16][]keyword{}}
-	for i, r := range rules {
+// New returns a detector of rs; a secret that one of allow matches whole
+// is not redacted (a known test key, a placeholder). Rules are tried in
+// order: where two findings overlap, the one that starts first wins, and
+// of two that start together the longer.
+func New(rs []Rule, allow []*regexp.Regexp) Detector { return newRules(rs, allow) }
+
+// newRules is New's detector.
+func newRules(rs []Rule, allow []*regexp.Regexp) *rules {
+	d := &rules{rules: rs, allow: allow, lower: make([][]string, len(rs)), byPair: map[uint16][]keyword{}}
+	for i, r := range rs {
 		for _, k := range r.Keywords {
 			k = asciiLower(k)
 			if len(k) < 2 {
@@ -118,7 +121,7 @@ func New(rules []Rule, allow []*regexp.Regexp) *Rules {
 }
 
 // MaxLen returns the longest secret of any rule.
-func (d *Rules) MaxLen() int { return d.maxLen }
+func (d *rules) MaxLen() int { return d.maxLen }
 
 // Find returns the secrets in text.
 //
@@ -127,7 +130,7 @@ func (d *Rules) MaxLen() int { return d.maxLen }
 // the rule's MaxLen away on either side, since each of its secrets holds
 // one of its keywords and, unless the rule is Multiline, no whitespace. Go's regexp runs a pattern with no
 // literal prefix at about 10 MB/s; a log has few keywords.
-func (d *Rules) Find(text string) []Finding {
+func (d *rules) Find(text string) []Finding {
 	var found []Finding
 	hits := d.keywords(text)
 	for i := range d.rules {
@@ -148,7 +151,7 @@ type hit struct{ pos, end int }
 
 // keywords returns, for each rule with keywords, where they are in text,
 // compared case-insensitively: one pass over text, a table lookup a byte.
-func (d *Rules) keywords(text string) map[int][]hit {
+func (d *rules) keywords(text string) map[int][]hit {
 	var hits map[int][]hit
 	for i := 0; i+1 < len(text); i++ {
 		p := uint16(lowerByte(text[i]))<<8 | uint16(lowerByte(text[i+1]))
@@ -193,7 +196,7 @@ func lowerByte(c byte) byte {
 // that touches an end of the stretch where that end is not a boundary in
 // text (the start of text, or whitespace) is left out: the pattern saw
 // a boundary there that text does not have.
-func (d *Rules) findIn(r *Rule, text string, from, to int, found []Finding) []Finding {
+func (d *rules) findIn(r *Rule, text string, from, to int, found []Finding) []Finding {
 	for _, m := range r.Pattern.FindAllStringSubmatchIndex(text[from:to], -1) {
 		if (m[0] == 0 && from > 0 && !isSpace(text[from-1])) || (from+m[1] == to && to < len(text) && !isSpace(text[to-1])) {
 			continue
@@ -253,7 +256,7 @@ func isSpace(c byte) bool {
 }
 
 // allowed reports whether an allow pattern matches secret whole.
-func (d *Rules) allowed(secret string) bool {
+func (d *rules) allowed(secret string) bool {
 	for _, a := range d.allow {
 		if loc := a.FindStringIndex(secret); loc != nil && loc[0] == 0 && loc[1] == len(secret) {
 			return true
@@ -322,25 +325,13 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-// Marker returns what replaces a secret found by rule.
-func Marker(rule string) string { return "[redacted: " + rule + "]" }
+// marker returns what replaces a secret found by rule.
+func marker(rule string) string { return "[redacted: " + rule + "]" }
 
-// Counts counts redactions by rule ID.
-type Counts map[string]int
-
-// Total returns the number of redactions of every rule.
-func (c Counts) Total() int {
-	n := 0
-	for _, k := range c {
-		n += k
-	}
-	return n
-}
-
-// Text returns text with each secret d finds replaced by its [Marker],
-// and the redactions by rule; text itself and nil counts when it holds
-// none. A nil d finds nothing.
-func Text(text string, d Detector) (string, Counts) {
+// Text returns text with each secret d finds replaced by the marker
+// "[redacted: RULE]", and the count of redactions by rule; text itself
+// and nil counts when it holds none. A nil d finds nothing.
+func Text(text string, d Detector) (string, map[string]int) {
 	if d == nil {
 		return text, nil
 	}
@@ -348,13 +339,13 @@ func Text(text string, d Detector) (string, Counts) {
 	if len(found) == 0 {
 		return text, nil
 	}
-	counts := Counts{}
+	counts := map[string]int{}
 	var b strings.Builder
 	b.Grow(len(text))
 	at := 0
 	for _, f := range found {
 		b.WriteString(text[at:f.Start])
-		b.WriteString(Marker(f.Rule))
+		b.WriteString(marker(f.Rule))
 		counts[f.Rule]++
 		at = f.End
 	}
@@ -364,7 +355,7 @@ func Text(text string, d Detector) (string, Counts) {
 
 // defaultRules is the detector of the built-in rules, compiled on first
 // use and shared: a compiled regexp is safe for concurrent use.
-var defaultRules = sync.OnceValue(func() *Rules { return New(Builtin(), nil) })
+var defaultRules = sync.OnceValue(func() *rules { return newRules(Builtin(), nil) })
 
 // Default returns the detector of the [Builtin] rules, compiled once per
 // process, on first use.
@@ -374,17 +365,17 @@ func Default() Detector { return defaultRules() }
 // find, less what allow matches whole: the base rules of a program (the
 // built-in ones, or gitleaks') with the patterns and allow list of one
 // tool. A nil base is none; with no rules and no allow it returns base.
-func Extend(base Detector, rules []Rule, allow []*regexp.Regexp) Detector {
-	if len(rules) == 0 && len(allow) == 0 {
+func Extend(base Detector, rs []Rule, allow []*regexp.Regexp) Detector {
+	if len(rs) == 0 && len(allow) == 0 {
 		return base
 	}
-	return &extended{base: base, own: New(rules, allow)}
+	return &extended{base: base, own: newRules(rs, allow)}
 }
 
 // extended is a base detector with rules and an allow list of its own.
 type extended struct {
 	base Detector
-	own  *Rules
+	own  *rules
 }
 
 func (e *extended) MaxLen() int {

@@ -59,11 +59,11 @@ func TestBuiltinFinds(t *testing.T) {
 		for _, context := range []string{"%s", "key = %s\n", `{"token":"%s"}`, "export TOKEN='%s'; echo done", "line 1\n%s\nline 3"} {
 			text := fmt.Sprintf(context, secret)
 			got, counts := redact.Text(text, d)
-			want := fmt.Sprintf(context, redact.Marker(rule))
+			want := fmt.Sprintf(context, "[redacted: "+rule+"]")
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("%s in %q (-want +got):\n%s", rule, context, diff)
 			}
-			if diff := cmp.Diff(redact.Counts{rule: 1}, counts); diff != "" {
+			if diff := cmp.Diff(map[string]int{rule: 1}, counts); diff != "" {
 				t.Errorf("%s in %q: counts (-want +got):\n%s", rule, context, diff)
 			}
 		}
@@ -120,7 +120,7 @@ func TestOverlapsKeepTheFirst(t *testing.T) {
 	if want := "x[redacted: long]fx"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if diff := cmp.Diff(redact.Counts{"long": 1}, counts); diff != "" {
+	if diff := cmp.Diff(map[string]int{"long": 1}, counts); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
 }
@@ -146,8 +146,8 @@ func TestWriterSplitAnywhere(t *testing.T) {
 	d := redact.New(redact.Builtin(), nil)
 	text, n := stream()
 	want, wantCounts := redact.Text(text, d)
-	if wantCounts.Total() != n {
-		t.Fatalf("Text found %d secrets, want %d", wantCounts.Total(), n)
+	if total(wantCounts) != n {
+		t.Fatalf("Text found %d secrets, want %d", total(wantCounts), n)
 	}
 	for at := 0; at <= len(text); at++ {
 		var out bytes.Buffer
@@ -242,8 +242,8 @@ func TestReader(t *testing.T) {
 	} {
 		rr := redact.NewReader(r, d)
 		got, err := io.ReadAll(rr)
-		if err != nil || string(got) != want || rr.Counts().Total() != n {
-			t.Errorf("%s: err %v, %d secrets, output equal to Text's: %v", name, err, rr.Counts().Total(), string(got) == want)
+		if err != nil || string(got) != want || total(rr.Counts()) != n {
+			t.Errorf("%s: err %v, %d secrets, output equal to Text's: %v", name, err, total(rr.Counts()), string(got) == want)
 		}
 	}
 	secret := samples()["github-pat"]
@@ -252,4 +252,13 @@ func TestReader(t *testing.T) {
 	if err == nil || err.Error() != "pipe broke" || strings.Contains(string(got), secret[:10]) {
 		t.Errorf("a broken read: %q, %v; want the error and none of the held-back text", got, err)
 	}
+}
+
+// total adds up counts.
+func total(counts map[string]int) int {
+	n := 0
+	for _, k := range counts {
+		n += k
+	}
+	return n
 }

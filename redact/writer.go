@@ -32,7 +32,7 @@ type Writer struct {
 	chunk  int
 	buf    []byte // text not yet written on, after ctx bytes of context
 	ctx    int
-	counts Counts
+	counts map[string]int
 	err    error
 }
 
@@ -75,7 +75,7 @@ func (x *Writer) Close() error {
 }
 
 // Counts returns the redactions made so far, by rule; nil when none.
-func (x *Writer) Counts() Counts { return x.counts }
+func (x *Writer) Counts() map[string]int { return x.counts }
 
 // pass scans what the Writer holds and writes on what is final: all of it
 // when final, else all but the last hold bytes, less a finding that
@@ -100,9 +100,9 @@ func (x *Writer) pass(final bool) {
 			break
 		}
 		out = append(out, text[at:f.Start]...)
-		out = append(out, Marker(f.Rule)...)
+		out = append(out, marker(f.Rule)...)
 		if x.counts == nil {
-			x.counts = Counts{}
+			x.counts = map[string]int{}
 		}
 		x.counts[f.Rule]++
 		at = f.End
@@ -167,4 +167,4 @@ func (x *Reader) Read(p []byte) (int, error) {
 }
 
 // Counts returns the redactions made so far, by rule; nil when none.
-func (x *Reader) Counts() Counts { return x.w.Counts() }
+func (x *Reader) Counts() map[string]int { return x.w.Counts() }

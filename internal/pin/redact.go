@@ -43,18 +43,25 @@ func Redact(policy shape.PolicyFunc, logger hclog.Logger) chain.Middleware {
 			if counts == nil {
 				return res
 			}
-			logger.Info("redacted secrets", "tool", call.Tool, "call_id", call.ID, "redactions", counts.Total(), "rules", RuleCounts(counts))
+			LogRedactions(logger, call.Tool, call.ID, counts)
 			return res.WithRedactions(out, counts)
 		}
 	}
 }
 
-// RuleCounts writes counts as a log field shows them, sorted by rule:
-// "aws-access-token=1 jwt=2".
-func RuleCounts(counts map[string]int) string {
+// LogRedactions logs the one line of a call whose result was redacted, at
+// info level: the tool, the call's id ("" for none), the number of
+// secrets and the rules with their counts, sorted ("aws-access-token=1
+// jwt=2"), never a value. Every front end logs a redaction with it.
+func LogRedactions(l hclog.Logger, tool, callID string, counts map[string]int) {
+	if len(counts) == 0 || !l.IsInfo() {
+		return
+	}
+	total := 0
 	rules := make([]string, 0, len(counts))
-	for r := range counts {
+	for r, n := range counts {
 		rules = append(rules, r)
+		total += n
 	}
 	sort.Strings(rules)
 	var b strings.Builder
@@ -64,5 +71,9 @@ func RuleCounts(counts map[string]int) string {
 		}
 		b.WriteString(r + "=" + strconv.Itoa(counts[r]))
 	}
-	return b.String()
+	fields := []any{"tool", tool}
+	if callID != "" {
+		fields = append(fields, "call_id", callID)
+	}
+	l.Info("redacted secrets", append(fields, "redactions", total, "rules", b.String())...)
 }

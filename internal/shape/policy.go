@@ -28,7 +28,7 @@ type Policy struct {
 	// a store. Without a store it changes nothing.
 	KeepRest bool
 	// Redact, when set, finds the secrets of a result before anything
-	// else sees it: each is replaced by [redact.Marker] before the result
+	// else sees it: each is replaced by its marker ("[redacted: RULE]") before the result
 	// is measured, cut, kept or logged (the pinned redact stage of every
 	// front end). Nil redacts nothing.
 	Redact redact.Detector

@@ -97,7 +97,10 @@ func Builtin() []Rule {
 			ID:       "url-password",
 			Pattern:  regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'"]{1,100}:([^\s@/'"]{1,200})@`),
 			Keywords: []string{"://"},
-			MaxLen:   330,
+			// What a redacted or templated URL shows in place of a
+			// password: net/url's xxxxx, ***, <password>, $PASSWORD.
+			Allow:  []*regexp.Regexp{regexp.MustCompile(`^(?:x+|X+|\*+|<[^>]*>|\$\{?\w+\}?|%s)$`)},
+			MaxLen: 330,
 		},
 	}
 }

@@ -84,6 +84,9 @@ func TestBuiltinLeaves(t *testing.T) {
 		"ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 		"https://github.com/toolcap/toolcap.git",
 		"postgres://db.internal:5432/app?sslmode=disable",
+		"https://user:xxxxx@example.com/foo", // net/url's Redacted
+		"Get \"http://user:***@dummy.faketld/\"",
+		"DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/app",
 		"func (d *Rules) Find(text string) []Finding {",
 		"ok  \tgithub.com/toolcap/toolcap/redact\t0.012s",
 	} {

@@ -30,7 +30,7 @@ type Strategy struct {
 	// TailShare is head_tail's share of the room for the tail, in (0, 1).
 	TailShare float64
 	// KeepLines are the regular expressions (Go syntax) of the lines
-	// head_tail rescues from the dropped middle; at most cut.MaxKeepLines.
+	// head_tail rescues from the dropped middle; at most 8.
 	KeepLines []string
 	// Fallback is json's strategy for content that is not JSON: "head" or
 	// "head_tail".

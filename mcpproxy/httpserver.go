@@ -89,13 +89,13 @@ type HTTPOptions struct {
 	// session's [upstreamAuth] is in the dial's context. The header then
 	// belongs to the upstream, so Token must be empty. With UpstreamURL
 	// set, the proxy also stands for the upstream in its OAuth protected
-	// resource metadata: see [HTTPHandler.ResourceMetadata].
+	// resource metadata: see [HTTPHandler.Mount].
 	ForwardAuth bool
 	// UpstreamURL is the streamable HTTP endpoint Dial connects to, when
 	// it is one. With ForwardAuth, the upstream's protected resource
 	// metadata is fetched from it and mapped to the proxy's URL, and the
 	// resource_metadata of the upstream's WWW-Authenticate is rewritten
-	// to name the proxy's copy ([HTTPHandler.ResourceMetadata]); without
+	// to name the proxy's copy ([HTTPHandler.Mount]); without
 	// it, the WWW-Authenticate is relayed unchanged.
 	UpstreamURL string
 	// PublicOrigin is the proxy's origin (scheme and host, such as

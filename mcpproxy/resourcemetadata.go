@@ -23,7 +23,7 @@ import (
 // (/.well-known/oauth-protected-resource/mcp for an endpoint at /mcp)
 // otherwise. A proxy serving HTTP with [HTTPOptions.ForwardAuth] serves
 // its copy of the upstream's metadata there: see
-// [HTTPHandler.ResourceMetadata].
+// [HTTPHandler.Mount].
 const resourceMetadataPath = "/.well-known/oauth-protected-resource"
 
 // Bounds of fetching the upstream's protected resource metadata: a

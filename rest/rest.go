@@ -55,6 +55,12 @@ type Reader = rest.Reader
 // length of the whole output written to it (Original).
 type Info = rest.Info
 
+// Definition is the read tool as a model is told of it: its name,
+// description, title, the JSON schema of its arguments and its MCP
+// annotations. (*worker.Worker).ReadTool returns it, for a program to
+// advertise beside its own tools.
+type Definition = rest.Definition
+
 // Config bounds a store: its quota (MaxBytes), the most one entry keeps
 // (MaxEntryBytes), the time to live of an entry after its last use (TTL),
 // a logger and a clock. A zero field takes its default.

@@ -156,7 +156,7 @@ func CapResult(res *mcp.CallToolResult, p shape.Policy) (out *mcp.CallToolResult
 		return nil, content, structured
 	}
 	sc, raw, s, scChanged := fitStructured(res, p)
-	in := Blocks(res.Content)
+	in := blocks(res.Content)
 	fitted, fig := shape.Content(in, p, s.Note)
 	// A note about structuredContent alone changes the content too.
 	contentChanged := fig.Changed()
@@ -219,7 +219,7 @@ func dropped(n int, p shape.Policy) shape.Structured {
 	return shape.Structured{Figures: shape.DroppedFigures(n, p)}
 }
 
-// Blocks returns what package shape sees of content, block by block, as
+// blocks returns what package shape sees of content, block by block, as
 // toolcap mcp measures it: a text block its text; an image or audio block
 // its MIME type and its data (base64); an embedded resource its URI, MIME
 // type and blob (base64), a text resource's text as the part shape may
@@ -227,7 +227,7 @@ func dropped(n int, p shape.Policy) shape.Structured {
 // as the part shape may cut. The JSON around them, _meta and annotations
 // are not counted, as the JSON wrapping of a text block is not; any other
 // block counts its JSON encoding. Blocks may be values or pointers.
-func Blocks(content []mcp.Content) []shape.Block {
+func blocks(content []mcp.Content) []shape.Block {
 	out := make([]shape.Block, len(content))
 	for i, c := range content {
 		out[i] = block(c)

@@ -76,7 +76,7 @@ func ParseKeep(s string) (Keep, error) {
 // wrong, and so does more than MaxKeepLines patterns.
 func CompileKeepLines(patterns []string) ([]*regexp.Regexp, error) {
 	if len(patterns) > MaxKeepLines {
-		return nil, fmt.Errorf("%d patterns: at most %d (cut.MaxKeepLines)", len(patterns), MaxKeepLines)
+		return nil, fmt.Errorf("%d patterns: at most %d", len(patterns), MaxKeepLines)
 	}
 	res := make([]*regexp.Regexp, 0, len(patterns))
 	for i, p := range patterns {
@@ -112,7 +112,7 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("tail_share %v: must be above 0 and below 1", s.TailShare)
 	}
 	if len(s.KeepLines) > MaxKeepLines {
-		return fmt.Errorf("keep_lines: %d patterns: at most %d (cut.MaxKeepLines)", len(s.KeepLines), MaxKeepLines)
+		return fmt.Errorf("keep_lines: %d patterns: at most %d", len(s.KeepLines), MaxKeepLines)
 	}
 	for i, re := range s.KeepLines {
 		if re == nil {

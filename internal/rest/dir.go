@@ -41,6 +41,26 @@ const tmpGrace = time.Hour
 // never sees half of one. The file's modification time is the entry's
 // last use.
 //
+// An entry expires TTL after its Commit or its last Open, by any process
+// sharing the directory, and its file is removed then, not when a later
+// use happens to meet it: kept output may hold secrets. The bound: while
+// the store is in use, from its first use (Create, Open, Usage) until
+// [Dir.Close], the file of an entry it knows is removed when the entry
+// expires, by a timer set to the earliest expiry, so within the timer's
+// latency (milliseconds). The timer is a runtime timer: no goroutine while
+// it waits, and none armed while the store knows no entry. Every Create,
+// Commit and Open also first removes every expired entry the store knows,
+// and Open the expired file of the ref it is asked for. The store knows
+// the entries it wrote, those in the directory at its first use, and
+// those of other processes that an Open of it met; before it removes one,
+// it looks at the file: an entry another process renewed since lives on.
+// Outside the bound is an entry no running store knows: one whose store
+// was closed, or whose process exited, before it expired, or one another
+// process wrote that this store never met, once that process has exited.
+// Nothing removes it until a store next opens the directory: its first
+// use indexes the directory and removes every expired entry, as each
+// toolcap command that keeps or reads does.
+//
 // The quota counts whole files, headers included, and entries being
 // written. It is kept by an index of the directory built at the store's
 // first use (Create, Open, Usage), not at [OpenDir]: a process that opens
@@ -112,7 +132,7 @@ func openDir(path string, cfg Config, plain bool) (*Dir, error) {
 		hdr = 0
 	}
 	d := &Dir{path: path, tmp: filepath.Join(path, tmpDir), lim: resolve(cfg, DefaultDirMaxBytes, hdr), hdr: hdr, plain: plain}
-	d.q = newQuota(d.lim, d.drop)
+	d.q = newQuota(d.lim, d.drop, d.lastUse)
 	if err := ensureDir(path); err != nil {
 		return nil, err
 	}
@@ -292,6 +312,26 @@ func (d *Dir) drop(key string, _ struct{}) {
 	}
 }
 
+// lastUse returns the modification time of an entry's file, its last use
+// by any process that shares the directory: the quota's lastUse.
+func (d *Dir) lastUse(key string) (time.Time, bool) {
+	fi, err := os.Lstat(filepath.Join(d.path, filepath.FromSlash(key)))
+	if err != nil || !fi.Mode().IsRegular() {
+		return time.Time{}, false
+	}
+	return fi.ModTime(), true
+}
+
+// Close removes the expired entries and stops the timer that removes them
+// as they expire (see [Dir]). The entries that live on stay in the
+// directory, for the next process. The store stays usable: a use after
+// Close still removes the expired entries it meets, but nothing removes
+// them meanwhile. Close always returns nil.
+func (d *Dir) Close() error {
+	d.q.close()
+	return nil
+}
+
 // Path returns the store's directory.
 func (d *Dir) Path() string { return d.path }
 
@@ -313,6 +353,7 @@ func (d *Dir) Create(ctx context.Context, scope string) (Entry, error) {
 	if err := d.index(); err != nil {
 		return nil, err
 	}
+	d.q.sweep()
 	ref := NewRef()
 	if err := d.q.reserve(d.hdr); err != nil {
 		return nil, fmt.Errorf("rest: entry %s: %w", ref, err)

@@ -14,11 +14,13 @@
 // length), whose marker names the next offset; reading page after page from offset 0
 // gives back the output byte for byte. With a pattern, it answers the
 // matching lines of the whole output with their byte offsets, as grep -b
-// does.
+// does, and in a line longer than 1 KiB (one-line JSON) each match with
+// the bytes around it, searching a line of any length in bounded memory.
 //
 // Entries are bounded (a quota, a per-entry bound, a time to live, oldest
-// evicted first; see [Config]) and bound to a scope: a ref made in one
-// scope is refused in every other, with the same error as an unknown ref
-// ([ErrUnknown]). Two stores are here, [Memory] and [Dir]; a store that
+// evicted first; see [Config]) and removed when they expire, while their
+// store is in use ([Dir] says when). They are bound to a scope: a ref made
+// in one scope is refused in every other, with the same error as an
+// unknown ref ([ErrUnknown]). Two stores are here, [Memory] and [Dir]; a store that
 // fails never fails a cut: the marker falls back to its plain form.
 package rest

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -16,8 +17,12 @@ const chunkSize = 64 << 10
 
 // Memory is a [Store] in memory, for a program that keeps the rest for its
 // own lifetime. It holds at most its quota, entries being written
-// included; it starts no goroutine: expired entries go when an Open or a
-// Write meets them.
+// included. An entry is released when it expires, as [Dir] removes its
+// file: by a timer set to the earliest expiry (no goroutine while it
+// waits, none armed while the store is empty), and by every Create,
+// Commit and Open, which first release the expired entries. [Memory.Close]
+// stops the timer; a store dropped without Close stops it when it is
+// collected.
 //
 // A Reader keeps reading an entry that is evicted while it is open (its
 // bytes stay alive until the Reader is dropped), so memory in use may pass
@@ -42,7 +47,19 @@ type memData struct {
 // defaults to [DefaultMemoryMaxBytes].
 func NewMemory(cfg Config) *Memory {
 	lim := resolve(cfg, DefaultMemoryMaxBytes, 0)
-	return &Memory{lim: lim, q: newQuota(lim, func(string, *memData) {})}
+	m := &Memory{lim: lim, q: newQuota(lim, func(string, *memData) {}, nil)}
+	// The timer holds the quota, and so the entries, until it fires: a
+	// store nobody holds stops it, so that its entries go with it.
+	runtime.AddCleanup(m, (*quota[*memData]).close, m.q)
+	return m
+}
+
+// Close releases the expired entries and stops the timer that releases
+// them as they expire. The store stays usable: a use after Close still
+// releases the expired entries it meets. Close always returns nil.
+func (m *Memory) Close() error {
+	m.q.close()
+	return nil
 }
 
 // Usage returns what m holds.
@@ -53,6 +70,7 @@ func (m *Memory) Create(ctx context.Context, scope string) (Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("rest: create: %w", err)
 	}
+	m.q.sweep()
 	ref := NewRef()
 	return &memEntry{m: m, ref: ref, key: EntryKey(scope, ref)}, nil
 }

@@ -1,15 +1,12 @@
 package rest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 	"unsafe"
 
@@ -140,141 +137,10 @@ func fitPage(window string, total int, p shape.Policy, marker func(shown int) st
 	}
 }
 
-// maxMatchLine is the most bytes of one matching line an answer shows.
-const maxMatchLine = 1024
-
-// grep answers a read with a pattern: the lines of the output from
-// a.Offset on that match re, each as "OFFSET:line", as many as p holds,
-// with a marker naming the read of the next ones.
-func (k *Keeper) grep(ctx context.Context, r Reader, info Info, a ReadArgs, re *regexp.Regexp, p shape.Policy) (string, error) {
-	br := bufio.NewReaderSize(io.NewSectionReader(r, a.Offset, info.Size-a.Offset), 64<<10)
-	g := grepped{k: k, info: info, a: a}
-	at := a.Offset
-	for i := 0; ; i++ {
-		if i%4096 == 0 && ctx.Err() != nil {
-			return "", fmt.Errorf("%s: %w", k.tool, ctx.Err())
-		}
-		line, size, err := readLine(br)
-		if size == 0 {
-			if err != nil && err != io.EOF {
-				return "", fmt.Errorf("%s: reading ref %s: %w", k.tool, strconv.Quote(a.Ref), err)
-			}
-			break
-		}
-		if re.Match(line) {
-			if len(line) > maxMatchLine {
-				b := cut.FloorCharBoundary(string(line), maxMatchLine)
-				line = append(line[:b:b], "…"...)
-			}
-			entry := strconv.FormatInt(at, 10) + ":" + string(line) + "\n"
-			if g.b.Len()+len(entry)+len(g.marker(at)) > p.MaxBytes {
-				return g.end(len(g.ends), at, p)
-			}
-			g.b.WriteString(entry)
-			g.ends = append(g.ends, g.b.Len())
-			g.ats = append(g.ats, at)
-		}
-		at += int64(size)
-	}
-	out := g.b.String()
-	if len(g.ends) == 0 {
-		out = fmt.Sprintf("no line matches %s from offset %d to the end (%d bytes)", clip([]byte(strconv.Quote(a.Pattern))), a.Offset, info.Size)
-	}
-	if info.Size < info.Original {
-		out += cut.Marker(int(info.Original - info.Size))
-	}
-	if !fits(out, p) {
-		if len(g.ends) == 0 {
-			return "", k.tooSmall(p)
-		}
-		// A token limit tighter than the byte limit: show fewer lines.
-		return g.end(len(g.ends)-1, g.ats[len(g.ats)-1], p)
-	}
-	return out, nil
-}
-
 // tooSmall is the error of a read tool whose limit cannot hold an answer
 // beside the marker that names the next read.
 func (k *Keeper) tooSmall(p shape.Policy) error {
 	return fmt.Errorf("%s: its limit of %d bytes cannot hold a page and the marker naming the next read; raise its max_bytes", k.tool, p.MaxBytes)
-}
-
-// grepped is the answer of a read with a pattern, as it is built.
-type grepped struct {
-	k    *Keeper
-	info Info
-	a    ReadArgs
-	b    strings.Builder
-	ends []int   // where each shown line ends in b
-	ats  []int64 // where each shown line starts in the output
-}
-
-// marker returns the marker naming the read of the matching lines from
-// offset at.
-func (g *grepped) marker(at int64) string {
-	return cut.RestMarker(int(g.info.Original-at), cut.UnitBytes, cut.Rest{Tool: g.k.tool, Args: grepArgs(g.a.Ref, at, g.a.Pattern)})
-}
-
-// end returns the first n lines shown, or fewer when they do not fit p
-// with their marker, and the marker naming the read from the first line
-// not shown (next, when all n are shown); an error when not one line fits
-// beside the marker.
-func (g *grepped) end(n int, next int64, p shape.Policy) (string, error) {
-	text := g.b.String()
-	for ; n > 0; n-- {
-		at := next
-		if n < len(g.ats) {
-			at = g.ats[n]
-		}
-		out := strings.TrimSuffix(text[:g.ends[n-1]], "\n") + g.marker(at)
-		if fits(out, p) {
-			return out, nil
-		}
-	}
-	// Not one line beside the marker: an answer of the marker alone would
-	// name the same read again.
-	return "", g.k.tooSmall(p)
-}
-
-// grepArgs returns the arguments of the read of the matching lines of ref
-// from offset.
-func grepArgs(ref string, offset int64, pattern string) string {
-	q, _ := json.Marshal(pattern) // a string always marshals
-	return `{"ref":"` + ref + `","offset":` + strconv.FormatInt(offset, 10) + `,"pattern":` + string(q) + `}`
-}
-
-// readLine returns the next line of br without its newline, and the bytes
-// it spans with its newline. A line longer than br's buffer is returned
-// as its first bufferful, the rest skipped (and counted).
-func readLine(br *bufio.Reader) ([]byte, int, error) {
-	line, err := br.ReadSlice('\n')
-	size := len(line)
-	if err == bufio.ErrBufferFull {
-		line = append([]byte(nil), line...)
-		for err == bufio.ErrBufferFull {
-			var more []byte
-			more, err = br.ReadSlice('\n')
-			size += len(more)
-		}
-	}
-	if err != nil && err != io.EOF {
-		return nil, size, err
-	}
-	line = trimNewline(line)
-	if size == 0 {
-		return nil, 0, io.EOF
-	}
-	return line, size, nil
-}
-
-func trimNewline(b []byte) []byte {
-	if n := len(b); n > 0 && b[n-1] == '\n' {
-		b = b[:n-1]
-		if n := len(b); n > 0 && b[n-1] == '\r' {
-			b = b[:n-1]
-		}
-	}
-	return b
 }
 
 // storeFailed is the error of a read whose store failed: its words are

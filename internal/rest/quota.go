@@ -117,19 +117,103 @@ type item[T any] struct {
 // writers. A store gives it a drop func that removes an entry's data; it
 // runs with the lock held, so that the bytes are gone before the room is
 // handed out.
+//
+// An entry expires TTL after its last use, and its data is dropped then,
+// not when a later use happens to meet it: kept output may hold secrets.
+// Every change of the index (a commit, an Open, an eviction) first drops
+// the expired entries, and a timer fires when the oldest one expires and
+// drops it: a runtime timer, no goroutine while it waits, and none armed
+// while the index is empty. close stops it.
 type quota[T any] struct {
 	lim  limits
 	drop func(key string, val T)
+	// lastUse, when set, returns an entry's last use as its data tells
+	// it (a file's modification time, which another process sharing the
+	// directory renews when it reads the entry): an entry the index takes
+	// for expired lives on when that is later. false: no data.
+	lastUse func(key string) (time.Time, bool)
 
 	mu      sync.Mutex
 	held    int64 // committed bytes
 	pending int64 // bytes reserved by entries being written
 	items   map[string]*item[T]
 	lru     list.List // of *item[T]; front: the oldest by last use
+
+	timer  *time.Timer // sweeps at due; made when first armed
+	due    time.Time   // when timer fires, by lim.now; zero when it is not armed
+	closed bool        // the store was closed: the timer is no longer armed
 }
 
-func newQuota[T any](lim limits, drop func(key string, val T)) *quota[T] {
-	return &quota[T]{lim: lim, drop: drop, items: make(map[string]*item[T])}
+func newQuota[T any](lim limits, drop func(key string, val T), lastUse func(key string) (time.Time, bool)) *quota[T] {
+	return &quota[T]{lim: lim, drop: drop, lastUse: lastUse, items: make(map[string]*item[T])}
+}
+
+// sweep drops the expired entries: a store's Create calls it.
+func (q *quota[T]) sweep() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.lim.now()
+	q.sweepLocked(now)
+	q.armLocked(now)
+}
+
+// close drops the expired entries and stops the timer for good. The index
+// still works: the uses of a store after its Close drop what they meet.
+func (q *quota[T]) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.sweepLocked(q.lim.now())
+	q.closed = true
+	q.stopLocked()
+}
+
+// expire is the timer's: it drops the entries expired by now and arms the
+// timer for the next.
+func (q *quota[T]) expire() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.due = time.Time{}
+	if q.closed {
+		return
+	}
+	now := q.lim.now()
+	q.sweepLocked(now)
+	q.armLocked(now)
+}
+
+// armLocked makes the timer fire when the oldest entry expires, and stops
+// it when there is none. A timer that fires earlier (the oldest was used
+// since) is left: it arms itself again for what is oldest then.
+func (q *quota[T]) armLocked(now time.Time) {
+	if q.closed {
+		return
+	}
+	front := q.lru.Front()
+	if front == nil {
+		q.stopLocked()
+		return
+	}
+	at := front.Value.(*item[T]).used.Add(q.lim.ttl)
+	if !q.due.IsZero() && !at.Before(q.due) {
+		return
+	}
+	// A clock that is not time.Now (a test's) still runs the timer in
+	// real time: it fires, finds nothing expired by that clock, and arms
+	// again, at most once per TTL.
+	d := max(at.Sub(now), 0)
+	if q.timer == nil {
+		q.timer = time.AfterFunc(d, q.expire)
+	} else {
+		q.timer.Reset(d)
+	}
+	q.due = at
+}
+
+func (q *quota[T]) stopLocked() {
+	if q.timer != nil && !q.due.IsZero() {
+		q.timer.Stop()
+	}
+	q.due = time.Time{}
 }
 
 // reserve takes n bytes of the quota for an entry being written, evicting
@@ -152,6 +236,7 @@ func (q *quota[T]) reserve(n int64) error {
 	for q.held+q.pending+n > q.lim.maxBytes {
 		q.evictLocked(q.lru.Front().Value.(*item[T]), "quota", now)
 	}
+	q.armLocked(now)
 	q.pending += n
 	return nil
 }
@@ -181,6 +266,9 @@ func (q *quota[T]) commit(key string, size int64, used time.Time, val T, publish
 		q.removeLocked(old)
 	}
 	q.insertLocked(key, size, used, val)
+	now := q.lim.now()
+	q.sweepLocked(now)
+	q.armLocked(now)
 	return nil
 }
 
@@ -192,11 +280,12 @@ func (q *quota[T]) use(key string) (val T, now time.Time, ok bool) {
 	defer q.mu.Unlock()
 	now = q.lim.now()
 	q.sweepLocked(now)
+	defer q.armLocked(now)
 	it, ok := q.items[key]
 	if !ok {
 		return val, now, false
 	}
-	if q.expired(it, now) { // out of LRU order when the clock went back
+	if !q.liveLocked(it, now) { // out of LRU order when the clock went back
 		q.evictLocked(it, "expired", now)
 		return val, now, false
 	}
@@ -220,6 +309,7 @@ func (q *quota[T]) adopt(key string, size int64, val T) (time.Time, bool) {
 	}
 	q.insertLocked(key, size, now, val)
 	q.trimLocked(now)
+	q.armLocked(now)
 	_, ok := q.items[key]
 	return now, ok
 }
@@ -240,6 +330,7 @@ func (q *quota[T]) trim() {
 	now := q.lim.now()
 	q.sweepLocked(now)
 	q.trimLocked(now)
+	q.armLocked(now)
 	q.mu.Unlock()
 }
 
@@ -249,7 +340,9 @@ func (q *quota[T]) forget(key, reason string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if it, ok := q.items[key]; ok {
-		q.evictLocked(it, reason, q.lim.now())
+		now := q.lim.now()
+		q.evictLocked(it, reason, now)
+		q.armLocked(now)
 	}
 }
 
@@ -272,8 +365,36 @@ func (q *quota[T]) sweepLocked(now time.Time) {
 		if !q.expired(it, now) {
 			return
 		}
-		q.evictLocked(it, "expired", now)
+		if !q.liveLocked(it, now) {
+			q.evictLocked(it, "expired", now)
+		}
 	}
+}
+
+// liveLocked reports whether it lives at now: not expired, or renewed
+// since by another process (lastUse), when it takes its place in the index
+// by that last use.
+func (q *quota[T]) liveLocked(it *item[T], now time.Time) bool {
+	if !q.expired(it, now) {
+		return true
+	}
+	if q.lastUse == nil {
+		return false
+	}
+	used, ok := q.lastUse(it.key)
+	if !ok || !used.After(it.used) || !now.Before(used.Add(q.lim.ttl)) {
+		return false
+	}
+	it.used = used
+	// Behind the last entry used no later.
+	e := q.lru.Back()
+	for e != it.elem && e.Value.(*item[T]).used.After(used) {
+		e = e.Prev()
+	}
+	if e != it.elem {
+		q.lru.MoveAfter(it.elem, e)
+	}
+	return true
 }
 
 func (q *quota[T]) trimLocked(now time.Time) {

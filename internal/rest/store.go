@@ -112,7 +112,8 @@ type Config struct {
 	// [DefaultMaxEntryBytes]. It is at most MaxBytes.
 	MaxEntryBytes int64
 	// TTL is how long an entry lives after its Commit or its last Open; 0
-	// means [DefaultTTL].
+	// means [DefaultTTL]. An entry is removed when it expires, while its
+	// store is in use ([Dir] says how), not when a use meets it later.
 	TTL time.Duration
 	// Logger receives evictions and errors; nil is silent.
 	Logger hclog.Logger

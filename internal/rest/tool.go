@@ -39,7 +39,10 @@ const description = "Read the rest of a tool output that was cut. A cut output e
 	`[truncated: N bytes dropped, refine your query or read the rest: TOOL {"ref":"…","offset":K}]; ` +
 	"call this tool with exactly those arguments to get the next page, whose own marker names the next offset. " +
 	"offset is in bytes of the whole output. With pattern (an RE2 regular expression), it returns the lines of " +
-	"the output at or after offset that match, each prefixed by its byte offset, like grep -b."
+	"the output at or after offset that match, each prefixed by its byte offset, like grep -b; " +
+	"a line longer than 1 KiB (such as one-line JSON) is shown as 1 KiB around each match instead, prefixed by the offset of its first byte, " +
+	"with … where the line goes on: read from that offset for more. A line longer than 256 KiB is searched in parts, " +
+	"where a match longer than 64 KiB may be missed."
 
 // schema is the JSON schema of the read tool's arguments.
 const schema = `{"type":"object","properties":{` +

@@ -1,0 +1,29 @@
+package gitleaks_test
+
+import (
+	"fmt"
+	"log"
+
+	"github.com/toolcap/toolcap/redact"
+	"github.com/toolcap/toolcap/redact/gitleaks"
+)
+
+func Example() {
+	d, err := gitleaks.New() // once per process: it compiles every rule
+	if err != nil {
+		log.Fatal(err)
+	}
+	out, counts := redact.Text(`$ env | grep -i -e key -e token
+AWS_ACCESS_KEY_ID=AKIALALEMEL33243OLIB
+GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345
+EDITOR=vim
+`, d)
+	fmt.Print(out)
+	fmt.Println(counts)
+	// Output:
+	// $ env | grep -i -e key -e token
+	// AWS_ACCESS_KEY_ID=[redacted: aws-access-token]
+	// GITHUB_TOKEN=[redacted: github-pat]
+	// EDITOR=vim
+	// map[aws-access-token:1 github-pat:1]
+}

@@ -39,7 +39,10 @@ that an agent with a shell tool can run the read a marker names;
 a flag given beside the JSON overrides its member. --offset K starts at
 byte K of the whole output (default 0); --length N shows at most N bytes;
 --pattern RE (an RE2 expression) lists the lines from the offset on that
-match, each as "OFFSET:line", like grep -b. --all follows the markers from
+match, each as "OFFSET:line", like grep -b (a line over 1 KiB shows 1 KiB
+around each match, from the OFFSET of its first byte shown, with "…" where the
+line goes on; a match up to 64 KiB long is found anywhere in a line of any
+length). --all follows the markers from
 the offset to the end and writes everything kept, byte for byte, without
 markers: for a human or a file, in pages of the larger of the byte limit and
 1 MiB (or --max-bytes; a length in the marker's arguments, the page size of

@@ -61,8 +61,9 @@ type restStore struct {
 	where string // "memory", the directory, or the URL without credentials
 }
 
-// Close closes the store when it holds anything to close (a connection
-// pool); the memory and directory stores hold nothing.
+// Close closes the store: a Redis store's connection pool; the memory and
+// directory stores' timer of the next expiry, after deleting what has
+// expired.
 func (s restStore) Close() error {
 	if c, ok := s.store.(io.Closer); ok {
 		return c.Close()

@@ -280,13 +280,14 @@ type jsonTail struct {
 // totals of the cut's levels.
 //
 // s is either a whole valid document (t nil) or the first bytes of one
-// compacted, cut anywhere, and t what lies past them. Every cut it makes falls within budget bytes of the compacted
-// document, so that it reads no further than budget+16 bytes of it: the
-// token that crosses the budget, when it is a string, is cut from the text
-// it has there (see appendCutString) and its length. A prefix of at least
-// budget+16 bytes therefore gives the cut of the whole document, and t
-// gives its figures. The cut is made in spare's storage when it has room
-// for it and the marker after it.
+// compacted, cut anywhere, and t what lies past them. Every cut it makes
+// falls within budget bytes of the compacted document, so that it reads no
+// further than budget+16 bytes of it: the token that crosses the budget,
+// when it is a string, is cut from the text it has there (see
+// appendCutString) and its length. A prefix of at least budget+16 bytes
+// therefore gives the cut of the whole document, and t gives its figures.
+// The cut is made in spare's storage when it has room for it and the marker
+// after it.
 //
 // spare may be the storage of s itself, when s is compacted: the cut then
 // copies each byte onto itself up to the point where it ends, and writes
@@ -296,76 +297,20 @@ type jsonTail struct {
 // length of each), so that the caller can keep what they write over and
 // put it back before s is read again.
 func structuralPrefix(s string, budget int, rows bool, t *jsonTail, spare []byte, save func(at, n int)) result {
-	var (
-		out       []byte
-		stack     []frame
-		blocked   int // frames whose current element is blocked
-		bare      int // bare frames
-		safeLen   = -1
-		safeDepth int
-		cut       bool
-		cutLen    int
-		levels    []Level
-		open      int // levels whose container has not closed yet
-		compactN  int
-		pre       []byte // the comma and key before a value
-	)
+	// The scan is here, not in a method, so that p is a local: growing
+	// p.stack then stores to the stack, with no write barrier, which would
+	// keep each array it outgrows during a GC cycle alive through it (a
+	// deep document grows it often).
+	p := prefixer{s: s, budget: budget, safeLen: -1}
 	// Room for the marker a cut adds after the document (at most 20
 	// digits), so that adding it takes no copy. A spare cut's storage had
 	// that room beside a budget at most 20 bytes smaller.
 	if cap(spare) >= min(len(s), max(budget, 0)) {
-		out = spare[:0]
+		p.out = spare[:0]
 	} else {
-		out = make([]byte, 0, min(len(s), max(budget, 0)+markerFixed+20))
+		p.out = make([]byte, 0, min(len(s), max(budget, 0)+markerFixed+20))
 	}
-	// cutAt cuts at output length length with the first depth frames open;
-	// inner says the innermost of them keeps its current element cut.
-	cutAt := func(length, depth int, inner bool) {
-		cut, cutLen = true, length
-		levels, open = make([]Level, depth), depth
-		// Each level's pointer is a prefix of the innermost one's: that is
-		// built once and the levels share it, so that the cost is linear
-		// in the depth, not quadratic (a document may nest 10,000 deep).
-		full, ends := pointers(stack[:depth])
-		for i := range depth {
-			levels[i] = Level{Pointer: full[:ends[i]], Array: stack[i].array, Kept: stack[i].count + 1}
-		}
-		if depth > 0 && !inner {
-			levels[depth-1].Kept = stack[depth-1].count
-		}
-	}
-	cutAtSafe := func() {
-		if safeLen < 0 {
-			cut, cutLen = true, -1 // no valid form fits
-			return
-		}
-		cutAt(safeLen, safeDepth, false)
-	}
-	fits := func(extra, depth int) bool { return len(out)+len(pre)+extra+depth <= budget }
-	// valueDone ends a value: the current element of the innermost frame.
-	valueDone := func() {
-		if len(stack) == 0 {
-			return
-		}
-		f := &stack[len(stack)-1]
-		f.count++
-		if f.blocked {
-			f.blocked = false
-			blocked--
-		}
-		if bare > 0 {
-			// A value ended inside every bare frame on the stack (each
-			// is an ancestor): they all hold something whole now.
-			for j := range stack {
-				stack[j].bare = false
-			}
-			bare = 0
-		}
-		if !cut && blocked == 0 && bare == 0 {
-			safeLen, safeDepth = len(out), len(stack)
-		}
-	}
-
+	var pre []byte     // the comma and key before a value
 	expectKey := false // the next string is an object's key
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -374,28 +319,28 @@ func structuralPrefix(s string, budget int, rows bool, t *jsonTail, spare []byte
 			i++
 			continue
 		case ']', '}':
-			compactN++
-			if !cut {
-				out = append(out, c)
+			p.compactN++
+			if !p.cut {
+				p.out = append(p.out, c)
 			}
-			n := len(stack) - 1
-			if stack[n].bare {
-				bare-- // an empty container, whole
+			n := len(p.stack) - 1
+			if p.stack[n].bare {
+				p.bare-- // an empty container, whole
 			}
-			if n < open {
-				levels[n].Total = stack[n].total
-				open = n
+			if n < p.open {
+				p.levels[n].Total = p.stack[n].total
+				p.open = n
 			}
-			stack = stack[:n]
+			p.stack = p.stack[:n]
 			i++
-			valueDone()
-			expectKey = len(stack) > 0 && !stack[len(stack)-1].array
+			p.valueDone()
+			expectKey = len(p.stack) > 0 && !p.stack[len(p.stack)-1].array
 			continue
 		}
 		pre = pre[:0]
 		key, index, later := "", 0, false
-		if n := len(stack); n > 0 {
-			f := &stack[n-1]
+		if n := len(p.stack); n > 0 {
+			f := &p.stack[n-1]
 			if f.total > 0 {
 				pre = append(pre, ',')
 			}
@@ -406,8 +351,8 @@ func structuralPrefix(s string, budget int, rows bool, t *jsonTail, spare []byte
 					// the value: the member starts past the budget (see
 					// structuralPrefix), so it cannot fit in any form.
 					f.total++
-					if !cut {
-						cutAtSafe()
+					if !p.cut {
+						p.cutAtSafe()
 					}
 					break
 				}
@@ -425,31 +370,29 @@ func structuralPrefix(s string, budget int, rows bool, t *jsonTail, spare []byte
 				later = f.count > 0
 				if rows && later {
 					f.blocked = true
-					blocked++
+					p.blocked++
 				}
 			}
 			f.total++
 		}
-		compactN += len(pre)
+		p.compactN += len(pre)
 		expectKey = false
 		switch c {
 		case '{', '[':
-			compactN++
-			if !cut {
-				if fits(1, len(stack)+1) {
-					out = append(out, pre...)
-					out = append(out, c)
+			p.compactN++
+			if !p.cut {
+				if p.fits(len(pre)+1, len(p.stack)+1) {
+					p.out = append(p.out, pre...)
+					p.out = append(p.out, c)
 				} else {
-					cutAtSafe()
+					p.cutAtSafe()
 				}
 			}
-			stack = append(stack, frame{array: c == '[', key: key, index: index, bare: later && !rows})
+			p.stack = append(p.stack, frame{array: c == '[', key: key, index: index, bare: later && !rows})
 			if later && !rows {
-				bare++
+				p.bare++
 			}
-			if !cut && blocked == 0 && bare == 0 {
-				safeLen, safeDepth = len(out), len(stack)
-			}
+			p.markSafe()
 			expectKey = c == '{'
 			i++
 			continue
@@ -461,77 +404,183 @@ func structuralPrefix(s string, budget int, rows bool, t *jsonTail, spare []byte
 			} else {
 				e = stringEnd(s, i)
 			}
-			compactN += e - i
-			if !cut {
+			p.compactN += e - i
+			if !p.cut {
 				switch {
-				case fits(e-i, len(stack)):
-					out = append(out, pre...)
-					out = append(out, s[i:e]...)
-				case blocked == 0:
-					room := budget - len(out) - len(pre) - len(stack)
-					text, n := s[i+1:min(e-1, len(s))], e-i-2
-					// A later element, or one that holds nothing yet,
-					// shows some of its text or is left out: a marker
-					// alone would say nothing the one after the document
-					// does not.
-					if k, ok := cutStringPoint(text, n, room); ok && (k > 0 || (!later && bare == 0)) {
-						b := append(out, pre...)
-						if save != nil {
-							// The quote and the kept text are the
-							// string as written; its marker and
-							// closing quote are not.
-							save(len(b)+1+k, cutStringTailLen(n-k))
-						}
-						out = appendCutString(b, text, n, k)
-						cutAt(len(out), len(stack), true)
-					} else {
-						cutAtSafe()
-					}
+				case p.fits(len(pre)+e-i, len(p.stack)):
+					p.out = append(p.out, pre...)
+					p.out = append(p.out, s[i:e]...)
+				case p.blocked == 0:
+					p.cutString(pre, i, e, later, save)
 				default:
-					cutAtSafe()
+					p.cutAtSafe()
 				}
 			}
 			i = e
 		default:
 			e := literalEnd(s, i)
-			compactN += e - i
-			if !cut {
-				if fits(e-i, len(stack)) {
-					out = append(out, pre...)
-					out = append(out, s[i:e]...)
+			p.compactN += e - i
+			if !p.cut {
+				if p.fits(len(pre)+e-i, len(p.stack)) {
+					p.out = append(p.out, pre...)
+					p.out = append(p.out, s[i:e]...)
 				} else {
-					cutAtSafe()
+					p.cutAtSafe()
 				}
 			}
 			i = e
 		}
-		valueDone()
-		expectKey = len(stack) > 0 && !stack[len(stack)-1].array
+		p.valueDone()
+		expectKey = len(p.stack) > 0 && !p.stack[len(p.stack)-1].array
 	}
-	r := result{compact: compactN}
+	return p.finish(t, save)
+}
+
+// A prefixer is one structural cut in the making (see structuralPrefix).
+// The scan that copies tokens, the cut that may fall at any token and the
+// figures gathered after it all read and move the same state, so it is
+// held here rather than passed between them. structuralPrefix's t and save
+// are passed to the methods that use them instead: what p holds escapes
+// (a method's append may store grown storage in it), and they would escape
+// with it, making every caller allocate them.
+type prefixer struct {
+	s      string
+	budget int
+
+	out     []byte
+	stack   []frame
+	blocked int // frames whose current element is blocked
+	bare    int // bare frames
+	// safeLen and safeDepth are the last safe point: the length of out and
+	// of stack there; safeLen is -1 until there is one.
+	safeLen, safeDepth int
+	cut                bool
+	cutLen             int // the length of out at the cut; -1 when no valid form fits
+	levels             []Level
+	open               int // levels whose container has not closed yet
+	compactN           int // the length of the document read so far, compacted
+}
+
+// fits reports whether n more bytes of output fit with room left to close
+// depth containers: a cut must always be able to end in a valid document.
+func (p *prefixer) fits(n, depth int) bool { return len(p.out)+n+depth <= p.budget }
+
+// markSafe makes the output as it stands the last safe point, the one a
+// token that does not fit falls back to, unless the cut is made or the
+// scan is inside an element the rules forbid a cut to end in.
+func (p *prefixer) markSafe() {
+	if !p.cut && p.blocked == 0 && p.bare == 0 {
+		p.safeLen, p.safeDepth = len(p.out), len(p.stack)
+	}
+}
+
+// valueDone ends a value: the current element of the innermost frame. It
+// is where a frame stops being blocked or bare, and so where the safe
+// point moves.
+func (p *prefixer) valueDone() {
+	if len(p.stack) == 0 {
+		return
+	}
+	f := &p.stack[len(p.stack)-1]
+	f.count++
+	if f.blocked {
+		f.blocked = false
+		p.blocked--
+	}
+	if p.bare > 0 {
+		// A value ended inside every bare frame on the stack (each is an
+		// ancestor): they all hold something whole now.
+		for j := range p.stack {
+			p.stack[j].bare = false
+		}
+		p.bare = 0
+	}
+	p.markSafe()
+}
+
+// cutString ends the output in a cut form of the string token s[i:e],
+// after pre, or at the last safe point when none fits: a string is the one
+// token a cut may end inside rather than before, so that a long text shows
+// its start.
+func (p *prefixer) cutString(pre []byte, i, e int, later bool, save func(at, n int)) {
+	room := p.budget - len(p.out) - len(pre) - len(p.stack)
+	text, n := p.s[i+1:min(e-1, len(p.s))], e-i-2
+	// A later element, or one that holds nothing yet, shows some of its
+	// text or is left out: a marker alone would say nothing the one after
+	// the document does not.
+	if k, ok := cutStringPoint(text, n, room); ok && (k > 0 || (!later && p.bare == 0)) {
+		b := append(p.out, pre...)
+		if save != nil {
+			// The quote and the kept text are the string as written; its
+			// marker and closing quote are not.
+			save(len(b)+1+k, cutStringTailLen(n-k))
+		}
+		p.out = appendCutString(b, text, n, k)
+		p.cutAt(len(p.out), len(p.stack), true)
+		return
+	}
+	p.cutAtSafe()
+}
+
+// cutAtSafe cuts at the last safe point, for a token that neither fits nor
+// can be cut itself.
+func (p *prefixer) cutAtSafe() {
+	if p.safeLen < 0 {
+		p.cut, p.cutLen = true, -1 // no valid form fits
+		return
+	}
+	p.cutAt(p.safeLen, p.safeDepth, false)
+}
+
+// cutAt cuts at output length length with the first depth frames open;
+// inner says the innermost of them keeps its current element cut. The
+// levels are taken from the stack now, as it stands at the cut; the scan
+// goes on only to fill in their totals.
+func (p *prefixer) cutAt(length, depth int, inner bool) {
+	p.cut, p.cutLen = true, length
+	levels := make([]Level, depth)
+	p.levels, p.open = levels, depth
+	// Each level's pointer is a prefix of the innermost one's: that is
+	// built once and the levels share it, so that the cost is linear in
+	// the depth, not quadratic (a document may nest 10,000 deep).
+	stack := p.stack[:depth]
+	full, ends := pointers(stack)
+	for i := range depth {
+		levels[i] = Level{Pointer: full[:ends[i]], Array: stack[i].array, Kept: stack[i].count + 1}
+	}
+	if depth > 0 && !inner {
+		levels[depth-1].Kept = stack[depth-1].count
+	}
+}
+
+// finish closes the containers open at the cut and gives the result with
+// the figures the scan went on for; containers still open at the end of a
+// prefix take their totals from t.
+func (p *prefixer) finish(t *jsonTail, save func(at, n int)) result {
+	r := result{compact: p.compactN}
 	if t != nil {
 		// The containers open at the end of the prefix close past it.
-		for j := range open {
-			levels[j].Total = t.totals[j]
+		for j := range p.open {
+			p.levels[j].Total = t.totals[j]
 		}
 		r.compact = t.compact
 	}
 	switch {
-	case !cut:
-		r.doc, r.complete = out, true
-	case cutLen >= 0:
-		doc := out[:cutLen]
+	case !p.cut:
+		r.doc, r.complete = p.out, true
+	case p.cutLen >= 0:
+		doc := p.out[:p.cutLen]
 		if save != nil {
-			save(cutLen, len(levels))
+			save(p.cutLen, len(p.levels))
 		}
-		for j := len(levels) - 1; j >= 0; j-- {
-			if levels[j].Array {
+		for j := len(p.levels) - 1; j >= 0; j-- {
+			if p.levels[j].Array {
 				doc = append(doc, ']')
 			} else {
 				doc = append(doc, '}')
 			}
 		}
-		r.doc, r.levels = doc, levels
+		r.doc, r.levels = doc, p.levels
 	}
 	return r
 }

@@ -31,7 +31,9 @@ func TestJSONFillsNestedDocuments(t *testing.T) {
 		doc  func(t *testing.T) string
 	}{
 		{"directory tree of GOROOT/src", goSrcTree},
-		{"npm lock", func(t *testing.T) string { return readFile(t, filepath.Join("..", "..", "test", "mcp", "package-lock.json")) }},
+		{"npm lock", func(t *testing.T) string {
+			return readFile(t, filepath.Join("..", "..", "test", "mcp", "package-lock.json"))
+		}},
 		{"GitHub issues list", func(*testing.T) string { return gitHubIssues(300) }},
 		{"Kubernetes pod list", func(*testing.T) string { return podList(400) }},
 	}

@@ -4,11 +4,12 @@ import (
 	"io"
 
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/internal/wire"
 )
 
-// Unquote is unquote, for the black-box tests that hold it to
-// encoding/json.
-var Unquote = unquote
+// Unquote is what the hook decodes a string with, for the black-box tests
+// that hold it to encoding/json.
+var Unquote = wire.Unquote
 
 // ReadBounded is readBounded, for a test of the bound that need not read
 // MaxPayload bytes.
@@ -41,32 +42,32 @@ func StreamHold(p shape.Policy) int {
 // the string's closing quote (-1 when it has none).
 func DecodeInPieces(data []byte, sizes []int) (string, int, error) {
 	var out []byte
-	d := newStrDecSize(func(p []byte) { out = append(out, p...) }, 7)
+	d := wire.NewStringDecoder(func(p []byte) { out = append(out, p...) }, 7)
 	if len(data) == 0 || data[0] != '"' {
-		return "", -1, errNotString
+		return "", -1, wire.ErrNotString
 	}
 	off := 1
 	for k := 0; off < len(data); k++ {
 		n := max(sizes[k%len(sizes)], 1)
 		piece := data[off:min(off+n, len(data))]
-		if end := d.write(piece); end >= 0 {
-			d.end()
-			return string(out), off + end + 1, d.err
+		if end := d.Write(piece); end >= 0 {
+			d.Flush()
+			return string(out), off + end + 1, d.Err()
 		}
 		off += len(piece)
 	}
-	return string(out), -1, d.err
+	return string(out), -1, d.Err()
 }
 
 // SkipStreamed finds the end of the value that starts data, as the
 // streaming reader finds it reading data in pieces of size bytes, and as
-// skipValue finds it in memory (the end, or an error).
+// wire.ValueEnd finds it in memory (the end, or an error).
 func SkipStreamed(data []byte, size int) (streamed, held int, streamedErr, heldErr error) {
 	src := newSource(iotestPieces{data, max(size, 1)}.reader(), 1<<40)
 	consumed := 0
 	src.tee = func(p []byte) { consumed += len(p) }
 	streamedErr = src.skipValue()
-	held, heldErr = skipValue(data, 0)
+	held, heldErr = wire.ValueEnd(data, 0)
 	return consumed, held, streamedErr, heldErr
 }
 

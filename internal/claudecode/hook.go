@@ -13,6 +13,7 @@ import (
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/internal/wire"
 )
 
 // ReadTool is Claude Code's tool that reads a file by lines (file_path,
@@ -598,7 +599,7 @@ func markParts(tool string, out json.RawMessage, parts []part, mark func(part, s
 		}
 		raw = o.raw("content")
 	}
-	elems, err := splitArray(raw)
+	elems, err := wire.SplitArray(raw)
 	if err != nil {
 		return nil, false
 	}

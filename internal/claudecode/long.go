@@ -39,7 +39,7 @@ type longText struct {
 	// head, or nothing for a text block far from where a cut falls.
 	known string
 	lines int   // its newlines (when its rest is kept)
-	err   error // unquote's error for it
+	err   error // wire.Unquote's error for it
 	w     *cut.Writer
 	at    int // where it starts in the kept file (the joined text)
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/internal/wire"
 )
 
 // errNotJSON is the error for a tool response that is not JSON at all.
@@ -112,7 +113,7 @@ func parseBlocks(d *decoder, raw json.RawMessage) ([]block, bool) {
 	if len(raw) == 0 || raw[0] != '[' {
 		return nil, false
 	}
-	elems, err := splitArray(raw)
+	elems, err := wire.SplitArray(raw)
 	if err != nil {
 		return nil, false
 	}

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/toolcap/toolcap/internal/hugepage"
+	"github.com/toolcap/toolcap/internal/wire"
 )
 
 // EventPostToolUse is the hook_event_name of the payload Claude Code sends
@@ -205,7 +206,7 @@ func knownLen(r io.Reader) (int, bool) {
 // nested deeper than encoding/json decodes is still a payload, whose output
 // is then cut as text rather than passed on uncapped.
 func ParseInput(data []byte) (Input, error) {
-	members, err := splitObject(data)
+	members, err := wire.SplitObject(data)
 	if err != nil {
 		return Input{}, fmt.Errorf("the payload is not a JSON hook payload: %w", err)
 	}
@@ -235,7 +236,7 @@ func (in *Input) envelope(members map[string]json.RawMessage) error {
 		if !ok || string(raw) == "null" {
 			continue
 		}
-		s, err := unquote(raw)
+		s, err := wire.Unquote(raw)
 		if err != nil {
 			return fmt.Errorf("the payload is not a JSON hook payload: %s: %w", f.key, err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/internal/wire"
 )
 
 // StreamAbove is the payload length past which [Hook.ReadCap] streams the
@@ -187,7 +188,7 @@ func (h *Hook) readStream(r io.Reader, setup func(string) (Setup, error)) (Cappe
 		if !ok || string(raw) == "null" {
 			return "", ok
 		}
-		s, _ := unquote(raw)
+		s, _ := wire.Unquote(raw)
 		return s, true
 	}
 	err := topObject(src, func(key string) error {
@@ -289,7 +290,7 @@ func (h *Hook) readStream(r io.Reader, setup func(string) (Setup, error)) (Cappe
 	return Capped{Input: in, Out: out, Truncation: t, Changed: changed}, nil
 }
 
-// topObject reads the payload's object as splitObject splits it, calling
+// topObject reads the payload's object as wire.SplitObject splits it, calling
 // member for each member with src at its value, which member consumes,
 // and checks that nothing but space follows it.
 func topObject(src *source, member func(key string) error) error {
@@ -300,10 +301,7 @@ func topObject(src *source, member func(key string) error) error {
 		}
 		return errors.New("not a JSON object")
 	}
-	src.consume(1)
-	src.space()
-	if c, ok := src.peek(); ok && c == '}' {
-		src.consume(1)
+	if src.open('}') {
 		return trailingSpace(src)
 	}
 	for {
@@ -328,18 +326,11 @@ func topObject(src *source, member func(key string) error) error {
 			}
 			return fmt.Errorf("%s: %w", key, err)
 		}
-		src.space()
-		c, ok = src.peek()
-		switch {
-		case ok && c == ',':
-			src.consume(1)
-			src.space()
-			continue
-		case ok && c == '}':
-			src.consume(1)
+		if more, ok := src.next('}'); !ok {
+			return src.fail("want ',' or '}'")
+		} else if !more {
 			return trailingSpace(src)
 		}
-		return src.fail("want ',' or '}'")
 	}
 }
 
@@ -356,11 +347,11 @@ func trailingSpace(src *source) error {
 // looks for are short, and a longer name is none of them.
 const maxKey = 4 << 10
 
-// readKey reads a member name and decodes it as unquote does; a name
+// readKey reads a member name and decodes it as wire.Unquote does; a name
 // longer than maxKey comes back cut short, which no name looked for is.
 func readKey(src *source) (string, error) {
 	var key []byte
-	d := newStrDecSize(func(p []byte) {
+	d := wire.NewStringDecoder(func(p []byte) {
 		if len(key) < maxKey {
 			key = append(key, p[:min(len(p), maxKey-len(key))]...)
 		}
@@ -368,14 +359,14 @@ func readKey(src *source) (string, error) {
 	if err := decodeString(src, d); err != nil {
 		return "", err
 	}
-	if d.err != nil {
-		return "", d.err
+	if err := d.Err(); err != nil {
+		return "", err
 	}
 	return string(key), nil
 }
 
 // decodeString consumes the string next in src, decoding it with d.
-func decodeString(src *source, d *strDec) error {
+func decodeString(src *source, d *wire.StringDecoder) error {
 	src.consume(1)
 	return drain(src, d)
 }
@@ -666,15 +657,12 @@ func (rs *respStream) lenient(depth int) error {
 }
 
 // object reads an object of the output, whose brace is next, as
-// splitObject splits it; depth is the brackets open outside it. member
+// wire.SplitObject splits it; depth is the brackets open outside it. member
 // reads each member's value.
 func (rs *respStream) object(depth int, member func(key string, depth int) error) error {
 	src := rs.src
-	src.consume(1)
 	depth++
-	src.space()
-	if c, ok := src.peek(); ok && c == '}' {
-		src.consume(1)
+	if src.open('}') {
 		return nil
 	}
 	for {
@@ -704,30 +692,20 @@ func (rs *respStream) object(depth int, member func(key string, depth int) error
 		if err := member(key, depth); err != nil {
 			return err
 		}
-		src.space()
-		c, ok = src.peek()
-		switch {
-		case ok && c == ',':
-			src.consume(1)
-			src.space()
-			continue
-		case ok && c == '}':
-			src.consume(1)
+		if more, ok := src.next('}'); !ok {
+			return rs.lenient(depth)
+		} else if !more {
 			return nil
 		}
-		return rs.lenient(depth)
 	}
 }
 
-// array reads an array of the output as splitArray splits it; elem reads
+// array reads an array of the output as wire.SplitArray splits it; elem reads
 // each element.
 func (rs *respStream) array(depth int, elem func(depth int) error) error {
 	src := rs.src
-	src.consume(1)
 	depth++
-	src.space()
-	if c, ok := src.peek(); ok && c == ']' {
-		src.consume(1)
+	if src.open(']') {
 		return nil
 	}
 	for {
@@ -737,23 +715,16 @@ func (rs *respStream) array(depth int, elem func(depth int) error) error {
 		if err := elem(depth); err != nil {
 			return err
 		}
-		src.space()
-		c, ok := src.peek()
-		switch {
-		case ok && c == ',':
-			src.consume(1)
-			src.space()
-			continue
-		case ok && c == ']':
-			src.consume(1)
+		if more, ok := src.next(']'); !ok {
+			return rs.lenient(depth)
+		} else if !more {
 			return nil
 		}
-		return rs.lenient(depth)
 	}
 }
 
-// value reads a value the cut reads as written, as skipValue finds its
-// end in a payload in memory. Inside a container, whose end the payload's
+// value reads a value the cut reads as written, as wire.ValueEnd finds
+// its end in a payload in memory. Inside a container, whose end the payload's
 // split finds by counting brackets, a literal that holds a bracket or a
 // quote is a syntax error.
 func (rs *respStream) value(depth int) error {
@@ -768,14 +739,14 @@ func (rs *respStream) value(depth int) error {
 	case '{', '[':
 		return src.skipBrackets(0)
 	}
-	var lit literal
+	var lit wire.Literal
 	for {
 		if src.i == src.n && !src.more() {
 			break
 		}
 		j := src.i
-		for j < src.n && !isDelim(src.buf[j]) && !brackets[src.buf[j]] {
-			lit.add(src.buf[j])
+		for j < src.n && !wire.EndsLiteral(src.buf[j]) && !brackets[src.buf[j]] {
+			lit.Add(src.buf[j])
 			j++
 		}
 		src.consume(j - src.i)
@@ -789,7 +760,7 @@ func (rs *respStream) value(depth int) error {
 	if src.err != nil {
 		return src.err
 	}
-	if !lit.valid() {
+	if !lit.Valid() {
 		return rs.lenient(depth)
 	}
 	return nil
@@ -837,7 +808,7 @@ func (rs *respStream) fieldsBefore(key string) bool {
 			break
 		}
 		if f := rs.fields[k]; f.long == nil {
-			if s, err := unquote(rs.red[f.raw[0]:f.raw[1]]); err == nil && s != "" {
+			if s, err := wire.Unquote(rs.red[f.raw[0]:f.raw[1]]); err == nil && s != "" {
 				rs.feedHeld(s)
 			}
 		}
@@ -902,11 +873,11 @@ func (rs *respStream) startJoined() bool {
 // feedElement feeds the text of a block held as written, when it is a
 // text block, as newBlock reads it.
 func (rs *respStream) feedElement(raw []byte) {
-	m, err := splitObject(raw)
+	m, err := wire.SplitObject(raw)
 	if err != nil {
 		return
 	}
-	if typ, err := unquote(m["type"]); err != nil || typ != "text" {
+	if typ, err := wire.Unquote(m["type"]); err != nil || typ != "text" {
 		return
 	}
 	s, _ := (object{m: m}).str("text")
@@ -974,7 +945,7 @@ func (rs *respStream) longString(start func() bool) (*longText, error) {
 			return nil, src.fail("unterminated string")
 		}
 		chunk := src.buf[src.i:src.n]
-		end, next := strEnd(chunk, bs)
+		end, next := wire.StringEnd(chunk, bs)
 		if end >= 0 && len(rs.red)-begin-1+end <= rs.hold {
 			src.consume(end + 1)
 			return nil, nil
@@ -988,22 +959,22 @@ func (rs *respStream) longString(start func() bool) (*longText, error) {
 	// Decoded, it may still be short enough to hold.
 	lt := &longText{}
 	var sink func([]byte)
-	d := newStrDec(func(p []byte) {
+	d := wire.NewStringDecoder(func(p []byte) {
 		if sink != nil {
 			sink(p)
 			return
 		}
 		lt.buf = append(lt.buf, p...)
-	})
-	d.write(rs.red[begin+1:])
-	for d.n <= rs.hold {
+	}, outBuf)
+	d.Write(rs.red[begin+1:])
+	for d.Len() <= rs.hold {
 		if src.i == src.n && !src.more() {
 			return nil, src.fail("unterminated string")
 		}
 		chunk := src.buf[src.i:src.n]
-		if end := d.write(chunk); end >= 0 {
+		if end := d.Write(chunk); end >= 0 {
 			src.consume(end)
-			if d.n <= rs.hold || rs.over {
+			if d.Len() <= rs.hold || rs.over {
 				src.consume(1)
 				return nil, nil
 			}
@@ -1019,7 +990,7 @@ func (rs *respStream) longString(start func() bool) (*longText, error) {
 	// A long text: what red holds of it goes to the raw Writer, red holds
 	// its placeholder, and it streams from here.
 	rs.startRaw()
-	d.flush()
+	d.Flush()
 	lt.id = len(rs.longs)
 	rs.longs = append(rs.longs, lt)
 	rs.red = append(rs.red[:begin], rs.ph...)
@@ -1034,7 +1005,7 @@ func (rs *respStream) longString(start func() bool) (*longText, error) {
 	if err := drain(src, d); err != nil {
 		return nil, err
 	}
-	lt.n, lt.err = d.n, d.err
+	lt.n, lt.err = d.Len(), d.Err()
 	if lt.spoolW != nil && rs.writeErr == nil {
 		rs.writeErr = lt.spoolW.Flush()
 	}
@@ -1043,15 +1014,19 @@ func (rs *respStream) longString(start func() bool) (*longText, error) {
 	return lt, nil
 }
 
+// outBuf is the most a long text's decoder buffers before it hands its
+// bytes on.
+const outBuf = 64 << 10
+
 // drain decodes the rest of the string with d, through its closing quote.
-func drain(src *source, d *strDec) error {
+func drain(src *source, d *wire.StringDecoder) error {
 	for {
 		if src.i == src.n && !src.more() {
 			return src.fail("unterminated string")
 		}
-		if end := d.write(src.buf[src.i:src.n]); end >= 0 {
+		if end := d.Write(src.buf[src.i:src.n]); end >= 0 {
 			src.consume(end + 1)
-			d.end()
+			d.Flush()
 			return nil
 		}
 		src.consume(src.n - src.i)

@@ -54,7 +54,7 @@ func (d *partsDecoder) decode() {
 		b := d.parts[d.i]
 		i := d.j
 		for i < len(b) {
-			j := plainEnd(b, i)
+			j := plainEnd(b, i, 0, &plain)
 			if j-i >= directRun {
 				d.flush()
 				d.w(b[i:j])
@@ -138,7 +138,8 @@ func (d *partsDecoder) skip(n int) {
 
 // escapeIn decodes the escape at the start of b (a backslash, and what
 // follows of it, up to 12 bytes) as [Scanner.escape] does, where b ends
-// as its input would: ok is false for an escape b does not hold whole.
+// as its input would: ok is false for an escape b does not hold whole,
+// or that is not JSON.
 func escapeIn(b []byte) (rune, int, bool) {
 	if len(b) < 2 {
 		return 0, 0, false
@@ -146,23 +147,8 @@ func escapeIn(b []byte) (rune, int, bool) {
 	if c := simpleEscape[b[1]]; c != 0 {
 		return rune(c), 2, true
 	}
-	if b[1] != 'u' || len(b) < 6 {
+	if b[1] != 'u' {
 		return 0, 0, false
 	}
-	r, ok := hex4(b[2:6])
-	if !ok {
-		return 0, 0, false
-	}
-	if !utf16IsSurrogate(r) {
-		return r, 6, true
-	}
-	if r >= 0xDC00 || len(b) < 8 || b[6] != '\\' || b[7] != 'u' {
-		return utf8.RuneError, 6, true
-	}
-	if len(b) == 12 {
-		if r2, ok := hex4(b[8:12]); ok && r2 >= 0xDC00 && r2 < 0xE000 {
-			return ((r-0xD800)<<10 | (r2 - 0xDC00)) + 0x10000, 12, true
-		}
-	}
-	return utf8.RuneError, 6, true
+	return decodeU(b)
 }

@@ -6,13 +6,30 @@ import (
 	"testing"
 )
 
-// slowPlainEnd is plainEnd a byte at a time.
+// slowPlainEnd is plainEnd of text a byte at a time.
 func slowPlainEnd(b []byte, i int) int {
-	for i < len(b) && plain[b[i]] {
+	for i < len(b) && b[i] >= 0x20 && b[i] != '"' && b[i] != '\\' {
 		i++
 	}
 	return i
 }
+
+// slowASCIIEnd is plainEnd of ASCII a byte at a time.
+func slowASCIIEnd(b []byte, i int) int {
+	for i < len(b) && b[i] < 0x80 && slowPlainEnd(b[i:i+1], 0) == 1 {
+		i++
+	}
+	return i
+}
+
+func textEnd(b []byte, i int) int  { return plainEnd(b, i, 0, &plain) }
+func asciiEnd(b []byte, i int) int { return plainEnd(b, i, highs, &plainASCII) }
+
+// plainEnds are the kinds of run held to their byte loops.
+var plainEnds = []struct {
+	name       string
+	fast, slow func([]byte, int) int
+}{{"text", textEnd, slowPlainEnd}, {"ASCII", asciiEnd, slowASCIIEnd}}
 
 // TestPlainEnd: every byte value at every offset of a word, after plain
 // runs of every length mod 8, is found where the byte loop finds it, and
@@ -24,8 +41,10 @@ func TestPlainEnd(t *testing.T) {
 				b := []byte(strings.Repeat(string(fill), pre) + string(rune(0)) + "tail text")
 				b[pre] = byte(c)
 				for from := range min(pre+1, 9) {
-					if got, want := plainEnd(b, from), slowPlainEnd(b, from); got != want {
-						t.Fatalf("byte %#x after %d of %#x, from %d: plainEnd %d, want %d", c, pre, fill, from, got, want)
+					for _, f := range plainEnds {
+						if got, want := f.fast(b, from), f.slow(b, from); got != want {
+							t.Fatalf("byte %#x after %d of %#x, from %d: plainEnd of %s %d, want %d", c, pre, fill, from, f.name, got, want)
+						}
 					}
 				}
 			}
@@ -43,8 +62,10 @@ func TestPlainEnd(t *testing.T) {
 			}
 		}
 		from := rng.IntN(len(b) + 1)
-		if got, want := plainEnd(b, from), slowPlainEnd(b, from); got != want {
-			t.Fatalf("%q from %d: plainEnd %d, want %d", b, from, got, want)
+		for _, f := range plainEnds {
+			if got, want := f.fast(b, from), f.slow(b, from); got != want {
+				t.Fatalf("%q from %d: plainEnd of %s %d, want %d", b, from, f.name, got, want)
+			}
 		}
 	}
 }
@@ -57,7 +78,7 @@ func BenchmarkPlainEnd(b *testing.B) {
 		for _, f := range []struct {
 			name string
 			fn   func([]byte, int) int
-		}{{"bytes", slowPlainEnd}, {"words", plainEnd}} {
+		}{{"bytes", slowPlainEnd}, {"words", textEnd}} {
 			b.Run(tc.name+"/"+f.name, func(b *testing.B) {
 				b.SetBytes(int64(len(buf)))
 				b.ReportAllocs()

@@ -7,6 +7,13 @@
 // it is on, so the next message stays in the reader. What it consumes can be
 // copied into a bounded buffer as it goes ([Scanner.Tee]): a message that
 // needs no change is forwarded from that copy, byte for byte.
+//
+// The package is the one JSON scanner of the relay and of the Claude Code
+// hook: the hook, which holds its payload or streams it through a buffer
+// of its own, splits a JSON text held in memory with [SplitObject] and
+// [ValueEnd], decodes a string held whole with [Unquote] or in pieces
+// with a [StringDecoder], with the escapes, UTF-8 handling and number
+// grammar the Scanner reads with.
 package wire
 
 import (
@@ -419,17 +426,8 @@ func (s *Scanner) EndMessage() error {
 // An object that would open past [MaxDepth] levels is a [*DepthError],
 // returned before anything of it is consumed.
 func (s *Scanner) Object(field func(key string) error) error {
-	if err := s.open('{'); err != nil {
+	if empty, err := s.open('{', '}'); err != nil || empty {
 		return err
-	}
-	c, err := s.peekValue()
-	if err != nil {
-		return err
-	}
-	if c == '}' {
-		s.consume(1)
-		s.depth--
-		return nil
 	}
 	return s.members(field, false)
 }
@@ -441,18 +439,8 @@ func (s *Scanner) members(field func(key string) error, comma bool) error {
 	var key []byte
 	for {
 		if comma {
-			c, err := s.peekValue()
-			if err != nil {
+			if more, err := s.next('}', "an object"); err != nil || !more {
 				return err
-			}
-			s.consume(1)
-			switch c {
-			case ',':
-			case '}':
-				s.depth--
-				return nil
-			default:
-				return s.syntax("want ',' or '}' in an object, got %q", c)
 			}
 		}
 		comma = true
@@ -472,20 +460,45 @@ func (s *Scanner) members(field func(key string) error, comma bool) error {
 }
 
 // open consumes the '{' or '[' that opens a container, one level deeper,
-// or returns a DepthError past MaxDepth.
-func (s *Scanner) open(c byte) error {
+// or returns a DepthError past MaxDepth. empty reports a container that
+// end, consumed too, closes at once.
+func (s *Scanner) open(c, end byte) (empty bool, err error) {
 	got, err := s.peekValue()
 	switch {
 	case err != nil:
-		return err
+		return false, err
 	case got != c:
-		return s.syntax("want %q, got %q", c, got)
+		return false, s.syntax("want %q, got %q", c, got)
 	case s.depth >= MaxDepth:
-		return &DepthError{Offset: s.off}
+		return false, &DepthError{Offset: s.off}
 	}
 	s.consume(1)
 	s.depth++
-	return nil
+	if got, err = s.peekValue(); err != nil || got != end {
+		return false, err
+	}
+	s.consume(1)
+	s.depth--
+	return true, nil
+}
+
+// next consumes what follows a member or element of the container that
+// end closes, in: a comma (more follow) or end (the container is done, a
+// level up).
+func (s *Scanner) next(end byte, in string) (more bool, err error) {
+	c, err := s.peekValue()
+	if err != nil {
+		return false, err
+	}
+	s.consume(1)
+	switch c {
+	case ',':
+		return true, nil
+	case end:
+		s.depth--
+		return false, nil
+	}
+	return false, s.syntax("want ',' or %q in %s, got %q", end, in, c)
 }
 
 // Depth returns how many arrays and objects are open at the position: 1
@@ -556,34 +569,15 @@ func (s *Scanner) Resume(level int, field func(key string) error) error {
 // An array that would open past [MaxDepth] levels is a [*DepthError],
 // returned before anything of it is consumed.
 func (s *Scanner) Array(elem func(i int) error) error {
-	if err := s.open('['); err != nil {
+	if empty, err := s.open('[', ']'); err != nil || empty {
 		return err
-	}
-	c, err := s.peekValue()
-	if err != nil {
-		return err
-	}
-	if c == ']' {
-		s.consume(1)
-		s.depth--
-		return nil
 	}
 	for i := 0; ; i++ {
 		if err := elem(i); err != nil {
 			return err
 		}
-		c, err := s.peekValue()
-		if err != nil {
+		if more, err := s.next(']', "an array"); err != nil || !more {
 			return err
-		}
-		s.consume(1)
-		switch c {
-		case ',':
-		case ']':
-			s.depth--
-			return nil
-		default:
-			return s.syntax("want ',' or ']' in an array, got %q", c)
 		}
 	}
 }
@@ -660,7 +654,7 @@ func (s *Scanner) decodeString(w func([]byte)) (int64, error) {
 		straddle := false
 	scan:
 		for i < len(b) {
-			j := plainEnd(b, i)
+			j := plainEnd(b, i, 0, &plain)
 			if j-i >= directRun {
 				// A long run goes to w straight from the buffer.
 				advance(j)
@@ -732,20 +726,18 @@ func (s *Scanner) decodeString(w func([]byte)) (int64, error) {
 // without a copy.
 const directRun = 4096
 
-// plain marks the bytes that stand for themselves in a JSON string.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
 // simpleEscape maps the byte after a backslash to what it stands for, or 0.
 var simpleEscape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
-// decodeU decodes a \u escape (and the second half of a surrogate pair)
-// at the start of b, which holds at least 12 bytes.
+// decodeU decodes the \u escape at the start of b, and the second half of
+// a surrogate pair after it, b holding what the input has of them (at
+// least 12 bytes, or all the input has): ok is false for a bad hex digit
+// or an escape b cuts short, and a pair b cuts short is a lone surrogate,
+// U+FFFD, as a lone one is.
 func decodeU(b []byte) (rune, int, bool) {
+	if len(b) < 6 {
+		return 0, 0, false
+	}
 	r, ok := hex4(b[2:6])
 	if !ok {
 		return 0, 0, false
@@ -753,7 +745,7 @@ func decodeU(b []byte) (rune, int, bool) {
 	if !utf16IsSurrogate(r) {
 		return r, 6, true
 	}
-	if r >= 0xDC00 || b[6] != '\\' || b[7] != 'u' {
+	if r >= 0xDC00 || len(b) < 12 || b[6] != '\\' || b[7] != 'u' {
 		return utf8.RuneError, 6, true
 	}
 	if r2, ok := hex4(b[8:12]); ok && r2 >= 0xDC00 && r2 < 0xE000 {
@@ -765,51 +757,17 @@ func decodeU(b []byte) (rune, int, bool) {
 // escape decodes the escape at the start of the buffer without consuming
 // it, and returns the rune and the escape's length.
 func (s *Scanner) escape() (rune, int, error) {
-	b := s.peekN(2)
-	if len(b) < 2 {
+	b := s.peekN(12)
+	r, size, ok := escapeIn(b)
+	switch {
+	case ok:
+		return r, size, nil
+	case len(b) < 2 || b[1] == 'u' && len(b) < 6:
 		return 0, 0, s.syntax("the message ends inside an escape")
-	}
-	switch b[1] {
-	case '"', '\\', '/':
-		return rune(b[1]), 2, nil
-	case 'b':
-		return '\b', 2, nil
-	case 'f':
-		return '\f', 2, nil
-	case 'n':
-		return '\n', 2, nil
-	case 'r':
-		return '\r', 2, nil
-	case 't':
-		return '\t', 2, nil
-	case 'u':
-	default:
+	case b[1] != 'u':
 		return 0, 0, s.syntax("invalid escape \\%c", b[1])
 	}
-	b = s.peekN(6)
-	if len(b) < 6 {
-		return 0, 0, s.syntax("the message ends inside an escape")
-	}
-	r, ok := hex4(b[2:6])
-	if !ok {
-		return 0, 0, s.syntax("invalid \\u escape %q", b[:6])
-	}
-	if !utf16IsSurrogate(r) {
-		return r, 6, nil
-	}
-	// A surrogate pair takes two escapes; a lone one is U+FFFD.
-	if r >= 0xDC00 {
-		return utf8.RuneError, 6, nil
-	}
-	if b = s.peekN(8); len(b) < 8 || b[6] != '\\' || b[7] != 'u' {
-		return utf8.RuneError, 6, nil
-	}
-	if b = s.peekN(12); len(b) == 12 {
-		if r2, ok := hex4(b[8:12]); ok && r2 >= 0xDC00 && r2 < 0xE000 {
-			return ((r-0xD800)<<10 | (r2 - 0xDC00)) + 0x10000, 12, nil
-		}
-	}
-	return utf8.RuneError, 6, nil
+	return 0, 0, s.syntax("invalid \\u escape %q", b[:6])
 }
 
 func utf16IsSurrogate(r rune) bool { return r >= 0xD800 && r < 0xE000 }

@@ -65,10 +65,6 @@ func putBuf(b []byte) {
 // evicted) or was written twice.
 var errLost = errors.New("the entry's temp key was lost (expired or evicted) before its commit")
 
-// errDone is the error of a Write or Commit after the entry was committed
-// or aborted.
-var errDone = errors.New("rest: redis: entry already committed or aborted")
-
 // entry is an entry being written. Its bytes wait in buf until they make
 // a round trip of ChunkBytes; until the first round trip, buf starts with
 // room for the header, so that an entry that fits one round trip is one
@@ -80,14 +76,11 @@ type entry struct {
 	final string
 	temp  string
 
-	mu       sync.Mutex
-	buf      []byte
-	sent     int64 // the temp key's length: header and bytes sent so far
-	size     int64 // bytes kept: sent and buffered, header not counted
-	original int64 // bytes written, kept or not
-	renewed  time.Time
-	err      error // sticky: the first failed round trip
-	done     bool
+	mu      sync.Mutex
+	b       rest.Bounded // bytes kept and written; the sticky error
+	buf     []byte
+	sent    int64 // the temp key's length: header and bytes sent so far
+	renewed time.Time
 }
 
 func (e *entry) Ref() string { return e.ref }
@@ -99,49 +92,48 @@ func (e *entry) Ref() string { return e.ref }
 func (e *entry) Write(p []byte) (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.done {
-		return 0, errDone
+	n, err := e.b.Write(p, e.keep)
+	if err != nil {
+		return 0, err
 	}
-	if e.err != nil {
-		return 0, e.err
+	if e.sent > 0 && time.Since(e.renewed) > TempTTL/4 {
+		if err := e.send(nil); err != nil {
+			return 0, e.b.Fail(err)
+		}
 	}
-	keep := p[:min(int64(len(p)), max(e.s.maxEntry-e.size, 0))]
-	for len(keep) > 0 {
+	return n, nil
+}
+
+// keep gathers p in the buffer, sending a round trip each time the buffer
+// and p make one.
+func (e *entry) keep(p []byte) error {
+	for len(p) > 0 {
 		// A round trip carries ChunkBytes of the output, and the header's
 		// room in the first.
 		trip := ChunkBytes
 		if e.sent == 0 {
 			trip += headerLen
 		}
-		if len(e.buf)+len(keep) <= trip {
-			e.buf = append(e.buf, keep...)
-			e.size += int64(len(keep))
-			break
+		if len(e.buf)+len(p) <= trip {
+			e.buf = append(e.buf, p...)
+			return nil
 		}
 		// The buffer and the head of p make one round trip, p's bytes
 		// sent from where they are.
 		n := max(trip-len(e.buf), 0)
-		if err := e.send(keep[:n]); err != nil {
-			return 0, err
+		if err := e.send(p[:n]); err != nil {
+			return err
 		}
-		e.size += int64(n)
-		keep = keep[n:]
+		p = p[n:]
 	}
-	e.original += int64(len(p))
-	if e.sent > 0 && time.Since(e.renewed) > TempTTL/4 {
-		if err := e.send(nil); err != nil {
-			return 0, err
-		}
-	}
-	return len(p), nil
+	return nil
 }
 
 // send appends the buffer, then more, to the temp key, and empties the
-// buffer. A failure is sticky.
+// buffer.
 func (e *entry) send(more []byte) error {
 	ctx, cancel, err := e.s.op(e.ctx, "write")
 	if err != nil {
-		e.err = err
 		return err
 	}
 	defer cancel()
@@ -149,15 +141,14 @@ func (e *entry) send(more []byte) error {
 	n, err := appendScript.Run(ctx, e.s.client, []string{e.temp}, args...).Int64()
 	switch {
 	case err != nil:
-		e.err = e.s.failed(e.ctx, "write entry "+e.ref, err)
+		return e.s.failed(e.ctx, "write entry "+e.ref, err)
 	case n < 0:
-		e.err = fmt.Errorf("rest: redis %s: write entry %s: %w", e.s.where, e.ref, errLost)
-	default:
-		e.sent = n
-		e.buf = e.buf[:0]
-		e.renewed = time.Now()
+		return fmt.Errorf("rest: redis %s: write entry %s: %w", e.s.where, e.ref, errLost)
 	}
-	return e.err
+	e.sent = n
+	e.buf = e.buf[:0]
+	e.renewed = time.Now()
+	return nil
 }
 
 // Commit makes the entry readable under its ref with the store's time to
@@ -166,19 +157,15 @@ func (e *entry) send(more []byte) error {
 func (e *entry) Commit() (rest.Info, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.done {
-		return rest.Info{}, errDone
-	}
-	if e.err != nil {
-		return rest.Info{}, e.err
+	if err := e.b.Err(); err != nil {
+		return rest.Info{}, err
 	}
 	ctx, cancel, err := e.s.op(e.ctx, "commit")
 	if err != nil {
-		e.err = err
-		return rest.Info{}, err
+		return rest.Info{}, e.b.Fail(err)
 	}
 	defer cancel()
-	h := header(e.original, e.size)
+	h := header(e.b.Original(), e.b.Size())
 	ttl := max(e.s.ttl, time.Millisecond)
 	if e.sent == 0 {
 		copy(e.buf, h[:])
@@ -188,18 +175,16 @@ func (e *entry) Commit() (rest.Info, error) {
 		n, err = commitScript.Run(ctx, e.s.client, []string{e.temp, e.final},
 			e.sent, e.buf, h[:], ttl.Milliseconds()).Int64()
 		if err == nil && n < 0 {
-			e.err = fmt.Errorf("rest: redis %s: commit entry %s: %w", e.s.where, e.ref, errLost)
-			return rest.Info{}, e.err
+			return rest.Info{}, e.b.Fail(fmt.Errorf("rest: redis %s: commit entry %s: %w", e.s.where, e.ref, errLost))
 		}
 	}
 	if err != nil {
-		e.err = e.s.failed(e.ctx, "commit entry "+e.ref, err)
-		return rest.Info{}, e.err
+		return rest.Info{}, e.b.Fail(e.s.failed(e.ctx, "commit entry "+e.ref, err))
 	}
-	e.done = true
+	e.b.Finish()
 	putBuf(e.buf)
 	e.buf = nil
-	return rest.Info{Ref: e.ref, Size: e.size, Original: e.original}, nil
+	return e.b.Info(e.ref), nil
 }
 
 // Abort discards the entry: its buffer, and its temp key when a round
@@ -208,10 +193,9 @@ func (e *entry) Commit() (rest.Info, error) {
 func (e *entry) Abort() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.done {
+	if !e.b.Finish() {
 		return nil
 	}
-	e.done = true
 	putBuf(e.buf)
 	e.buf = nil
 	if e.sent == 0 {

@@ -256,7 +256,7 @@ func (s *Store) Create(ctx context.Context, scope string) (rest.Entry, error) {
 	cancel()
 	ref := rest.NewRef()
 	final, temp := s.keys(scope, ref)
-	return &entry{s: s, ctx: ctx, ref: ref, final: final, temp: temp, buf: getBuf()}, nil
+	return &entry{s: s, ctx: ctx, ref: ref, final: final, temp: temp, b: rest.NewBounded(s.maxEntry), buf: getBuf()}, nil
 }
 
 // Open returns the committed entry ref of scope and renews its time to

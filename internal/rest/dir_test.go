@@ -29,7 +29,8 @@ func dirOpen(t *testing.T, path string, cfg rest.Config) *rest.Dir {
 	return d
 }
 
-// dirFiles lists the regular files of dir (not below) with their modes.
+// dirFiles lists the regular files of dir (not below) with their modes,
+// but the lock file of a store's directory.
 func dirFiles(t *testing.T, dir string) map[string]fs.FileMode {
 	t.Helper()
 	des, err := os.ReadDir(dir)
@@ -38,7 +39,7 @@ func dirFiles(t *testing.T, dir string) map[string]fs.FileMode {
 	}
 	m := map[string]fs.FileMode{}
 	for _, de := range des {
-		if de.Type().IsRegular() {
+		if de.Type().IsRegular() && de.Name() != "lock" {
 			fi, err := de.Info()
 			if err != nil {
 				t.Fatalf("stat %s: %v", de.Name(), err)
@@ -71,6 +72,7 @@ func TestDirPermissions(t *testing.T) {
 		"store":  dirPerm(t, path),
 		"parent": dirPerm(t, filepath.Dir(path)),
 		"tmp":    dirPerm(t, filepath.Join(path, "tmp")),
+		"lock":   dirPerm(t, filepath.Join(path, "lock")),
 	}
 	files := dirFiles(t, path)
 	for name, mode := range files {
@@ -80,7 +82,7 @@ func TestDirPermissions(t *testing.T) {
 			t.Errorf("entry file name %q holds the scope or the ref", name)
 		}
 	}
-	want := map[string]fs.FileMode{"store": 0o700, "parent": 0o700, "tmp": 0o700, "entry": 0o600}
+	want := map[string]fs.FileMode{"store": 0o700, "parent": 0o700, "tmp": 0o700, "lock": 0o600, "entry": 0o600}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("modes mismatch (-want +got):\n%s", diff)
 	}
@@ -246,31 +248,51 @@ func TestDirRestart(t *testing.T) {
 			t.Errorf("clipped entry: the header keeps Original (-want +got):\n%s", diff)
 		}
 	})
-	t.Run("a smaller quota evicts the oldest by last use", func(t *testing.T) {
-		// 1,000 bytes hold the two small entries, not the 1,000-byte one
-		// with its header, nor the 70,000-byte one: 0 and 1 go, oldest
-		// first, and the Opens of the restart above set that order
-		// through the files' modification times.
+	var own rest.Info
+	t.Run("a smaller quota keeps what a larger one wrote", func(t *testing.T) {
+		// The entries keep the quota they were written under (the
+		// default): a store with a quota of 1,000 bytes evicts none of
+		// them, at its first use or when it writes, and its own entry is
+		// bounded by its own quota.
 		d3 := dirOpen(t, path, rest.Config{Now: clock.Now, TTL: time.Hour, MaxBytes: 1000})
+		if got := d3.MaxEntryBytes(); got != 1000-rest.DirOverhead {
+			t.Errorf("MaxEntryBytes() = %d; want the quota less a header", got)
+		}
 		var got []bool
 		for _, info := range append(slices.Clone(infos), clipped) {
 			got = append(got, storeReadable(t, d3, "scope", info.Ref))
 		}
-		if diff := cmp.Diff([]bool{false, false, true, true}, got); diff != "" {
+		clock.Advance(time.Second)
+		own = storePut(t, d3, "scope", storeBytes(23, 900))
+		got = append(got, storeReadable(t, d3, "scope", own.Ref))
+		if diff := cmp.Diff([]bool{true, true, true, true, true}, got); diff != "" {
 			t.Errorf("readable after a restart with a smaller quota (-want +got):\n%s", diff)
 		}
-		if n := len(dirFiles(t, path)); n != 2 {
-			t.Errorf("%d files left; want 2", n)
+		if n := len(dirFiles(t, path)); n != 5 {
+			t.Errorf("%d files left; want 5", n)
+		}
+		// Once an entry of a larger quota is read after it, the small
+		// quota's entry is past its quota, seen from its last use: it goes.
+		clock.Advance(time.Second)
+		storeReadable(t, d3, "scope", infos[1].Ref)
+		if storeReadable(t, d3, "scope", own.Ref) {
+			t.Error("the small quota's entry lives on past its quota")
 		}
 	})
-	t.Run("expired entries are removed at open", func(t *testing.T) {
+	t.Run("each entry expires by its own TTL", func(t *testing.T) {
+		// An hour on, the entries written with a TTL of an hour are
+		// gone at the first use of a store, whatever its TTL; the clipped
+		// one, written with the default of a day, lives on.
 		clock.Advance(time.Hour)
-		d4 := dirOpen(t, path, cfg)
-		if got := d4.Usage(); got.Entries != 0 || got.Bytes != 0 {
-			t.Errorf("Usage() after the TTL = %+v; want empty", got)
+		d4 := dirOpen(t, path, rest.Config{Now: clock.Now, TTL: time.Second})
+		if got := d4.Usage(); got.Entries != 1 {
+			t.Errorf("Usage() after the TTL = %+v; want the clipped entry alone", got)
 		}
-		if files := dirFiles(t, path); len(files) != 0 {
-			t.Errorf("files left after the TTL: %v", files)
+		if files := dirFiles(t, path); len(files) != 1 {
+			t.Errorf("files left after the TTL: %v; want the clipped entry's", files)
+		}
+		if !storeReadable(t, d4, "scope", clipped.Ref) {
+			t.Error("the clipped entry, within its own TTL, is not readable")
 		}
 	})
 }
@@ -306,8 +328,9 @@ func TestDirSharedBetweenStores(t *testing.T) {
 	// Two stores on one directory, as toolcap mcp and toolcap read are:
 	// an entry one writes after the other opened is readable from both.
 	path := filepath.Join(t.TempDir(), "store")
-	a := dirOpen(t, path, rest.Config{})
-	b := dirOpen(t, path, rest.Config{})
+	cfg := rest.Config{MaxBytes: 2*(5000+rest.DirOverhead) + 100}
+	a := dirOpen(t, path, cfg)
+	b := dirOpen(t, path, cfg)
 	data := storeBytes(30, 5000)
 	info := storePut(t, a, "scope", data)
 	got, rinfo, err := storeRead(b, "scope", info.Ref)
@@ -326,13 +349,15 @@ func TestDirSharedBetweenStores(t *testing.T) {
 	if storeReadable(t, b, "other scope", info.Ref) {
 		t.Error("the other store reads the entry in another scope")
 	}
-	// Evicted by one, gone for the other.
-	_ = storePut(t, a, "scope", storeBytes(31, 10))
-	dirOpen(t, path, rest.Config{MaxBytes: 100}).Usage() // a restart with a smaller quota, whose first use indexes
+	// Evicted by one, gone for the other: the quota holds two such
+	// entries, and the entry b read is the oldest by last use when a
+	// writes a third.
+	_ = storePut(t, b, "scope", storeBytes(31, 5000))
+	_ = storePut(t, a, "scope", storeBytes(32, 5000))
 	if storeReadable(t, b, "scope", info.Ref) {
-		t.Error("an entry another store removed is still readable")
+		t.Error("an entry another store evicted is still readable")
 	}
-	if u := b.Usage(); u.Entries != 0 {
+	if u := b.Usage(); u.Entries != 2 {
 		t.Errorf("Usage() after the entry went = %+v; want it forgotten", u)
 	}
 }

@@ -17,17 +17,18 @@ import (
 )
 
 // dirWithEntries fills a store at path with n entries of 100 bytes on
-// disk (a header and 76 bytes), a minute apart in last use, and a temp
-// file a crashed process left two hours before the last: it returns the
-// entries' refs, oldest first, and the clock.
-func dirWithEntries(t *testing.T, path string, n int) ([]string, *storeClock) {
+// disk (a header and 60 bytes), a minute apart in last use, written with a
+// TTL of a day under the quota given (0: the default), and a temp file a
+// crashed process left two hours before the last: it returns the entries'
+// refs, oldest first, and the clock.
+func dirWithEntries(t *testing.T, path string, n int, quota int64) ([]string, *storeClock) {
 	t.Helper()
 	clock := newStoreClock()
-	d := dirOpen(t, path, rest.Config{Now: clock.Now, TTL: 24 * time.Hour})
+	d := dirOpen(t, path, rest.Config{Now: clock.Now, TTL: 24 * time.Hour, MaxBytes: quota})
 	refs := make([]string, n)
 	for i := range refs {
 		clock.Advance(time.Minute)
-		refs[i] = storePut(t, d, "scope", storeBytes(uint64(i), 76)).Ref
+		refs[i] = storePut(t, d, "scope", storeBytes(uint64(i), 100-rest.DirOverhead)).Ref
 	}
 	leftover := filepath.Join(path, "tmp", "entry-crashed")
 	dirMust(t, os.WriteFile(leftover, []byte("half an entry"), 0o600))
@@ -59,13 +60,13 @@ func sortedNames(files map[string]os.FileMode) []string {
 // OpenDir reads none of the directory's entries, which a process that
 // keeps nothing (a hook whose output fit, toolcap mcp until a cut) paid
 // for at its start: the first use of the store indexes them, removing the
-// leftover temp file and evicting the oldest over the quota as OpenDir did.
+// leftover temp file and the expired entries as OpenDir did.
 func TestDirIndexedAtFirstUse(t *testing.T) {
 	const entries = 300
 	for _, tc := range []struct {
 		name string
 		use  func(*rest.Dir) error
-		kept int // entries of the 300 left: 1,000 bytes hold 10 of them
+		kept int // entries of the 300 left: the youngest 10 have not expired
 	}{
 		{"Usage", func(d *rest.Dir) error { d.Usage(); return nil }, 10},
 		{"Open", func(d *rest.Dir) error {
@@ -74,21 +75,23 @@ func TestDirIndexedAtFirstUse(t *testing.T) {
 			}
 			return nil
 		}, 10},
-		// A new entry's header is reserved: one more goes.
 		{"Create", func(d *rest.Dir) error {
 			e, err := d.Create(context.Background(), "scope")
 			if err != nil {
 				return err
 			}
 			return e.Abort()
-		}, 9},
+		}, 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "store")
-			refs, clock := dirWithEntries(t, path, entries)
+			refs, clock := dirWithEntries(t, path, entries, 0)
 			tmp := filepath.Join(path, "tmp")
+			// The entries were committed a minute apart, the last one now:
+			// 9.5 minutes short of a day on, the youngest 10 live.
+			clock.Advance(24*time.Hour - 9*time.Minute - 30*time.Second)
 
-			d := dirOpen(t, path, rest.Config{Now: clock.Now, TTL: 24 * time.Hour, MaxBytes: 1000})
+			d := dirOpen(t, path, rest.Config{Now: clock.Now, TTL: time.Second, MaxBytes: 1000})
 			if diff := cmp.Diff(entryFiles("scope", refs), sortedNames(dirFiles(t, path))); diff != "" {
 				t.Errorf("entry files after OpenDir, before any use (-want +got):\n%s", diff)
 			}
@@ -105,7 +108,7 @@ func TestDirIndexedAtFirstUse(t *testing.T) {
 			if files := dirFiles(t, tmp); len(files) != 0 {
 				t.Errorf("temp files after the first use: %v; want the leftover removed", sortedNames(files))
 			}
-			if diff := cmp.Diff(rest.Usage{Entries: tc.kept, Bytes: storeDiskBytes(t, path), MaxBytes: 1000}, d.Usage()); diff != "" {
+			if diff := cmp.Diff(rest.Usage{Entries: tc.kept, Bytes: 100 * int64(tc.kept), MaxBytes: 1000}, d.Usage()); diff != "" {
 				t.Errorf("Usage() after the first use (-want +got):\n%s", diff)
 			}
 		})
@@ -116,8 +119,8 @@ func TestDirIndexedAtFirstUse(t *testing.T) {
 // waits for it: the quota counts each file once, and holds.
 func TestDirIndexedOnceUnderConcurrentUse(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store")
-	_, clock := dirWithEntries(t, path, 100)
 	const maxBytes = 5000
+	_, clock := dirWithEntries(t, path, 100, maxBytes)
 	d := dirOpen(t, path, rest.Config{Now: clock.Now, TTL: 24 * time.Hour, MaxBytes: maxBytes})
 	var wg sync.WaitGroup
 	for i := range 8 {
@@ -125,7 +128,7 @@ func TestDirIndexedOnceUnderConcurrentUse(t *testing.T) {
 			if i%2 == 0 {
 				d.Usage()
 			}
-			storePut(t, d, "writer", storeBytes(uint64(1000+i), 76))
+			storePut(t, d, "writer", storeBytes(uint64(1000+i), 100-rest.DirOverhead))
 		})
 	}
 	wg.Wait()

@@ -47,7 +47,7 @@ type memData struct {
 // defaults to [DefaultMemoryMaxBytes].
 func NewMemory(cfg Config) *Memory {
 	lim := resolve(cfg, DefaultMemoryMaxBytes, 0)
-	m := &Memory{lim: lim, q: newQuota(lim, func(string, *memData) {}, nil)}
+	m := &Memory{lim: lim, q: newQuota(lim, func(string, *memData) {})}
 	// The timer holds the quota, and so the entries, until it fires: a
 	// store nobody holds stops it, so that its entries go with it.
 	runtime.AddCleanup(m, (*quota[*memData]).close, m.q)
@@ -72,7 +72,7 @@ func (m *Memory) Create(ctx context.Context, scope string) (Entry, error) {
 	}
 	m.q.sweep()
 	ref := NewRef()
-	return &memEntry{m: m, ref: ref, key: EntryKey(scope, ref)}, nil
+	return &memEntry{m: m, ref: ref, key: EntryKey(scope, ref), b: NewBounded(m.lim.maxEntryBytes)}, nil
 }
 
 // Open returns the committed entry ref of scope and renews its time to
@@ -91,10 +91,6 @@ func (m *Memory) Open(ctx context.Context, scope, ref string) (Reader, error) {
 	return &memReader{d: d, info: Info{Ref: ref, Size: d.size, Original: d.original}}, nil
 }
 
-// errDone is the error of a Write or Commit after the entry was committed
-// or aborted.
-var errDone = errors.New("rest: entry already committed or aborted")
-
 // memEntry is a memory entry being written.
 type memEntry struct {
 	m   *Memory
@@ -102,10 +98,9 @@ type memEntry struct {
 	key string
 
 	mu       sync.Mutex
-	d        memData
-	reserved int64 // what the quota holds for it: d.size until Commit
-	err      error // sticky: the first failed Write
-	done     bool
+	b        Bounded
+	chunks   [][]byte // every chunk but the last is chunkSize long
+	reserved int64    // what the quota holds for it: what it keeps until Commit
 }
 
 func (e *memEntry) Ref() string { return e.ref }
@@ -114,69 +109,54 @@ func (e *memEntry) Ref() string { return e.ref }
 func (e *memEntry) Write(p []byte) (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.done {
-		return 0, errDone
-	}
-	if e.err != nil {
-		return 0, e.err
-	}
-	keep := min(int64(len(p)), e.m.lim.maxEntryBytes-e.d.size)
-	if keep > 0 {
-		if err := e.m.q.reserve(keep); err != nil {
-			e.err = fmt.Errorf("rest: entry %s: %w", e.ref, err)
-			return 0, e.err
-		}
-		e.reserved += keep
-		e.append(p[:keep])
-	}
-	e.d.original += int64(len(p))
-	return len(p), nil
+	return e.b.Write(p, e.keep)
 }
 
-// append adds p to the chunks, filling the last one to chunkSize first.
-func (e *memEntry) append(p []byte) {
+// keep reserves the room of p in the quota and appends it to the chunks,
+// filling the last one to chunkSize first.
+func (e *memEntry) keep(p []byte) error {
+	if err := e.m.q.reserve(int64(len(p))); err != nil {
+		return fmt.Errorf("rest: entry %s: %w", e.ref, err)
+	}
+	e.reserved += int64(len(p))
 	for len(p) > 0 {
-		n := len(e.d.chunks)
-		if n == 0 || len(e.d.chunks[n-1]) == chunkSize {
-			e.d.chunks = append(e.d.chunks, make([]byte, 0, min(len(p), chunkSize)))
+		n := len(e.chunks)
+		if n == 0 || len(e.chunks[n-1]) == chunkSize {
+			e.chunks = append(e.chunks, make([]byte, 0, min(len(p), chunkSize)))
 			n++
 		}
-		last := e.d.chunks[n-1]
+		last := e.chunks[n-1]
 		k := min(len(p), chunkSize-len(last))
-		e.d.chunks[n-1] = append(last, p[:k]...)
-		e.d.size += int64(k)
+		e.chunks[n-1] = append(last, p[:k]...)
 		p = p[k:]
 	}
+	return nil
 }
 
 func (e *memEntry) Commit() (Info, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.done {
-		return Info{}, errDone
+	if err := e.b.Err(); err != nil {
+		return Info{}, err
 	}
-	if e.err != nil {
-		return Info{}, e.err
-	}
-	e.done = true
-	d := &memData{chunks: e.d.chunks, size: e.d.size, original: e.d.original}
+	e.b.Finish()
+	d := &memData{chunks: e.chunks, size: e.b.Size(), original: e.b.Original()}
 	// The entry may be younger than entries opened while it was written:
 	// it is the youngest from its Commit on.
 	_ = e.m.q.commit(e.key, e.reserved, e.m.lim.now(), d, nil)
-	e.d = memData{}
-	return Info{Ref: e.ref, Size: d.size, Original: d.original}, nil
+	e.chunks = nil
+	return e.b.Info(e.ref), nil
 }
 
 func (e *memEntry) Abort() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.done {
+	if !e.b.Finish() {
 		return nil
 	}
-	e.done = true
 	e.m.q.release(e.reserved)
 	e.reserved = 0
-	e.d = memData{}
+	e.chunks = nil
 	return nil
 }
 

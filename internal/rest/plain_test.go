@@ -151,3 +151,37 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// A plain entry keeps the time to live it was written with in its meta
+// file: a store with a TTL of a second leaves the entries of a store with
+// a TTL of a day, which removes the former's after their second.
+func TestPlainDirEntryKeepsItsTTL(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { return now }
+	long, err := rest.OpenPlainDir(dir, rest.Config{TTL: 24 * time.Hour, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, err := rest.OpenPlainDir(dir, rest.Config{TTL: time.Second, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := plainPut(t, long, "s", "lives a day")
+	second := plainPut(t, short, "s", "lives a second")
+	now = now.Add(2 * time.Second)
+	if _, err := short.Open(context.Background(), "s", rest.NewRef()); !errors.Is(err, rest.ErrUnknown) {
+		t.Fatalf("Open of a made-up ref = %v", err)
+	}
+	dayPath, _ := long.EntryPath("s", day.Ref)
+	secondPath, _ := long.EntryPath("s", second.Ref)
+	type view struct{ Day, DayMeta, Second, SecondMeta bool }
+	meta := func(p string) string { return strings.TrimSuffix(p, ".txt") + ".meta" }
+	got := view{fileExists(dayPath), fileExists(meta(dayPath)), fileExists(secondPath), fileExists(meta(secondPath))}
+	if diff := cmp.Diff(view{true, true, false, false}, got); diff != "" {
+		t.Errorf("files after the short TTL passed (-want +got):\n%s", diff)
+	}
+	if _, err := long.Open(context.Background(), "s", day.Ref); err != nil {
+		t.Errorf("the day-long entry: %v", err)
+	}
+}

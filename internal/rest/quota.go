@@ -111,12 +111,13 @@ type item[T any] struct {
 	val  T
 }
 
-// quota is the index both stores keep: the committed entries by last use,
-// their bytes, and the bytes reserved by entries being written, all under
-// one lock, so that the sum never passes the quota whatever the number of
-// writers. A store gives it a drop func that removes an entry's data; it
-// runs with the lock held, so that the bytes are gone before the room is
-// handed out.
+// quota is the index of a [Memory] store: the committed entries by last
+// use, their bytes, and the bytes reserved by entries being written, all
+// under one lock, so that the sum never passes the quota whatever the
+// number of writers. The store gives it a drop func that releases an
+// entry's data; it runs with the lock held, so that the bytes are gone
+// before the room is handed out. (A [Dir] counts what its directory holds
+// instead, for every store that shares it: dirshare.go.)
 //
 // An entry expires TTL after its last use, and its data is dropped then,
 // not when a later use happens to meet it: kept output may hold secrets.
@@ -127,11 +128,6 @@ type item[T any] struct {
 type quota[T any] struct {
 	lim  limits
 	drop func(key string, val T)
-	// lastUse, when set, returns an entry's last use as its data tells
-	// it (a file's modification time, which another process sharing the
-	// directory renews when it reads the entry): an entry the index takes
-	// for expired lives on when that is later. false: no data.
-	lastUse func(key string) (time.Time, bool)
 
 	mu      sync.Mutex
 	held    int64 // committed bytes
@@ -144,8 +140,8 @@ type quota[T any] struct {
 	closed bool        // the store was closed: the timer is no longer armed
 }
 
-func newQuota[T any](lim limits, drop func(key string, val T), lastUse func(key string) (time.Time, bool)) *quota[T] {
-	return &quota[T]{lim: lim, drop: drop, lastUse: lastUse, items: make(map[string]*item[T])}
+func newQuota[T any](lim limits, drop func(key string, val T)) *quota[T] {
+	return &quota[T]{lim: lim, drop: drop, items: make(map[string]*item[T])}
 }
 
 // sweep drops the expired entries: a store's Create calls it.
@@ -285,65 +281,13 @@ func (q *quota[T]) use(key string) (val T, now time.Time, ok bool) {
 	if !ok {
 		return val, now, false
 	}
-	if !q.liveLocked(it, now) { // out of LRU order when the clock went back
+	if q.expired(it, now) { // out of LRU order when the clock went back
 		q.evictLocked(it, "expired", now)
 		return val, now, false
 	}
 	it.used = now
 	q.lru.MoveToBack(it.elem)
 	return it.val, now, true
-}
-
-// adopt indexes an entry found on disk that the index does not know (one
-// another process wrote) as just used, evicting the oldest entries if it
-// passes the quota. It reports whether the entry is in the index after
-// that: an entry larger than what the quota has left is evicted itself.
-func (q *quota[T]) adopt(key string, size int64, val T) (time.Time, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	now := q.lim.now()
-	if it, ok := q.items[key]; ok {
-		it.used = now
-		q.lru.MoveToBack(it.elem)
-		return now, true
-	}
-	q.insertLocked(key, size, now, val)
-	q.trimLocked(now)
-	q.armLocked(now)
-	_, ok := q.items[key]
-	return now, ok
-}
-
-// load indexes an entry found when a store opens, in last-use order.
-// Call trim after the last.
-func (q *quota[T]) load(key string, size int64, used time.Time, val T) {
-	q.mu.Lock()
-	q.insertLocked(key, size, used, val)
-	q.mu.Unlock()
-}
-
-// trim evicts the expired entries, then the oldest until the index holds
-// its quota again: after a restart, maybe with a smaller quota than the
-// files on disk.
-func (q *quota[T]) trim() {
-	q.mu.Lock()
-	now := q.lim.now()
-	q.sweepLocked(now)
-	q.trimLocked(now)
-	q.armLocked(now)
-	q.mu.Unlock()
-}
-
-// forget drops the entry under key, if the index has it, for a reason a
-// store found (its file is gone or corrupt).
-func (q *quota[T]) forget(key, reason string) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if it, ok := q.items[key]; ok {
-		now := q.lim.now()
-		q.evictLocked(it, reason, now)
-		q.armLocked(now)
-	}
 }
 
 // usage returns what the index holds.
@@ -365,41 +309,7 @@ func (q *quota[T]) sweepLocked(now time.Time) {
 		if !q.expired(it, now) {
 			return
 		}
-		if !q.liveLocked(it, now) {
-			q.evictLocked(it, "expired", now)
-		}
-	}
-}
-
-// liveLocked reports whether it lives at now: not expired, or renewed
-// since by another process (lastUse), when it takes its place in the index
-// by that last use.
-func (q *quota[T]) liveLocked(it *item[T], now time.Time) bool {
-	if !q.expired(it, now) {
-		return true
-	}
-	if q.lastUse == nil {
-		return false
-	}
-	used, ok := q.lastUse(it.key)
-	if !ok || !used.After(it.used) || !now.Before(used.Add(q.lim.ttl)) {
-		return false
-	}
-	it.used = used
-	// Behind the last entry used no later.
-	e := q.lru.Back()
-	for e != it.elem && e.Value.(*item[T]).used.After(used) {
-		e = e.Prev()
-	}
-	if e != it.elem {
-		q.lru.MoveAfter(it.elem, e)
-	}
-	return true
-}
-
-func (q *quota[T]) trimLocked(now time.Time) {
-	for q.held+q.pending > q.lim.maxBytes && q.lru.Len() > 0 {
-		q.evictLocked(q.lru.Front().Value.(*item[T]), "quota", now)
+		q.evictLocked(it, "expired", now)
 	}
 }
 

@@ -106,14 +106,18 @@ type Config struct {
 	// MaxBytes is the quota: the most bytes all entries hold together,
 	// entries being written included. The oldest entries (by last use)
 	// are evicted to make room. 0 means the store's default
-	// ([DefaultMemoryMaxBytes] or [DefaultDirMaxBytes]).
+	// ([DefaultMemoryMaxBytes] or [DefaultDirMaxBytes]). Stores that
+	// share a directory hold it for the directory, each entry by the
+	// quota it was written under ([Dir] says how).
 	MaxBytes int64
 	// MaxEntryBytes is the most one entry keeps; 0 means
 	// [DefaultMaxEntryBytes]. It is at most MaxBytes.
 	MaxEntryBytes int64
 	// TTL is how long an entry lives after its Commit or its last Open; 0
 	// means [DefaultTTL]. An entry is removed when it expires, while its
-	// store is in use ([Dir] says how), not when a use meets it later.
+	// store is in use ([Dir] says how), not when a use meets it later. An
+	// entry of a [Dir] lives by the TTL it was written with, whichever
+	// store meets it.
 	TTL time.Duration
 	// Logger receives evictions and errors; nil is silent.
 	Logger hclog.Logger

@@ -93,9 +93,13 @@ func NewMemory(cfg Config) Store { return rest.NewMemory(cfg) }
 
 // OpenDir opens the store in directory path, creating it (mode 0700) when
 // it is missing, bounded by cfg (its quota defaults to
-// [DefaultDirMaxBytes]); processes that open the same directory share its
-// entries. The store's first use indexes the entries there: expired ones
-// and temp files left by a crashed process are removed.
+// [DefaultDirMaxBytes]). Processes that open the same directory share its
+// entries and its bounds: each entry keeps the TTL and quota it was
+// written under, and a store with a smaller quota or a shorter TTL never
+// removes another's entries before their time. The store's first use
+// indexes the entries there: expired ones and the temp files of writers
+// that are gone (a crashed process) are removed; an expired entry is
+// deleted within moments of its expiry while a store uses the directory.
 //
 // An existing directory must be private: a real directory (not a symlink),
 // owned by the current user, with no permission for group or others (on

@@ -112,27 +112,87 @@ func startSDKServer(t *testing.T, bin string, args ...string) (url string, pid i
 	t.Helper()
 	addr := freePort(t)
 	cmd := exec.Command(bin, append([]string{"-http", addr}, args...)...)
-	// It says where it will listen before it does.
+	// It says where it will listen before it does. Another process taking
+	// the port meanwhile would answer a dial: everything-server then exits,
+	// saying so. It serves once it holds the listening socket itself, as
+	// Linux shows; elsewhere, once a dial is answered and a moment has
+	// passed without that exit.
 	_, logs, _ = serve(t, cmd, cmd.StderrPipe, regexp.MustCompile(`Conformance server listening at (\S+)$`))
+	couldNot := func() {
+		t.Helper()
+		if strings.Contains(logs.String(), "bind:") {
+			t.Fatalf("everything-server could not listen on %s:\n%s", addr, logs)
+		}
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
+		couldNot()
+		holds, shown := holdsListener(cmd.Process.Pid, addr)
+		if holds {
 			break
 		}
+		if !shown {
+			c, err := net.Dial("tcp", addr)
+			if err == nil {
+				c.Close()
+				time.Sleep(100 * time.Millisecond) // no sign of the exit but its log
+				couldNot()
+				break
+			}
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("everything-server does not accept connections on %s: %v\n%s", addr, err, logs)
+			t.Fatalf("everything-server does not listen on %s 20 s after its start:\n%s", addr, logs)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// Another process taking the port meanwhile would have answered the
-	// dial: everything-server then exits, saying so.
-	time.Sleep(100 * time.Millisecond)
-	if strings.Contains(logs.String(), "bind:") {
-		t.Fatalf("everything-server could not listen on %s:\n%s", addr, logs)
-	}
 	return "http://" + addr + "/mcp", cmd.Process.Pid, logs
+}
+
+// holdsListener reports whether process pid holds a TCP socket listening
+// on addr's port, as Linux's /proc shows it; shown is false where /proc
+// does not show it.
+func holdsListener(pid int, addr string) (holds, shown bool) {
+	if runtime.GOOS != "linux" {
+		return false, false
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, false
+	}
+	var n uint16
+	if _, err := fmt.Sscan(port, &n); err != nil {
+		return false, false
+	}
+	suffix := fmt.Sprintf(":%04X", n)
+	// The inodes of the sockets listening on the port, IPv4 or IPv6.
+	inodes := map[string]bool{}
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		shown = true
+		for _, line := range strings.Split(string(data), "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 10 && strings.HasSuffix(f[1], suffix) && f[3] == "0A" { // 0A: LISTEN
+				inodes["socket:["+f[9]+"]"] = true
+			}
+		}
+	}
+	if !shown || len(inodes) == 0 {
+		return false, shown
+	}
+	fds := filepath.Join("/proc", fmt.Sprint(pid), "fd")
+	entries, err := os.ReadDir(fds)
+	if err != nil {
+		return false, true // it has exited
+	}
+	for _, e := range entries {
+		if target, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && inodes[target] {
+			return true, true
+		}
+	}
+	return false, true
 }
 
 // scenarioDir is the name of the folder, relative to --output-dir, the

@@ -826,8 +826,24 @@ func TestMCPFault(t *testing.T) {
 		replace("3000")
 		within("file replaced by rename", 3000)
 
+		// notReloaded counts the reloads the proxy refused, with why
+		// (a manifest changed, SIGHUP) in their log lines.
+		notReloaded := func(why string) int {
+			n := 0
+			for _, l := range strings.Split(s.stderr.String(), "\n") {
+				if strings.Contains(l, "the limits were not reloaded") && strings.Contains(l, why) {
+					n++
+				}
+			}
+			return n
+		}
+		stderrTail := func() string { return tail(s.stderr.String()) }
+
+		// The invalid edit is checked once the proxy has read and refused
+		// it, as it logs.
+		refused := notReloaded("a manifest changed")
 		write("-7")
-		time.Sleep(1500 * time.Millisecond)
+		eventually(t, 10*time.Second, "the invalid edit refused", func() bool { return notReloaded("a manifest changed") > refused }, stderrTail)
 		if n := limitNow(); n > 3000 || n < 2996 {
 			t.Errorf("after an invalid edit a call is %d bytes, want the old limit 3000", n)
 		}
@@ -836,10 +852,12 @@ func TestMCPFault(t *testing.T) {
 		}
 
 		// SIGHUP with no change: the proxy stays, the limit too.
+		// It is checked once the proxy has re-read the file and refused it.
+		refused = notReloaded("SIGHUP")
 		if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(300 * time.Millisecond)
+		eventually(t, 10*time.Second, "SIGHUP's reload refused", func() bool { return notReloaded("SIGHUP") > refused }, stderrTail)
 		if n := limitNow(); n > 3000 || n < 2996 {
 			t.Errorf("after SIGHUP on an invalid file a call is %d bytes, want 3000", n)
 		}

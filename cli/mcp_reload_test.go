@@ -10,12 +10,14 @@ package cli
 import (
 	"context"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -75,87 +77,103 @@ func TestMCPReloadOnlyRegularFiles(t *testing.T) {
 	var logs lockedBuffer
 	logger := (&logFlags{format: "text"}).newLogger(&logs, hclog.Info)
 	var applied []int
-	appliedc := make(chan int, 16)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		new(options).watchManifests(ctx, &layers, nil, logger, proxy, nil, func(m *manifest.WorkerManifest) {
-			appliedc <- m.Limits().For("Read")
-		})
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	// The watcher is running, its SIGHUP handler in place, once it has
-	// applied an edit; one made before its first read is no change to it.
-	var base int
-	for i := 1; base == 0; i++ {
-		if i > 20 {
-			t.Fatalf("no edit applied; logs:\n%s", logs.String())
-		}
-		writeManifest(strconv.Itoa(5000 + i))
-		select {
-		case base = <-appliedc:
-		case <-time.After(time.Second):
-		}
-	}
-	if got := proxy.Limit("Read"); got != base {
-		t.Fatalf("Limit(Read) = %d, want %d", got, base)
-	}
 
-	// eventually waits for cond, polling.
-	eventually := func(what string, cond func() bool) {
+	// watch runs a watcher until t ends and returns the limits it applies
+	// and the one it applied first. The watcher is running, its SIGHUP
+	// handler in place, once it has applied an edit; one made before its
+	// first read is no change to it.
+	watch := func(t *testing.T) (<-chan int, int) {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 10s; logs:\n%s", what, logs.String())
+		appliedc := make(chan int, 16)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			new(options).watchManifests(ctx, &layers, nil, logger, proxy, nil, func(m *manifest.WorkerManifest) {
+				appliedc <- m.Limits().For("Read")
+			})
+		}()
+		t.Cleanup(func() {
+			cancel()
+			<-done
+		})
+		var base int
+		for i := 1; base == 0; i++ {
+			if i > 20 {
+				t.Fatalf("no edit applied; logs:\n%s", logs.String())
+			}
+			writeManifest(strconv.Itoa(5000 + i))
+			select {
+			case base = <-appliedc:
+			case <-time.After(time.Second):
 			}
 		}
+		if got := proxy.Limit("Read"); got != base {
+			t.Fatalf("Limit(Read) = %d, want %d", got, base)
+		}
+		return appliedc, base
 	}
 	notLoaded := func() int { return strings.Count(logs.String(), "the limits were not reloaded") }
 
-	for _, tt := range []struct {
-		name string
-		make func(string) error
-		want string
-	}{
-		{"a FIFO", fifo, "not a regular file (it is a named pipe (FIFO))"},
-		{"a symlink to /dev/zero", zero, "not a regular file (it is a device)"},
-	} {
-		before := notLoaded()
-		replace(tt.make)
-		eventually(tt.name+": the error logged", func() bool { return notLoaded() > before })
-		// Several polls later the error is still logged once, and the
-		// watcher still runs: the old limits stay.
-		time.Sleep(4 * reloadPoll)
-		if got := notLoaded() - before; got != 1 {
-			t.Errorf("%s: logged %d times, want once; logs:\n%s", tt.name, got, logs.String())
+	// The FIFO and /dev/zero run in a synctest bubble, the watcher's ticker
+	// on its fake clock: "logged once, several polls later" is checked
+	// once the polls have happened, not after a pause. SIGHUP cannot reach
+	// a watcher in a bubble (the signal comes from outside it), so the
+	// SIGHUP part below has a watcher of its own, outside. The first
+	// signal.Notify of the process starts the runtime's signal goroutines
+	// and makes their channels, which live on: made in the bubble, they
+	// would be its own, and the runtime's use of them from outside it is a
+	// fatal error. So the first Notify is made here.
+	started := make(chan os.Signal, 1)
+	signal.Notify(started, syscall.SIGHUP)
+	signal.Stop(started)
+	synctest.Test(t, func(t *testing.T) {
+		appliedc, base := watch(t)
+		for _, tt := range []struct {
+			name string
+			make func(string) error
+			want string
+		}{
+			{"a FIFO", fifo, "not a regular file (it is a named pipe (FIFO))"},
+			{"a symlink to /dev/zero", zero, "not a regular file (it is a device)"},
+		} {
+			before := notLoaded()
+			replace(tt.make)
+			eventually(t, 10*time.Second, tt.name+": the error logged", func() bool { return notLoaded() > before }, logs.String)
+			// Several polls later the error is still logged once, and the
+			// watcher still runs: the old limits stay. Wait returns once
+			// the watcher has handled every poll due by then.
+			time.Sleep(4 * reloadPoll)
+			synctest.Wait()
+			if got := notLoaded() - before; got != 1 {
+				t.Errorf("%s: logged %d times, want once; logs:\n%s", tt.name, got, logs.String())
+			}
+			if !strings.Contains(logs.String(), tt.want) {
+				t.Errorf("%s: the logs lack %q:\n%s", tt.name, tt.want, logs.String())
+			}
+			if got := proxy.Limit("Read"); got != base {
+				t.Errorf("%s: Limit(Read) = %d, want the old %d", tt.name, got, base)
+			}
 		}
-		if !strings.Contains(logs.String(), tt.want) {
-			t.Errorf("%s: the logs lack %q:\n%s", tt.name, tt.want, logs.String())
-		}
-		if got := proxy.Limit("Read"); got != base {
-			t.Errorf("%s: Limit(Read) = %d, want the old %d", tt.name, got, base)
-		}
-	}
 
-	// A valid file again applies.
-	writeManifest("6000")
-	applied = append(applied, waitApplied(t, appliedc, &logs))
-	if got := proxy.Limit("Read"); got != 6000 {
-		t.Errorf("after a valid edit: Limit(Read) = %d, want 6000", got)
-	}
+		// A valid file again applies.
+		writeManifest("6000")
+		applied = append(applied, waitApplied(t, appliedc, &logs))
+		if got := proxy.Limit("Read"); got != 6000 {
+			t.Errorf("after a valid edit: Limit(Read) = %d, want 6000", got)
+		}
+	})
 
 	// SIGHUP with a FIFO in place neither blocks nor applies; with the
 	// file back, it applies.
+	appliedc, _ := watch(t)
+	pipes := strings.Count(logs.String(), "named pipe")
 	replace(fifo)
-	eventually("the FIFO's error logged", func() bool { return strings.Count(logs.String(), "named pipe") >= 2 })
+	eventually(t, 10*time.Second, "the FIFO's error logged", func() bool { return strings.Count(logs.String(), "named pipe") > pipes }, logs.String)
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	eventually("SIGHUP read the FIFO", func() bool { return strings.Contains(logs.String(), "why=SIGHUP") })
+	eventually(t, 10*time.Second, "SIGHUP read the FIFO", func() bool { return strings.Contains(logs.String(), "why=SIGHUP") }, logs.String)
 	writeManifest("7000")
 	applied = append(applied, waitApplied(t, appliedc, &logs))
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {

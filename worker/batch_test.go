@@ -57,6 +57,8 @@ func batchWorker(t *testing.T, contents []string, def, batch int, extra string, 
 func textTool(name, content string) worker.Tool {
 	return worker.Func(name, func(ctx context.Context, _ json.RawMessage) (worker.ToolOutput, error) {
 		if ctx.Done() != nil {
+			// The sleep is the fault: a random completion order, which no
+			// result may depend on. Nothing waits for it to pass.
 			time.Sleep(time.Duration(rand.N(2000)) * time.Microsecond)
 		}
 		return worker.ToolOutput{Summary: name + " done", Content: ptr(content)}, nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -180,50 +181,63 @@ func TestWorkerOwnsContent(t *testing.T) {
 
 // A cancelled call's result is an error the cap, middleware and ceiling see,
 // and a late answer from the abandoned tool never reaches them.
+//
+// It runs in a synctest bubble: synctest.Wait returns once every goroutine
+// the calls started has exited or is blocked for good, so "never" is
+// checked after whatever would (wrongly) have happened has happened, not
+// after a pause; and the 20ms timeout is the bubble's fake clock's.
 func TestAbandonedToolLateResultIsDiscarded(t *testing.T) {
-	release := make(chan struct{})
-	finished := make(chan struct{})
-	tool := worker.Func("Hang", func(context.Context, json.RawMessage) (worker.ToolOutput, error) {
-		defer close(finished)
-		<-release
-		late := "late"
-		return worker.ToolOutput{Content: &late}, nil
-	})
-	c := &counter{seen: map[string][]string{}}
-	w := newWorker(t, []worker.Tool{tool}, worker.WithMiddleware(c.middleware))
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	res := w.ExecuteTools(ctx, []chain.Call{{ID: "1", Tool: "Hang"}})
-	if !res[0].IsError() {
-		t.Errorf("result = %q, want a cancellation error", *res[0].Content)
-	}
-	// The context ended before the call: the tool is never started.
-	close(release)
-	select {
-	case <-finished:
-		t.Error("the tool ran after the context had ended")
-	case <-time.After(50 * time.Millisecond):
-	}
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		finished := make(chan struct{})
+		tool := worker.Func("Hang", func(context.Context, json.RawMessage) (worker.ToolOutput, error) {
+			defer close(finished)
+			<-release
+			late := "late"
+			return worker.ToolOutput{Content: &late}, nil
+		})
+		c := &counter{seen: map[string][]string{}}
+		w := newWorker(t, []worker.Tool{tool}, worker.WithMiddleware(c.middleware))
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		res := w.ExecuteTools(ctx, []chain.Call{{ID: "1", Tool: "Hang"}})
+		if !res[0].IsError() {
+			t.Errorf("result = %q, want a cancellation error", *res[0].Content)
+		}
+		// The context ended before the call: the tool is never started. Had
+		// it been, it would be waiting for release; once released, it has
+		// finished by the time every goroutine is blocked or gone.
+		close(release)
+		synctest.Wait()
+		select {
+		case <-finished:
+			t.Error("the tool ran after the context had ended")
+		default:
+		}
 
-	release2 := make(chan struct{})
-	done2 := make(chan struct{})
-	tool2 := worker.Func("Hang", func(context.Context, json.RawMessage) (worker.ToolOutput, error) {
-		defer close(done2)
-		<-release2
-		late := "late"
-		return worker.ToolOutput{Content: &late}, nil
+		release2 := make(chan struct{})
+		done2 := make(chan struct{})
+		tool2 := worker.Func("Hang", func(context.Context, json.RawMessage) (worker.ToolOutput, error) {
+			defer close(done2)
+			<-release2
+			late := "late"
+			return worker.ToolOutput{Content: &late}, nil
+		})
+		c2 := &counter{seen: map[string][]string{}}
+		w2 := newWorker(t, []worker.Tool{tool2}, worker.WithMiddleware(c2.middleware))
+		ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel2()
+		res = w2.ExecuteTools(ctx2, []chain.Call{{ID: "1", Tool: "Hang"}})
+		close(release2)
+		<-done2
+		// The abandoned call's goroutine has done all it will with the late
+		// result: a late result that (wrongly) reached the middleware has
+		// reached it by now.
+		synctest.Wait()
+		c2.mu.Lock()
+		defer c2.mu.Unlock()
+		if diff := cmp.Diff(map[string][]string{"1": {"error"}}, c2.seen); diff != "" || !res[0].IsError() {
+			t.Errorf("middleware saw (-want +got):\n%s", diff)
+		}
 	})
-	c2 := &counter{seen: map[string][]string{}}
-	w2 := newWorker(t, []worker.Tool{tool2}, worker.WithMiddleware(c2.middleware))
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel2()
-	res = w2.ExecuteTools(ctx2, []chain.Call{{ID: "1", Tool: "Hang"}})
-	close(release2)
-	<-done2
-	time.Sleep(10 * time.Millisecond) // room for a late result to (wrongly) reach the middleware
-	c2.mu.Lock()
-	defer c2.mu.Unlock()
-	if diff := cmp.Diff(map[string][]string{"1": {"error"}}, c2.seen); diff != "" || !res[0].IsError() {
-		t.Errorf("middleware saw (-want +got):\n%s", diff)
-	}
 }

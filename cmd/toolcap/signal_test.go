@@ -44,8 +44,10 @@ func TestSignalEndsQuickCommands(t *testing.T) {
 				}
 				return
 			}
-			// Let the process reach its read of standard input.
-			time.Sleep(300 * time.Millisecond)
+			// Signal only once the process is in its read of standard
+			// input: it has set up its signal handling by then, and it is
+			// waiting for its payload.
+			waitReadingStdin(t, cmd.Process.Pid)
 			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/wire"
+	"github.com/toolcap/toolcap/redact"
 )
 
 // A pendingCall is a tools/call the client sent and the server has not
@@ -186,6 +187,15 @@ type callResult struct {
 
 	isError bool
 
+	// detector redacts the result as it is read (see redact.go); nil when
+	// no call it may answer redacts. red redacts the text being read,
+	// when it is; redactions counts all that was redacted, by rule, and
+	// textRedactions what of it was in the joined text.
+	detector       redact.Detector
+	red            *textRedactor
+	redactions     map[string]int
+	textRedactions map[string]int
+
 	hasStructured bool
 	// structured is structuredContent as it came, but for strings longer
 	// than retain and the tails of containers past what a cut can keep,
@@ -241,6 +251,7 @@ func (hb heldBlock) text(h *headText) []byte {
 // as it came.
 func readCallResult(sc *wire.Scanner, retain int, calls []*pendingCall, known bool) (*callResult, error) {
 	res := &callResult{retain: retain, text: headText{max: retain + utf8.UTFMax}, sc: sc, stopTee: known}
+	res.detector = detectorOf(calls)
 	res.keepHead = len(calls) > maxWriters
 	for _, c := range calls {
 		res.keepHead = res.keepHead || c.jsonText
@@ -292,6 +303,7 @@ func readCallResult(sc *wire.Scanner, retain int, calls []*pendingCall, known bo
 			res.hasStructured = true
 			start := sc.Offset()
 			r := newReducer(sc, retain)
+			r.detector = res.detector
 			err := r.value(0)
 			res.structuredSize = sc.Offset() - start
 			if !r.over {
@@ -299,6 +311,7 @@ func readCallResult(sc *wire.Scanner, retain int, calls []*pendingCall, known bo
 				res.structuredReduced = r.cut
 				res.structuredPrecut = r.precut
 				res.structuredElided = r.elided
+				res.redactStructured(r.precutAt)
 			}
 			if r.over || r.cut {
 				res.cutHere() // it is cut, so the result is written out
@@ -330,8 +343,25 @@ func (res *callResult) decodeText() {
 	}
 }
 
-// writeText adds a piece of the joined text.
+// writeText adds a piece of the joined text: through the redactor of the
+// text being read, when it is redacted (see beginText), else as it is.
 func (res *callResult) writeText(b []byte) {
+	t := res.red
+	if t == nil {
+		res.put(b)
+		return
+	}
+	t.in += int64(len(b))
+	_, _ = t.w.Write(b) // writes to put: no error
+	if res.raw && t.w.Counts() != nil {
+		// A secret in a result read raw: the text is redone from the
+		// copy (see materialize), redacted.
+		res.cutHere()
+	}
+}
+
+// put adds a piece of the joined text as the result holds it, redacted.
+func (res *callResult) put(b []byte) {
 	switch {
 	case res.fed:
 		res.text.total += int64(len(b))
@@ -375,9 +405,21 @@ func (res *callResult) cross(left []byte) {
 // would have put it. When it has outgrown the head, it goes to the cuts
 // straight from the copy, and the head takes only the texts before the one
 // being read (unless keepHead), so that the text is never held twice.
+//
+// A text with a secret found while it was read raw (res.red has counts) is
+// not in the copy as the result holds it: what its redactor wrote was
+// counted, not held. The texts before it, in which none was found, are
+// taken from the copy as they are, and it is decoded from the copy again
+// into a redactor of its own (redo), which goes on with it.
 func (res *callResult) materialize(teed [][]byte, direct bool) {
 	res.raw = false
+	old := res.red
+	redo := old != nil && old.w.Counts() != nil
 	total := res.text.total
+	if redo {
+		total = res.curFrom
+		res.text.total = total
+	}
 	over := total > int64(res.text.max)
 	hold := min(total, int64(res.text.max))
 	if over && !res.keepHead {
@@ -411,6 +453,9 @@ func (res *callResult) materialize(teed [][]byte, direct bool) {
 		if i > 0 {
 			emit([]byte(shape.TextSeparator))
 		}
+		if redo && i == len(res.spans)-1 {
+			break
+		}
 		// Each text from its opening quote, to its closing one or to the
 		// end of the copy, for the text being read.
 		if direct {
@@ -424,6 +469,34 @@ func (res *callResult) materialize(teed [][]byte, direct bool) {
 		_, _ = wire.NewScanner(br).String(emit)
 	}
 	res.fed = over
+	if redo {
+		res.redo(teed, direct, old)
+	}
+}
+
+// redo decodes the text being read (the last of spans) again from teed,
+// the copy of the message, as far as old, its redactor, was written, into
+// a redactor that takes old's place: it writes to the result as it holds
+// a text (put), no longer raw.
+func (res *callResult) redo(teed [][]byte, direct bool, old *textRedactor) {
+	old.stale = true
+	t := res.newTextRedactor()
+	res.red = t
+	in := func(p []byte) {
+		p = p[:min(int64(len(p)), old.in-t.in)]
+		if len(p) > 0 {
+			t.in += int64(len(p))
+			_, _ = t.w.Write(p)
+		}
+	}
+	at := res.spans[len(res.spans)-1]
+	if direct {
+		wire.DecodeParts(teed, at, in)
+		return
+	}
+	var cur partsCursor
+	br := bufio.NewReaderSize(cur.from(teed, at), readBuffer)
+	_, _ = wire.NewScanner(br).String(in)
 }
 
 // partsCursor reads a message held in parts from increasing offsets.
@@ -571,9 +644,11 @@ func (res *callResult) block(sc *wire.Scanner) error {
 			textFrom = res.text.total
 			res.curFrom = textFrom
 			from := sc.Offset()
-			n, err := sc.String(res.writeText)
+			res.beginText()
+			_, err := sc.String(res.writeText)
+			res.endText() // the redacted text, whole: text.total is its end
 			res.written += sc.Offset() - from
-			textTo = textFrom + n
+			textTo = res.text.total
 			res.curFrom = res.text.total
 			textAt = len(fields)
 			fields = append(fields, member{key: key})
@@ -632,12 +707,27 @@ func (res *callResult) block(sc *wire.Scanner) error {
 		}
 	}
 	b.WriteByte('}')
+	raw := b.Bytes()
+	if res.detector != nil {
+		// Its members other than the joined text (an embedded resource's
+		// text, a link's description, annotations), redacted as they are
+		// kept.
+		red, counts, edits := redactJSON(raw, res.detector, binaryMembers)
+		if counts != nil {
+			if held.at >= 0 {
+				held.at = movedBy(edits, held.at)
+			}
+			size += len(red) - len(raw)
+			raw = red
+			res.redacted(counts)
+		}
+	}
 	if isText {
 		res.kept += size
 	} else {
-		res.kept += b.Len()
+		res.kept += len(raw)
 	}
-	held.raw = b.Bytes()
+	held.raw = raw
 	res.blocks = append(res.blocks, held)
 	if !res.fits() {
 		res.cutHere()
@@ -779,6 +869,10 @@ type callError struct {
 	// rewritten: the message was not a string and is sent as one, so the
 	// error is written out whether or not it is cut.
 	rewritten bool
+	// redactions counts the secrets redacted from the message, data and
+	// other members as they were read, by rule: an error that had any is
+	// written out whether or not it is cut.
+	redactions map[string]int
 }
 
 // errorMember is a member of an error object other than its message and
@@ -793,7 +887,10 @@ type errorMember struct {
 // it against the limit: a JSON-RPC code is an integer.
 const maxCodeBytes = 24
 
-func readCallError(sc *wire.Scanner, retain int) (*callError, error) {
+// readCallError reads a JSON-RPC error answering a tools/call, redacting
+// it as it is read with d (nil: not at all): its message as a text is,
+// its data and other members as JSON (see redactJSON).
+func readCallError(sc *wire.Scanner, retain int, d redact.Detector) (*callError, error) {
 	e := &callError{message: headText{max: retain + utf8.UTFMax}}
 	err := sc.Object(func(key string) error {
 		switch key {
@@ -804,7 +901,14 @@ func readCallError(sc *wire.Scanner, retain int) (*callError, error) {
 			}
 			e.members = append(e.members, errorMember{key: key})
 			if c == '"' {
-				_, err = sc.String(func(b []byte) { e.message.write(b) })
+				if d == nil {
+					_, err = sc.String(func(b []byte) { e.message.write(b) })
+					return err
+				}
+				w := redact.NewWriter(headWriter{&e.message}, d)
+				_, err = sc.String(func(b []byte) { _, _ = w.Write(b) })
+				_ = w.Close()
+				e.redactions = addCounts(e.redactions, w.Counts())
 				return err
 			}
 			// Not a string, as JSON-RPC wants it: the call is answered all
@@ -816,21 +920,40 @@ func readCallError(sc *wire.Scanner, retain int) (*callError, error) {
 			if !ok {
 				raw = fmt.Appendf(nil, "toolcap: the error's message was not a string (%d bytes of JSON); it was dropped", sc.Offset()-start)
 			}
-			e.message.write(raw)
+			text, counts := redact.Text(string(raw), d)
+			e.redactions = addCounts(e.redactions, counts)
+			e.message.write([]byte(text))
 			return err
 		case "data":
 			e.members = append(e.members, errorMember{key: key})
 			start := sc.Offset()
 			raw, _, err := sc.Capture(retain)
 			e.data, e.dataLen = raw, sc.Offset()-start
+			if red, counts, _ := redactJSON(raw, d, nil); counts != nil {
+				e.data, e.dataLen = red, e.dataLen+int64(len(red)-len(raw))
+				e.redactions = addCounts(e.redactions, counts)
+			}
 			return err
 		}
 		start := sc.Offset()
 		raw, _, err := sc.Capture(min(retain, maxMemberBytes))
-		e.members = append(e.members, errorMember{key: key, raw: raw, size: sc.Offset() - start})
+		size := sc.Offset() - start
+		if red, counts, _ := redactJSON(raw, d, nil); counts != nil {
+			raw, size = red, size+int64(len(red)-len(raw))
+			e.redactions = addCounts(e.redactions, counts)
+		}
+		e.members = append(e.members, errorMember{key: key, raw: raw, size: size})
 		return err
 	})
 	return e, err
+}
+
+// headWriter writes to a headText.
+type headWriter struct{ h *headText }
+
+func (w headWriter) Write(p []byte) (int, error) {
+	w.h.write(p)
+	return len(p), nil
 }
 
 // others decides which members of the error other than its message and
@@ -878,7 +1001,7 @@ func isNumber(raw []byte) bool {
 // [callError.others]). It returns the response to send, the figures and
 // whether it cut; the response is nil when the error fits, unless rebuild
 // asks for it to be written out all the same (the reader kept no copy of
-// the message).
+// the message) or the reader redacted something from it.
 func (e *callError) capError(id []byte, pol shape.Policy, rebuild bool) ([]byte, chain.Truncation, bool) {
 	drop, kept, total := e.others(pol)
 	q := pol
@@ -906,7 +1029,7 @@ func (e *callError) capError(id []byte, pol shape.Policy, rebuild bool) ([]byte,
 		t.KeptBytes += kept
 		t.DroppedBytes = t.OriginalBytes - t.KeptBytes
 	}
-	if !capped && !rebuild && !e.rewritten {
+	if !capped && !rebuild && !e.rewritten && e.redactions == nil {
 		return nil, t, false
 	}
 	var b bytes.Buffer
@@ -967,7 +1090,13 @@ type reducer struct {
 	over   bool
 	cut    bool
 	precut []shape.Precut
-	elided []shape.Elided
+	// precutAt is where each string of precut starts (its opening quote)
+	// in out.
+	precutAt []int
+	elided   []shape.Elided
+	// detector, when the result is redacted, keeps a string cut short
+	// from ending in the first bytes of a secret (see stringRawRedacted).
+	detector redact.Detector
 
 	// from is where the part being read starts in out, keep how much of it
 	// is kept before containers leave out their tails; stale says keep is
@@ -1049,12 +1178,20 @@ func (r *reducer) value(depth int) error {
 			r.refresh()
 		}
 		room := min(r.retain, max(r.keep-(r.out.Len()-r.from), 0))
-		head, written, whole, err := r.sc.StringRaw(room + 16)
+		var head []byte
+		var written int64
+		var whole bool
+		if r.detector != nil {
+			head, written, whole, err = stringRawRedacted(r.sc, room+16, r.detector)
+		} else {
+			head, written, whole, err = r.sc.StringRaw(room + 16)
+		}
 		if err != nil {
 			return err
 		}
 		if !whole {
 			r.precut = append(r.precut, shape.Precut{Head: head, Extra: int(written) - len(head)})
+			r.precutAt = append(r.precutAt, r.out.Len())
 			r.cut = true
 		}
 		r.write([]byte{'"'})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 )
@@ -25,6 +26,7 @@ func (s *session) answerCall(call *pendingCall, m *message) error {
 		if out == nil {
 			return s.cw.write(m.raw)
 		}
+		pin.LogRedactions(s.p.logger, call.tool, call.callID, m.rpcErr.redactions)
 		if capped {
 			shape.Log(s.p.logger, call.tool, call.callID, t)
 		}
@@ -71,7 +73,7 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 	gen := call.gen
 	pol := call.policy
 
-	if res.unread != nil && gen.pinnedOnly && pol.Fits(int(res.text.total)) && s.forwardable(m, res) && sentFits(res, pol) {
+	if res.unread != nil && gen.pinnedOnly && res.redactions == nil && pol.Fits(int(res.text.total)) && s.forwardable(m, res) && sentFits(res, pol) {
 		// The pinned chain alone passes on a text that fits as it is: the
 		// cap and the ceiling cut only a text over its policy, and the
 		// reader's text is valid UTF-8 (what it replaced is counted in
@@ -96,6 +98,12 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 			prep.Content = &text
 		}
 	}
+	if res.textRedactions != nil && prep.Content != nil {
+		// The reader redacted the text as it read it (see redact.go): the
+		// chain's redact stage finds nothing more in it, and its counts
+		// are these.
+		prep = prep.WithRedactions(*prep.Content, res.textRedactions)
+	}
 	if res.isError {
 		prep.Summary = call.tool + " failed"
 		prep = prep.AsError()
@@ -104,7 +112,15 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 	// cut the chain keeps the rest of is readable from there only.
 	ctx := rest.WithScope(context.Background(), cmp.Or(call.scope, s.scope))
 	r := call.handler.Answer(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args}, prep)
-	if s.forwardable(m, res) && fitsAsSent(res, prep, r, pol) {
+	// What was redacted: by the reader, and, should the chain's own stage
+	// have found more in the text (its counts are then not the reader's),
+	// by the chain. Logged once, here: the chain logs no info.
+	redacted := res.redactions
+	if rc := r.Redactions(); rc != nil && !sameCounts(rc, res.textRedactions) {
+		redacted = addCounts(addCounts(nil, redacted), rc)
+	}
+	pin.LogRedactions(s.p.logger, call.tool, call.callID, redacted)
+	if redacted == nil && s.forwardable(m, res) && fitsAsSent(res, prep, r, pol) {
 		return nil
 	}
 
@@ -198,11 +214,17 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 	if t, ok := r.Truncation(); ok && t.Strategy == string(cut.KeepJSON) {
 		sh.content = splitJSONMarker(sh.content)
 	}
-	if !cf.Changed() && !structCut && !sh.structuredDropped && !precut && !res.structuredReduced &&
-		sh.isError == res.isError && s.forwardable(m, res) {
+	cutAny := cf.Changed() || structCut || sh.structuredDropped || precut || res.structuredReduced || sh.isError != res.isError
+	if !cutAny && redacted == nil && s.forwardable(m, res) {
 		return nil
 	}
 	s.logCut(call, r, cf, structFig, structCut || sh.structuredDropped)
+	meta := resultMeta{redaction: newRedactionMeta(redacted)}
+	if !cutAny && redacted != nil {
+		// Written out for its redactions alone: nothing was cut, and
+		// _meta says only what was redacted.
+		return func(w jsonWriter) { encodeResult(w, m.id, res, sh, meta) }
+	}
 	fig := truncationMeta{Unit: "bytes", Limit: cf.Figures.Limit, Original: cf.Figures.OriginalBytes,
 		Kept: cf.Figures.KeptBytes, Dropped: cf.Figures.DroppedBytes}
 	if t := chainCut(r); t.Ref != "" {
@@ -215,7 +237,8 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 			break
 		}
 	}
-	return func(w jsonWriter) { encodeResult(w, m.id, res, sh, fig) }
+	meta.truncation = &fig
+	return func(w jsonWriter) { encodeResult(w, m.id, res, sh, meta) }
 }
 
 // logCut writes the one log line of a result's cut, whatever parts of it

@@ -59,6 +59,28 @@
 // known to be cut. The limits can change while the proxy runs
 // ([Proxy.SetManifest]); a call keeps the limits it was sent under.
 //
+// # Secrets
+//
+// The secrets of a result are redacted before anything else sees them
+// (the tool's redact setting, on by default: package redact's built-in
+// rules). The reader redacts each text as it decodes it, through a
+// [redact.Writer] that holds back the longest secret's length, so that a
+// secret split across the server's writes is found whole; the head it
+// keeps, the cuts it makes while reading, the store the rest is written
+// to, the marker's figures and the chain's text
+// ([chain.Result.Redactions]) all hold redacted text. It redacts the
+// string values of structuredContent, of the blocks other than their
+// joined text (an embedded resource's text; base64 data and blobs are left
+// alone) and of a JSON-RPC error answering the call (its message, data and
+// other members) the same way, before they are cut. A result anything was
+// redacted from is never forwarded as it came: it is written out with
+// each secret's marker ("[redacted: aws-access-token]") and
+// _meta["toolcap/redaction"], the counts by rule ({"rules":
+// {"aws-access-token": 1}, "count": 1}), and one line is logged, rules
+// and counts, never a value. A result read before its id is known, which
+// may answer calls whose tools redact differently, is redacted by all of
+// their detectors: a tool with redact = false may then see a marker.
+//
 // # Both generations of MCP
 //
 // [Proxy.HTTPHandler] serves the 2025 revisions, whose initialize starts a
@@ -88,4 +110,6 @@
 // [middleware.Pinned]: https://pkg.go.dev/github.com/toolcap/toolcap/middleware#Pinned
 // [rest.Keeper.JSONKept]: https://pkg.go.dev/github.com/toolcap/toolcap/rest#Keeper.JSONKept
 // [rest.Keeper.Keep]: https://pkg.go.dev/github.com/toolcap/toolcap/rest#Keeper.Keep
+// [redact.Writer]: https://pkg.go.dev/github.com/toolcap/toolcap/redact#Writer
+// [chain.Result.Redactions]: https://pkg.go.dev/github.com/toolcap/toolcap/chain#Result.Redactions
 package mcpproxy

@@ -24,7 +24,7 @@ type jsonWriter interface {
 // server's members in the server's order, content, structuredContent and
 // isError as shaped, _meta with the figures added. A block is written as
 // writeBlock says: the bytes it came as, unless shape changed its text.
-func encodeResult(b jsonWriter, id []byte, res *callResult, sh shaped, fig truncationMeta) {
+func encodeResult(b jsonWriter, id []byte, res *callResult, sh shaped, meta resultMeta) {
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
 	b.Write(id)
 	b.WriteString(`,"result":{`)
@@ -75,7 +75,7 @@ func encodeResult(b jsonWriter, id []byte, res *callResult, sh shaped, fig trunc
 			}
 		case "_meta":
 			sawMeta = true
-			put(mem.key, withMeta(mem.raw, fig))
+			put(mem.key, meta.add(mem.raw))
 		default:
 			if mem.raw != nil {
 				put(mem.key, mem.raw)
@@ -89,7 +89,7 @@ func encodeResult(b jsonWriter, id []byte, res *callResult, sh shaped, fig trunc
 		put("isError", []byte("true"))
 	}
 	if !sawMeta {
-		put("_meta", withMeta(nil, fig))
+		put("_meta", meta.add(nil))
 	}
 	b.WriteString("}}")
 }
@@ -229,9 +229,37 @@ type tokenMeta struct {
 // metaKey is the _meta key of the figures.
 const metaKey = "toolcap/truncation"
 
+// resultMeta is what toolcap adds to the _meta of a result it wrote out:
+// the figures of its cut, and what was redacted from it; each nil when
+// there is none.
+type resultMeta struct {
+	truncation *truncationMeta
+	redaction  *redactionMeta
+}
+
+// add returns the _meta object raw (nil: none) with the figures added.
+func (m resultMeta) add(raw []byte) []byte {
+	var keys []string
+	var vals [][]byte
+	if m.truncation != nil {
+		fig, _ := json.Marshal(m.truncation)
+		keys, vals = append(keys, metaKey), append(vals, fig)
+	}
+	if m.redaction != nil {
+		red, _ := json.Marshal(m.redaction)
+		keys, vals = append(keys, redactionKey), append(vals, red)
+	}
+	return addMeta(raw, keys, vals)
+}
+
 // withMeta returns the _meta object raw (nil: none) with the figures added.
 func withMeta(raw []byte, t truncationMeta) []byte {
-	fig, _ := json.Marshal(t)
+	return resultMeta{truncation: &t}.add(raw)
+}
+
+// addMeta returns the _meta object raw (nil: none) with the members keys,
+// of the values vals (JSON), added.
+func addMeta(raw []byte, keys []string, vals [][]byte) []byte {
 	var b bytes.Buffer
 	obj := bytes.TrimSpace(raw)
 	if len(obj) < 2 || obj[0] != '{' || obj[len(obj)-1] != '}' {
@@ -239,12 +267,19 @@ func withMeta(raw []byte, t truncationMeta) []byte {
 	}
 	inner := bytes.TrimSpace(obj[1 : len(obj)-1])
 	b.WriteByte('{')
+	n := 0
 	if len(inner) > 0 {
 		b.Write(inner)
-		b.WriteByte(',')
+		n++
 	}
-	writeKey(&b, metaKey)
-	b.Write(fig)
+	for i, k := range keys {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		writeKey(&b, k)
+		b.Write(vals[i])
+	}
 	b.WriteByte('}')
 	return b.Bytes()
 }

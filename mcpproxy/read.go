@@ -534,7 +534,7 @@ func (r *reader) member(m *message, reduce reduceFunc) func(key string) error {
 				m.result = res
 				return err
 			}
-			e, err := readCallError(sc, retain)
+			e, err := readCallError(sc, retain, detectorOf(calls))
 			m.rpcErr = e
 			return err
 		}

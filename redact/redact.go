@@ -32,7 +32,9 @@ type Finding struct {
 }
 
 // A Detector finds the secrets in a text. Find returns them sorted by
-// Start, none overlapping another; it must be safe for concurrent use.
+// Start, none overlapping another; it must be safe for concurrent use, and
+// must keep nothing of text after it returns (a [Writer] gives it its own
+// buffer, which it then reuses).
 //
 // MaxLen is the longest secret the detector finds: a [Writer] holds that
 // many bytes back from its output until it has seen what follows them, so

@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"io"
+	"unsafe"
 )
 
 // contextBytes is how much of the text already written a Writer keeps in
@@ -32,6 +33,7 @@ type Writer struct {
 	chunk  int
 	buf    []byte // text not yet written on, after ctx bytes of context
 	ctx    int
+	out    []byte // the redacted text of a pass, reused
 	counts map[string]int
 	err    error
 }
@@ -81,13 +83,15 @@ func (x *Writer) Counts() map[string]int { return x.counts }
 // when final, else all but the last hold bytes, less a finding that
 // starts in those bytes (it may go on in the next write).
 func (x *Writer) pass(final bool) {
-	text := string(x.buf) // a detector may keep what it is given
+	// Read only, until buf changes at the end: a Detector keeps nothing
+	// of the text it is given (see Detector), so no copy is needed.
+	text := unsafe.String(unsafe.SliceData(x.buf), len(x.buf))
 	cut := len(text)
 	if !final {
 		cut -= x.hold
 	}
 	at := x.ctx
-	var out []byte
+	out := x.out[:0]
 	for _, f := range x.d.Find(text) {
 		if f.Start < at {
 			continue // in the context, or inside a finding already made
@@ -108,9 +112,14 @@ func (x *Writer) pass(final bool) {
 		at = f.End
 	}
 	cut = max(cut, at)
-	out = append(out, text[at:cut]...)
-	if len(out) > 0 {
+	switch {
+	case len(out) > 0:
+		out = append(out, text[at:cut]...)
 		_, x.err = x.w.Write(out)
+		x.out = out
+	case at < cut:
+		// No secret: what is final goes on from the buffer itself.
+		_, x.err = x.w.Write(x.buf[at:cut])
 	}
 	// Keep the context in front of the rest, then the rest.
 	from := max(cut-contextBytes, 0)

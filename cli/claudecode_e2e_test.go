@@ -103,6 +103,8 @@ type claudeMeasure struct {
 	// read on; zero without such a word.
 	corrected [2]int
 	resume    int
+	// text is the tool result's text, as the model received it.
+	text string
 }
 
 // claudeFollow is the result of the read a marker named, as the model
@@ -359,6 +361,69 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 	}
 }
 
+// TestClaudeCodeRedacts runs the real Claude Code with the hook in front
+// of its tools (and without it, to see the secret reach the model) on
+// output that holds secrets: what the model receives, in the request the
+// fake API gets, holds the markers and not the secrets, within the limit
+// and over it, and so does the read of the rest the marker names, which
+// the model follows (issue 37).
+func TestClaudeCodeRedacts(t *testing.T) {
+	claude := claudeBinary(t)
+	bin := buildBinary(t)
+	_, fsServer := mcpNodeModules(t)
+	secrets := "aws_access_key_id = " + hookAWS + "\n" + hookKey + "\n"
+	// Within the limit, and over it (below the 30,000 characters past
+	// which Claude Code saves Bash's output itself).
+	small := "[default]\n" + secrets
+	big := secrets + lines(400, 48, "log") + "last key: " + hookAWS + "\n"
+	file := func(name, content string) func(string) map[string]string {
+		return func(string) map[string]string { return map[string]string{name: content} }
+	}
+	cat := func(name string) func(string) any {
+		return func(string) any { return map[string]any{"command": "cat " + name} }
+	}
+	for _, tc := range []struct {
+		claudeCase
+		// cut: the result is cut, and the model follows its marker.
+		cut bool
+	}{
+		{claudeCase{name: "Bash cat, within the limit", tool: "Bash", input: cat("creds"), files: file("creds", small)}, false},
+		{claudeCase{name: "Bash cat, over the limit", tool: "Bash", input: cat("big.log"), files: file("big.log", big)}, true},
+		{claudeCase{name: "Read", tool: "Read", input: func(dir string) any {
+			return map[string]any{"file_path": filepath.Join(dir, "creds")}
+		}, files: file("creds", small)}, false},
+		{claudeCase{name: "MCP read_text_file", tool: "mcp__fs__read_text_file", mcp: true, input: func(dir string) any {
+			return map[string]any{"path": filepath.Join(dir, "creds")}
+		}, files: file("creds", small)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			none := runClaudeCase(t, claude, bin, fsServer, tc.claudeCase, frontNone)
+			if !strings.Contains(none.text, hookAWS) {
+				t.Fatalf("without the hook, the model did not get the secret: %.300q", none.text)
+			}
+			m := runClaudeCase(t, claude, bin, fsServer, tc.claudeCase, frontHook)
+			texts := map[string]string{"the tool result": m.text}
+			if tc.cut {
+				if m.followed == nil || m.markers != 1 {
+					t.Fatalf("want one marker whose read the model followed; got %d markers, followed %v: %.300q", m.markers, m.followed != nil, m.text)
+				}
+				texts["the read of the rest"] = m.followed.text
+			}
+			for what, text := range texts {
+				noHookSecret(t, what, text)
+				if !strings.Contains(text, hookAWSMarker) {
+					t.Errorf("%s holds no marker: %.500q", what, text)
+				}
+			}
+			if !tc.cut && !strings.Contains(m.text, hookKeyMarker) {
+				t.Errorf("no private key marker in %.500q", m.text)
+			}
+			t.Logf("the model received %d bytes with the hook, %d without: %.160q", m.bytes, none.bytes, m.text)
+		})
+	}
+}
+
 // claudeGaps are the rows of the table that do not hold yet, with why:
 // each is logged, not failed, and one that holds again fails the test
 // until it is taken off this list, so the list stays true.
@@ -537,6 +602,7 @@ var readNumbers = regexp.MustCompile(`(?m)^[0-9]+\t`)
 func measure(res fakeanthropic.ToolResult, notes []string, home, cacheHome, dir string) claudeMeasure {
 	text := res.Text()
 	m := claudeMeasure{
+		text:      text,
 		bytes:     len(text),
 		isError:   res.IsError,
 		jsonValid: json.Valid([]byte(text)),

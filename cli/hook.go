@@ -11,8 +11,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/claudecode"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
@@ -51,6 +53,16 @@ dropped, refine your query]"; a text longer than 32 bytes per token of its share
 file names, keep a marker that counts bytes. The hook-only build
 (-tags toolcap_nomcp) has no exact tokenizer: a manifest that sets a token
 limit and names one is a configuration error there.
+
+Secrets are redacted first, before anything measures, cuts or keeps the
+output: each text of it (Bash's stdout and stderr, Read's content, Grep's
+and Glob's names, WebFetch's result, an MCP tool's text blocks and the
+strings of its structuredContent) has each secret the tool's rules find
+replaced by "[redacted: RULE]" (the built-in rules, the manifest's
+redact_patterns and redact_allow; redact = false turns it off for a tool),
+so that neither the reply nor a kept file holds one; an output with a
+secret is replaced even when it fits. -v logs the rules and counts of each
+redacting call, never a value.
 
 Output Claude Code saved itself (persistedOutputPath, <persisted-output>)
 is left alone. Read is cut between lines, its line numbers counted, the
@@ -150,10 +162,15 @@ func runHook(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		// Fail open: the tool's output goes on unchanged.
 		logger.Warn(oneLine(err.Error()) + "; tool output left as it is")
 		return exitOK
-	case !c.Changed:
+	}
+	// The secrets redacted before the cut: rules and counts, never a value.
+	pin.LogRedactions(logger, c.Input.ToolName, c.Input.ToolUseID, c.Redactions)
+	if !c.Changed {
 		return exitOK
 	}
-	shape.Log(logger, c.Input.ToolName, c.Input.ToolUseID, c.Truncation)
+	if c.Truncation != (chain.Truncation{}) {
+		shape.Log(logger, c.Input.ToolName, c.Input.ToolUseID, c.Truncation)
+	}
 	reply, err := claudecode.MarshalReply(c.Out)
 	if err == nil {
 		_, err = stdout.Write(append(reply, '\n'))

@@ -11,6 +11,7 @@ import (
 	"github.com/toolcap/toolcap/internal/claudecode"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/redact"
 )
 
 // benchPayload is a PostToolUse payload of tool whose tool_response is
@@ -53,13 +54,19 @@ func BenchmarkHook(b *testing.B) {
 		resp func() any
 		keep bool
 		big  bool
+		// redact: the policy redacts with the built-in rules, as a
+		// manifest's does by default.
+		redact bool
 	}{
-		{"Bash-1MiB-keep", "Bash", bash(oneMiB), true, false},
-		{"Bash-1MiB-plain", "Bash", bash(oneMiB), false, false},
-		{"mcp-1MiB-keep", "mcp__fs__read", func() any { return []any{map[string]any{"type": "text", "text": lines(oneMiB)}} }, true, false},
-		{"Bash-100MB-keep", "Bash", bash(hundredMB), true, true},
-		{"Bash-100MB-plain", "Bash", bash(hundredMB), false, true},
-		{"mcp-100MB-keep", "mcp__fs__read", func() any { return []any{map[string]any{"type": "text", "text": lines(hundredMB)}} }, true, true},
+		{"Bash-1MiB-keep", "Bash", bash(oneMiB), true, false, false},
+		{"Bash-1MiB-plain", "Bash", bash(oneMiB), false, false, false},
+		{"Bash-1MiB-keep-redact", "Bash", bash(oneMiB), true, false, true},
+		{"mcp-1MiB-keep", "mcp__fs__read", func() any { return []any{map[string]any{"type": "text", "text": lines(oneMiB)}} }, true, false, false},
+		{"mcp-1MiB-keep-redact", "mcp__fs__read", func() any { return []any{map[string]any{"type": "text", "text": lines(oneMiB)}} }, true, false, true},
+		{"Bash-100MB-keep", "Bash", bash(hundredMB), true, true, false},
+		{"Bash-100MB-plain", "Bash", bash(hundredMB), false, true, false},
+		{"Bash-100MB-keep-redact", "Bash", bash(hundredMB), true, true, true},
+		{"mcp-100MB-keep", "mcp__fs__read", func() any { return []any{map[string]any{"type": "text", "text": lines(hundredMB)}} }, true, true, false},
 	} {
 		if tc.big && testing.Short() {
 			continue
@@ -83,6 +90,9 @@ func BenchmarkHook(b *testing.B) {
 		})
 		setup := func(b *testing.B) claudecode.Setup {
 			s := claudecode.Setup{Policy: shape.Policy{MaxBytes: shape.DefaultMaxBytes, KeepRest: tc.keep}}
+			if tc.redact {
+				s.Policy.Redact = redact.Default()
+			}
 			if tc.keep {
 				d, err := rest.OpenPlainDir(filepath.Join(b.TempDir(), "rest"), rest.Config{})
 				if err != nil {

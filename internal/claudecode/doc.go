@@ -35,12 +35,27 @@
 // blocks count against the limit as toolcap mcp counts them, and one that
 // does not fit is dropped and named by a note.
 //
+// # Secrets
+//
+// Before anything measures, cuts or keeps a tool's output, each secret
+// the policy's detector ([shape.Policy.Redact]) finds in its texts is
+// replaced by a marker naming the rule ("[redacted: aws-access-token]"):
+// the texts the cut fits and every other string of the output, but base64
+// data (an image's, a blob's). Read's content keeps the lines of a secret
+// that spans some, so that the line numbers the model reads stay the
+// file's. The reply, the figures, the file of the rest and the log hold
+// redacted text only; an output with a secret is replaced even when it
+// fits ([Capped].Redactions counts what was redacted, by rule). A
+// streamed payload is redacted as it streams, a secret split across its
+// reads found whole.
+//
 // # No reply when nothing was cut
 //
 // Claude Code runs every matching PostToolUse hook in parallel on the
 // tool's original output and keeps the last rewrite, so an identity
-// rewrite would compete with other hooks for nothing: when the output fits,
-// CapToolResponse reports changed == false and a hook prints nothing. For
+// rewrite would compete with other hooks for nothing: when the output fits
+// and holds no secret, CapToolResponse reports changed == false and a hook
+// prints nothing. For
 // the same reason a hook cannot share a budget across the calls of a turn:
 // only the per-call policy applies.
 package claudecode

@@ -41,6 +41,9 @@ const ReadTool = "Read"
 //   - Output that is not the JSON its tool promises (a wrong field type,
 //     nesting deeper than a decoder takes) is cut as text when it is over
 //     the limit, never passed on uncapped.
+//   - The output is redacted first with the policy's Redact detector
+//     (package doc, "Secrets"): within the limit, an output with a secret
+//     is replaced by itself, redacted.
 //
 // A Hook is safe for concurrent use; the zero Hook keeps nothing.
 type Hook struct {
@@ -71,13 +74,44 @@ func (h *Hook) Cap(in Input, p shape.Policy) (out json.RawMessage, t chain.Trunc
 // cap is Cap, reading the output through d: each string of it is decoded
 // once, by the first step that needs it, and the long texts of a streamed
 // output are read from their stream (d.st).
+//
+// The output is redacted first, with p.Redact (redactResponse): what is
+// measured, cut, kept and replied is the redacted output, and an output
+// with a secret is replaced even when it fits. The counts are added to
+// d.redactions.
 func (h *Hook) cap(d *decoder, in Input, p shape.Policy) (out json.RawMessage, t chain.Truncation, changed bool, err error) {
 	resp := bytes.TrimSpace(in.ToolResponse)
-	if len(resp) == 0 || string(resp) == "null" || savedByClaudeCode(d, in.ToolName, resp) {
+	if len(resp) == 0 || string(resp) == "null" {
 		return nil, chain.Truncation{}, false, nil
+	}
+	redacted := false
+	if red, counts := redactResponse(d, in.ToolName, resp, p.Redact); counts != nil {
+		if st := d.stream(); st != nil && len(st.red) == len(resp) && &st.red[0] == &resp[0] {
+			// The held part of a streamed output: its length as written
+			// changes with it.
+			st.rawLen += len(red) - len(resp)
+			st.red = red
+			st.heldRedactions = addCounts(st.heldRedactions, counts)
+		}
+		d.redactions = addCounts(d.redactions, counts)
+		resp, in.ToolResponse, redacted = red, red, true
+	}
+	// unchanged is the reply when the cut leaves the output as it is:
+	// none, or the redacted output.
+	unchanged := func() (json.RawMessage, chain.Truncation, bool, error) {
+		if redacted {
+			return redactedAsIs(resp)
+		}
+		return nil, chain.Truncation{}, false, nil
+	}
+	if savedByClaudeCode(d, in.ToolName, resp) {
+		return unchanged()
 	}
 	if in.ToolName == ReadTool {
 		if out, t, changed, ok := h.capRead(d, in, resp, p); ok {
+			if !changed {
+				return unchanged()
+			}
 			return out, t, changed, nil
 		}
 	}
@@ -88,8 +122,16 @@ func (h *Hook) cap(d *decoder, in Input, p shape.Policy) (out json.RawMessage, t
 		}
 	}
 	out, t, changed, err = capToolResponse(d, in.ToolName, resp, p)
+	if err == nil && !changed {
+		return unchanged()
+	}
 	if err != nil {
 		if p.Fits(d.size(resp)) {
+			if redacted {
+				// Of the wrong shape, but within the limit: it goes on
+				// as it is, redacted, never as it came.
+				return redactedAsIs(resp)
+			}
 			return nil, chain.Truncation{}, false, err
 		}
 		// Fail closed: the output is cut as the text of its JSON.

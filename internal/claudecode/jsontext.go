@@ -31,6 +31,8 @@ type decoder struct {
 	// bytes of the payload's buffer past the payload (readPrefix), pages
 	// the payload's own adjoin, not fresh ones of their own.
 	spare []byte
+	// redactions counts the secrets the cut redacted, by rule.
+	redactions map[string]int
 }
 
 // rawKey names a JSON value by where it sits in memory.

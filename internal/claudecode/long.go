@@ -120,7 +120,7 @@ func (d *decoder) jsonText(resp []byte, p shape.Policy) (string, chain.Truncatio
 	if d != nil && d.st != nil && d.st.raw != nil {
 		q := p
 		q.MaxBytes = min(q.MaxBytes, d.st.p.MaxBytes)
-		return cutWriter(d.st.raw, q)
+		return cutWriter(d.st.rawCut(), q)
 	}
 	return shape.Text(string(resp), p)
 }

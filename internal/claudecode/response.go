@@ -44,8 +44,32 @@ import (
 // when only that was cut. The error names the field of the wrong type (a
 // Bash stdout that is not a string); resp that is not JSON at all is an
 // error too. Empty or null resp is left alone.
+//
+// The output is redacted first with p.Redact, when set, as the hook
+// redacts it ([Hook.Cap]): the cut measures and keeps the redacted texts,
+// and an output with a secret is changed even when it fits. An error
+// leaves the output as it came, secrets and all: a caller that shows the
+// output after an error redacts it itself.
 func CapToolResponse(tool string, resp json.RawMessage, p shape.Policy) (out json.RawMessage, t chain.Truncation, changed bool, err error) {
-	return capToolResponse(newDecoder(), tool, resp, p)
+	d := newDecoder()
+	trimmed := bytes.TrimSpace(resp)
+	red, counts := redactResponse(d, tool, trimmed, p.Redact)
+	out, t, changed, err = capToolResponse(d, tool, red, p)
+	if err == nil && !changed && counts != nil {
+		return redactedAsIs(red)
+	}
+	return out, t, changed, err
+}
+
+// redactedAsIs is the replacement of a redacted output the cut leaves as
+// it is: the output, or, when it is not JSON, its text as a JSON string
+// (the model reads the same text).
+func redactedAsIs(red []byte) (json.RawMessage, chain.Truncation, bool, error) {
+	if json.Valid(red) {
+		return red, chain.Truncation{}, true, nil
+	}
+	enc, err := marshal(string(red))
+	return enc, chain.Truncation{}, err == nil, err
 }
 
 // capToolResponse is [CapToolResponse] with the strings d decoded before.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strconv"
 	"unsafe"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/wire"
+	"github.com/toolcap/toolcap/redact"
 )
 
 // StreamAbove is the payload length past which [Hook.ReadCap] streams the
@@ -55,6 +57,11 @@ type Capped struct {
 	Out        json.RawMessage
 	Truncation chain.Truncation
 	Changed    bool
+	// Redactions counts the secrets redacted from the output, by rule
+	// (the policy's Redact detector); nil when none was. An output with
+	// one is Changed, cut or not. The counts name rules, never a value:
+	// a hook logs them (pin.LogRedactions).
+	Redactions map[string]int
 }
 
 // SetupError is the error of [Hook.ReadCap] when the setup it was given
@@ -134,7 +141,7 @@ func (h *Hook) ReadCap(r io.Reader, setup func(tool string) (Setup, error)) (Cap
 	if err != nil {
 		return Capped{Input: in}, fmt.Errorf("tool_response of %s: %w", in.ToolName, err)
 	}
-	return Capped{Input: in, Out: out, Truncation: t, Changed: changed}, nil
+	return Capped{Input: in, Out: out, Truncation: t, Changed: changed, Redactions: d.redactions}, nil
 }
 
 // logger returns h's Logger, nil for a nil h.
@@ -265,6 +272,7 @@ func (h *Hook) readStream(r io.Reader, setup func(string) (Setup, error)) (Cappe
 		out     json.RawMessage
 		t       chain.Truncation
 		changed bool
+		counts  map[string]int
 	)
 	switch {
 	case rs == nil:
@@ -277,17 +285,19 @@ func (h *Hook) readStream(r io.Reader, setup func(string) (Setup, error)) (Cappe
 		if len(rs.longs) == 0 && !rs.over {
 			held := in
 			held.ToolResponse = rs.red
-			out, t, changed, err = hk.Cap(held, s.Policy)
+			d := newDecoder()
+			out, t, changed, err = hk.cap(d, held, s.Policy)
+			counts = d.redactions
 		} else {
-			out, t, changed, err = rs.asText(s.Policy)
+			out, t, changed, counts, err = rs.asText(s.Policy)
 		}
 	default:
-		out, t, changed, err = rs.capWith(hk, in)
+		out, t, changed, counts, err = rs.capWith(hk, in)
 	}
 	if err != nil {
 		return Capped{Input: in}, fmt.Errorf("tool_response of %s: %w", in.ToolName, err)
 	}
-	return Capped{Input: in, Out: out, Truncation: t, Changed: changed}, nil
+	return Capped{Input: in, Out: out, Truncation: t, Changed: changed, Redactions: counts}, nil
 }
 
 // topObject reads the payload's object as wire.SplitObject splits it, calling
@@ -500,6 +510,16 @@ type respStream struct {
 	holding bool // red takes the bytes consumed
 	over    bool // red outgrew redMax: the output is cut as text
 	raw     *cut.Writer
+	// rawIn is where the output as written goes to raw: through rawRed,
+	// which redacts it as JSON text (jsonEscaped), when the policy
+	// redacts; rawDone once rawRed was closed.
+	rawIn   io.Writer
+	rawRed  *redact.Writer
+	rawDone bool
+	// longRedactions counts what was redacted from the long texts, and
+	// heldRedactions what the cut redacted from red.
+	longRedactions map[string]int
+	heldRedactions map[string]int
 
 	ph    []byte // the placeholders' prefix
 	longs []*longText
@@ -575,7 +595,7 @@ func (rs *respStream) tee(p []byte) {
 		}
 	}
 	if rs.raw != nil {
-		_, _ = rs.raw.Write(p)
+		_, _ = rs.rawIn.Write(p)
 	}
 }
 
@@ -584,8 +604,23 @@ func (rs *respStream) tee(p []byte) {
 func (rs *respStream) startRaw() {
 	if rs.raw == nil {
 		rs.raw = cut.NewWriter(rs.p.MaxBytes, rs.p.Spec)
-		_, _ = rs.raw.Write(rs.red)
+		rs.rawIn = rs.raw
+		if rs.p.Redact != nil {
+			rs.rawRed = redact.NewWriter(rs.raw, jsonEscaped{rs.p.Redact})
+			rs.rawIn = rs.rawRed
+		}
+		_, _ = rs.rawIn.Write(rs.red)
 	}
+}
+
+// rawCut returns the Writer of the output as written, once all of it
+// was written: what the redactor held back written on.
+func (rs *respStream) rawCut() *cut.Writer {
+	if rs.rawRed != nil && !rs.rawDone {
+		_ = rs.rawRed.Close()
+		rs.rawDone = true
+	}
+	return rs.raw
 }
 
 // errEnded tells the readers of the output's parts that the output was
@@ -809,7 +844,7 @@ func (rs *respStream) fieldsBefore(key string) bool {
 		}
 		if f := rs.fields[k]; f.long == nil {
 			if s, err := wire.Unquote(rs.red[f.raw[0]:f.raw[1]]); err == nil && s != "" {
-				rs.feedHeld(s)
+				rs.feedHeld(k, s)
 			}
 		}
 	}
@@ -881,11 +916,14 @@ func (rs *respStream) feedElement(raw []byte) {
 		return
 	}
 	s, _ := (object{m: m}).str("text")
-	rs.feedHeld(s)
+	rs.feedHeld("text", s)
 }
 
-// feedHeld feeds a text held as written to the kept file.
-func (rs *respStream) feedHeld(s string) {
+// feedHeld feeds a text held as written, the member key of the output,
+// to the kept file, redacted as the cut will read it (redactResponse,
+// which counts what it redacts).
+func (rs *respStream) feedHeld(key, s string) {
+	s, _ = redactValue(rs.p.Redact, rs.tool, key, s)
 	rs.feedSep()
 	rs.log = append(rs.log, &longText{text: s, held: true, n: len(s)})
 	rs.feed(stringBytes(s))
@@ -1001,11 +1039,22 @@ func (rs *respStream) longString(start func() bool) (*longText, error) {
 	first := lt.buf
 	lt.buf = nil
 	sink = rs.sink(lt, start)
+	var red *redact.Writer
+	if rs.p.Redact != nil && !dataURL(bytesString(first)) {
+		// Redacted as it is decoded, before anything sees it, the
+		// Writer holding back what a secret split across pieces needs.
+		red = redact.NewWriter(funcWriter(sink), rs.p.Redact)
+		sink = func(p []byte) { _, _ = red.Write(p) }
+	}
 	sink(first)
 	if err := drain(src, d); err != nil {
 		return nil, err
 	}
-	lt.n, lt.err = d.Len(), d.Err()
+	if red != nil {
+		_ = red.Close()
+		rs.longRedactions = addCounts(rs.longRedactions, red.Counts())
+	}
+	lt.err = d.Err()
 	if lt.spoolW != nil && rs.writeErr == nil {
 		rs.writeErr = lt.spoolW.Flush()
 	}
@@ -1054,6 +1103,7 @@ func (rs *respStream) sink(lt *longText, start func() bool) func([]byte) {
 	}
 	lt.at = rs.fed
 	return func(p []byte) {
+		lt.n += len(p)
 		if len(lt.buf) < rs.head {
 			lt.buf = append(lt.buf, p[:min(len(p), rs.head-len(lt.buf))]...)
 		}
@@ -1090,8 +1140,8 @@ func (rs *respStream) finish(lt *longText) {
 }
 
 // capWith caps the output read under in's names with h, as h.Cap caps it
-// held whole.
-func (rs *respStream) capWith(h *Hook, in Input) (json.RawMessage, chain.Truncation, bool, error) {
+// held whole, and returns what was redacted from it too.
+func (rs *respStream) capWith(h *Hook, in Input) (json.RawMessage, chain.Truncation, bool, map[string]int, error) {
 	if rs.over {
 		return rs.asText(rs.p)
 	}
@@ -1099,29 +1149,60 @@ func (rs *respStream) capWith(h *Hook, in Input) (json.RawMessage, chain.Truncat
 	d := newDecoder()
 	d.st = rs
 	out, t, changed, err := h.cap(d, in, rs.p)
-	if rs.odd != "" || len(rs.longs) > 0 && bytes.Contains(out, rs.ph) {
+	if rs.odd != "" || len(rs.longs) > 0 && bytes.Contains(out, rs.ph) || err == nil && !changed && rs.longRedactions != nil {
+		// (A long text redacted in an output the cut leaves as it is
+		// cannot go on as it came.)
 		return rs.asText(rs.p)
 	}
-	return out, t, changed, err
+	return out, t, changed, addCounts(addCounts(nil, d.redactions), rs.longRedactions), err
 }
 
 // asText cuts the output as the text of its JSON, under p (at most the
-// limits it was read under), as Hook.Cap cuts output of the wrong shape.
-func (rs *respStream) asText(p shape.Policy) (json.RawMessage, chain.Truncation, bool, error) {
+// limits it was read under), as Hook.Cap cuts output of the wrong shape,
+// and returns what was redacted from that text too: the text is the
+// output redacted as it streamed (rawRed), or, held, as Cap redacts it.
+// An output redacted is replaced even when it fits. When the tool was
+// named again with a detector other than the one the output streamed
+// under, the cut text is redacted with it too.
+func (rs *respStream) asText(p shape.Policy) (json.RawMessage, chain.Truncation, bool, map[string]int, error) {
 	var s string
 	var t chain.Truncation
 	var changed bool
+	var counts map[string]int
 	if rs.raw == nil {
-		s, t, changed = shape.Text(string(rs.red), p)
+		held, c := redactResponse(nil, rs.tool, rs.red, p.Redact)
+		counts = addCounts(addCounts(nil, rs.heldRedactions), c)
+		s, t, changed = shape.Text(string(held), p)
 	} else {
 		p.MaxBytes = min(p.MaxBytes, rs.p.MaxBytes)
-		s, t, changed = cutWriter(rs.raw, p)
+		s, t, changed = cutWriter(rs.rawCut(), p)
+		if rs.rawRed != nil {
+			counts = addCounts(nil, rs.rawRed.Counts())
+		}
+		if p.Redact != nil && !sameDetector(p.Redact, rs.p.Redact) {
+			var c map[string]int
+			s, c = redact.Text(s, jsonEscaped{p.Redact})
+			counts = addCounts(counts, c)
+		}
 	}
 	if !changed {
-		return nil, chain.Truncation{}, false, nil
+		if counts == nil {
+			return nil, chain.Truncation{}, false, nil, nil
+		}
+		if json.Valid([]byte(s)) {
+			return json.RawMessage(s), chain.Truncation{}, true, counts, nil
+		}
 	}
 	enc, err := marshal(s)
-	return enc, t, err == nil, err
+	return enc, t, err == nil, counts, err
+}
+
+// sameDetector reports whether a and b are the same detector value (the
+// tools of a manifest share theirs); false for values that cannot be
+// compared.
+func sameDetector(a, b redact.Detector) bool {
+	ta := reflect.TypeOf(a)
+	return ta == reflect.TypeOf(b) && (ta == nil || ta.Comparable() && a == b)
 }
 
 // close gives up the entry no cut took, and the spools.

@@ -908,7 +908,7 @@ func readCallError(sc *wire.Scanner, retain int, d redact.Detector) (*callError,
 				w := redact.NewWriter(headWriter{&e.message}, d)
 				_, err = sc.String(func(b []byte) { _, _ = w.Write(b) })
 				_ = w.Close()
-				e.redactions = addCounts(e.redactions, w.Counts())
+				e.redactions = pin.AddRedactions(e.redactions, w.Counts())
 				return err
 			}
 			// Not a string, as JSON-RPC wants it: the call is answered all
@@ -921,7 +921,7 @@ func readCallError(sc *wire.Scanner, retain int, d redact.Detector) (*callError,
 				raw = fmt.Appendf(nil, "toolcap: the error's message was not a string (%d bytes of JSON); it was dropped", sc.Offset()-start)
 			}
 			text, counts := redact.Text(string(raw), d)
-			e.redactions = addCounts(e.redactions, counts)
+			e.redactions = pin.AddRedactions(e.redactions, counts)
 			e.message.write([]byte(text))
 			return err
 		case "data":
@@ -931,7 +931,7 @@ func readCallError(sc *wire.Scanner, retain int, d redact.Detector) (*callError,
 			e.data, e.dataLen = raw, sc.Offset()-start
 			if red, counts, _ := redactJSON(raw, d, nil); counts != nil {
 				e.data, e.dataLen = red, e.dataLen+int64(len(red)-len(raw))
-				e.redactions = addCounts(e.redactions, counts)
+				e.redactions = pin.AddRedactions(e.redactions, counts)
 			}
 			return err
 		}
@@ -940,7 +940,7 @@ func readCallError(sc *wire.Scanner, retain int, d redact.Detector) (*callError,
 		size := sc.Offset() - start
 		if red, counts, _ := redactJSON(raw, d, nil); counts != nil {
 			raw, size = red, size+int64(len(red)-len(raw))
-			e.redactions = addCounts(e.redactions, counts)
+			e.redactions = pin.AddRedactions(e.redactions, counts)
 		}
 		e.members = append(e.members, errorMember{key: key, raw: raw, size: size})
 		return err

@@ -100,8 +100,7 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 	}
 	if res.textRedactions != nil && prep.Content != nil {
 		// The reader redacted the text as it read it (see redact.go): the
-		// chain's redact stage finds nothing more in it, and its counts
-		// are these.
+		// chain's middleware see its counts.
 		prep = prep.WithRedactions(*prep.Content, res.textRedactions)
 	}
 	if res.isError {
@@ -112,13 +111,9 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 	// cut the chain keeps the rest of is readable from there only.
 	ctx := rest.WithScope(context.Background(), cmp.Or(call.scope, s.scope))
 	r := call.handler.Answer(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args}, prep)
-	// What was redacted: by the reader, and, should the chain's own stage
-	// have found more in the text (its counts are then not the reader's),
-	// by the chain. Logged once, here: the chain logs no info.
+	// What the reader redacted (the chain's policies carry no detector:
+	// see Proxy.SetManifest). Logged once, here: the chain logs no info.
 	redacted := res.redactions
-	if rc := r.Redactions(); rc != nil && !sameCounts(rc, res.textRedactions) {
-		redacted = addCounts(addCounts(nil, redacted), rc)
-	}
 	pin.LogRedactions(s.p.logger, call.tool, call.callID, redacted)
 	if redacted == nil && s.forwardable(m, res) && fitsAsSent(res, prep, r, pol) {
 		return nil

@@ -18,6 +18,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/internal/tokenizer"
 	"github.com/toolcap/toolcap/manifest"
@@ -219,7 +220,15 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 	// answer the server already gave.
 	user, nilAt := pin.Checked(p.opts.Middleware)
 	chainFor := func(pols *manifest.Policies) pin.Answerer {
-		return pin.NewAnswerer(pin.Pinned(pols.For, user, pin.WithLogger(warnOnly{p.logger}), pin.WithFits(pols.Fit()), pin.WithRest(keeper)))
+		// The reader redacts every text as it reads it (redact.go), before
+		// the chain sees it: the chain's own redact stage would only scan
+		// the same text again.
+		policy := func(tool string) shape.Policy {
+			pol := pols.For(tool)
+			pol.Redact = nil
+			return pol
+		}
+		return pin.NewAnswerer(pin.Pinned(policy, user, pin.WithLogger(warnOnly{p.logger}), pin.WithFits(pols.Fit()), pin.WithRest(keeper)))
 	}
 	handler := chainFor(policies)
 	// A chain of its own for each client with a limit: the user's

@@ -9,6 +9,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/wire"
 	"github.com/toolcap/toolcap/redact"
 )
@@ -157,7 +158,7 @@ func (res *callResult) endText() {
 	}
 	res.red = nil
 	if c := t.w.Counts(); c != nil {
-		res.textRedactions = addCounts(res.textRedactions, c)
+		res.textRedactions = pin.AddRedactions(res.textRedactions, c)
 		res.redacted(c)
 	}
 }
@@ -168,28 +169,8 @@ func (res *callResult) redacted(counts map[string]int) {
 	if len(counts) == 0 {
 		return
 	}
-	res.redactions = addCounts(res.redactions, counts)
+	res.redactions = pin.AddRedactions(res.redactions, counts)
 	res.cutHere()
-}
-
-// addCounts adds counts to into, which it returns (a new map when into is
-// nil).
-func addCounts(into, counts map[string]int) map[string]int {
-	if len(counts) == 0 {
-		return into
-	}
-	if into == nil {
-		into = make(map[string]int, len(counts))
-	}
-	for r, n := range counts {
-		into[r] += n
-	}
-	return into
-}
-
-// sameCounts reports whether a and b are the same map (not merely equal).
-func sameCounts(a, b map[string]int) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // binaryMembers are the members whose strings redactJSON leaves as they
@@ -277,7 +258,7 @@ func redactJSON(raw []byte, d redact.Detector, skip map[string]bool) ([]byte, ma
 		if c == nil {
 			continue
 		}
-		counts = addCounts(counts, c)
+		counts = pin.AddRedactions(counts, c)
 		if out == nil {
 			out = make([]byte, 0, len(raw)+64)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/wire"
@@ -91,9 +92,9 @@ func (h *Hook) cap(d *decoder, in Input, p shape.Policy) (out json.RawMessage, t
 			// changes with it.
 			st.rawLen += len(red) - len(resp)
 			st.red = red
-			st.heldRedactions = addCounts(st.heldRedactions, counts)
+			st.heldRedactions = pin.AddRedactions(st.heldRedactions, counts)
 		}
-		d.redactions = addCounts(d.redactions, counts)
+		d.redactions = pin.AddRedactions(d.redactions, counts)
 		resp, in.ToolResponse, redacted = red, red, true
 	}
 	// unchanged is the reply when the cut leaves the output as it is:

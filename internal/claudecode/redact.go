@@ -8,6 +8,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/wire"
 	"github.com/toolcap/toolcap/redact"
 )
@@ -109,21 +110,6 @@ func (w wholeText) Find(text string) []redact.Finding {
 
 func (wholeText) MaxLen() int { return 0 }
 
-// addCounts adds counts to into, which it returns (a new map when into is
-// nil and counts are not empty).
-func addCounts(into, counts map[string]int) map[string]int {
-	if len(counts) == 0 {
-		return into
-	}
-	if into == nil {
-		into = make(map[string]int, len(counts))
-	}
-	for r, n := range counts {
-		into[r] += n
-	}
-	return into
-}
-
 // gapLen is the shortest stretch of a JSON text between strings that is
 // searched for secrets: JSON's own punctuation and literals hold none, and
 // the shortest secret of the built-in rules is 20 bytes; only JSON that is
@@ -169,7 +155,7 @@ func redactResponse(d *decoder, tool string, resp []byte, det redact.Detector) (
 		}
 		red, c := redact.Text(bytesString(resp[from:to]), jsonEscaped{det})
 		if c != nil {
-			counts = addCounts(counts, c)
+			counts = pin.AddRedactions(counts, c)
 			replace(from, to, []byte(red))
 		}
 	}
@@ -204,7 +190,7 @@ func redactResponse(d *decoder, tool string, resp []byte, det redact.Detector) (
 			// named as it came for what follows.
 			if red, c := redact.Text(key, det); c != nil {
 				if enc, err := marshal(red); err == nil {
-					counts = addCounts(counts, c)
+					counts = pin.AddRedactions(counts, c)
 					replace(start, end, enc)
 				}
 			}
@@ -237,7 +223,7 @@ func redactResponse(d *decoder, tool string, resp []byte, det redact.Detector) (
 		if err != nil {
 			continue
 		}
-		counts = addCounts(counts, c)
+		counts = pin.AddRedactions(counts, c)
 		replace(start, end, enc)
 	}
 	asWritten(gap, len(resp))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/wire"
@@ -1052,7 +1053,7 @@ func (rs *respStream) longString(start func() bool) (*longText, error) {
 	}
 	if red != nil {
 		_ = red.Close()
-		rs.longRedactions = addCounts(rs.longRedactions, red.Counts())
+		rs.longRedactions = pin.AddRedactions(rs.longRedactions, red.Counts())
 	}
 	lt.err = d.Err()
 	if lt.spoolW != nil && rs.writeErr == nil {
@@ -1154,7 +1155,7 @@ func (rs *respStream) capWith(h *Hook, in Input) (json.RawMessage, chain.Truncat
 		// cannot go on as it came.)
 		return rs.asText(rs.p)
 	}
-	return out, t, changed, addCounts(addCounts(nil, d.redactions), rs.longRedactions), err
+	return out, t, changed, pin.AddRedactions(pin.AddRedactions(nil, d.redactions), rs.longRedactions), err
 }
 
 // asText cuts the output as the text of its JSON, under p (at most the
@@ -1171,18 +1172,18 @@ func (rs *respStream) asText(p shape.Policy) (json.RawMessage, chain.Truncation,
 	var counts map[string]int
 	if rs.raw == nil {
 		held, c := redactResponse(nil, rs.tool, rs.red, p.Redact)
-		counts = addCounts(addCounts(nil, rs.heldRedactions), c)
+		counts = pin.AddRedactions(pin.AddRedactions(nil, rs.heldRedactions), c)
 		s, t, changed = shape.Text(string(held), p)
 	} else {
 		p.MaxBytes = min(p.MaxBytes, rs.p.MaxBytes)
 		s, t, changed = cutWriter(rs.rawCut(), p)
 		if rs.rawRed != nil {
-			counts = addCounts(nil, rs.rawRed.Counts())
+			counts = pin.AddRedactions(nil, rs.rawRed.Counts())
 		}
 		if p.Redact != nil && !sameDetector(p.Redact, rs.p.Redact) {
 			var c map[string]int
 			s, c = redact.Text(s, jsonEscaped{p.Redact})
-			counts = addCounts(counts, c)
+			counts = pin.AddRedactions(counts, c)
 		}
 	}
 	if !changed {

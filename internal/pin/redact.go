@@ -49,6 +49,22 @@ func Redact(policy shape.PolicyFunc, logger hclog.Logger) chain.Middleware {
 	}
 }
 
+// AddRedactions adds counts, redactions by rule, to into and returns it
+// (a new map when into is nil and counts are not empty): how a front end
+// that redacts a result in parts adds up the parts' counts.
+func AddRedactions(into, counts map[string]int) map[string]int {
+	if len(counts) == 0 {
+		return into
+	}
+	if into == nil {
+		into = make(map[string]int, len(counts))
+	}
+	for r, n := range counts {
+		into[r] += n
+	}
+	return into
+}
+
 // LogRedactions logs the one line of a call whose result was redacted, at
 // info level: the tool, the call's id ("" for none), the number of
 // secrets and the rules with their counts, sorted ("aws-access-token=1

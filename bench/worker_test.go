@@ -73,7 +73,7 @@ func newBenchWorker(tb testing.TB, content *string) *worker.Worker {
 // newBatchWorker is newBenchWorker with a batch budget of batch bytes.
 func newBatchWorker(tb testing.TB, content *string, batch int) *worker.Worker {
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{BatchMaxBytes: batch}}
-	w, err := worker.New(benchTools(content), worker.WithManifest(m), worker.WithMiddleware(noop, noop, noop, noop))
+	w, err := worker.New(benchTools(content), worker.WithPolicies(policiesOf(tb, m)), worker.WithMiddleware(noop, noop, noop, noop))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func newBatchWorker(tb testing.TB, content *string, batch int) *worker.Worker {
 // newLimitsWorker is newBenchWorker with the given limits.
 func newLimitsWorker(tb testing.TB, content *string, l manifest.ToolOutputLimits) *worker.Worker {
 	m := &manifest.WorkerManifest{ToolOutput: &l}
-	w, err := worker.New(benchTools(content), worker.WithManifest(m), worker.WithMiddleware(noop, noop, noop, noop))
+	w, err := worker.New(benchTools(content), worker.WithPolicies(policiesOf(tb, m)), worker.WithMiddleware(noop, noop, noop, noop))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -393,7 +393,7 @@ Read = 3000
 		}))
 		calls = append(calls, chain.Call{ID: name, Tool: name})
 	}
-	w, err := worker.New(ts, worker.WithManifest(loaded))
+	w, err := worker.New(ts, worker.WithPolicies(policiesOf(t, loaded)))
 	if err != nil {
 		t.Fatal(err)
 	}

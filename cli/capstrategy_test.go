@@ -60,7 +60,7 @@ Read = { keep = "head" }
 			}))
 			calls = append(calls, chain.Call{ID: name, Tool: name})
 		}
-		w, err := worker.New(ts, worker.WithManifest(loaded))
+		w, err := worker.New(ts, worker.WithPolicies(policiesOf(t, loaded)))
 		if err != nil {
 			t.Fatal(err)
 		}

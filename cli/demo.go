@@ -111,9 +111,13 @@ func runDemo(ctx context.Context, o *options, args []string, stdin io.Reader, st
 		}
 	}
 
+	policies, err := res.Manifest.Policies()
+	if err != nil {
+		return configError(stderr, err)
+	}
 	var seen observer
 	w, err := worker.New(tools.All(fsys), append(exact,
-		worker.WithManifest(res.Manifest),
+		worker.WithPolicies(policies),
 		worker.WithLogger(base),
 		worker.WithMiddleware(middleware.Logging(base.Named("toolcap")), seen.middleware),
 		// What a cut drops is kept for the demo's own run, so that the

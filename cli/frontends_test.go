@@ -81,7 +81,7 @@ func TestFrontEndsAgree(t *testing.T) {
 			echo := worker.Func("echo", func(context.Context, json.RawMessage) (worker.ToolOutput, error) {
 				return worker.ToolOutput{Content: &log}, nil
 			})
-			w, err := worker.New([]worker.Tool{echo}, worker.WithManifest(m))
+			w, err := worker.New([]worker.Tool{echo}, worker.WithPolicies(policiesOf(t, m)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -319,8 +319,12 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		}()
 	}
 
+	policies, err := res.Manifest.Policies()
+	if err != nil {
+		return configError(stderr, err)
+	}
 	opts := mcpproxy.Options{
-		Manifest:        res.Manifest,
+		Policies:        policies,
 		Logger:          logger,
 		MaxMessageBytes: f.maxMsg,
 		CallTimeout:     f.callTimeout,

@@ -65,18 +65,6 @@ func buildFaultServer(t *testing.T) string {
 	return bin
 }
 
-// cleanEnv is the test's environment without TOOLCAP_ settings, so that
-// only the flags of each test configure the proxy.
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TOOLCAP_") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 // frame is one JSON-RPC message as the client received it.
 type frame struct {
 	raw    []byte

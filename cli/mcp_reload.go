@@ -19,6 +19,7 @@ import (
 	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
+	"github.com/toolcap/toolcap/shape"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -75,7 +76,10 @@ func (o *options) watchManifests(ctx context.Context, layers *layerFlags, env []
 			_, err = o.counterFor(res)
 		}
 		if err == nil {
-			err = proxy.SetManifest(res.Manifest)
+			var policies *shape.Policies
+			if policies, err = res.Manifest.Policies(); err == nil {
+				err = proxy.SetPolicies(policies)
+			}
 		}
 		if err != nil {
 			logger.Error("the limits were not reloaded; the previous ones stay", "why", why, "error", oneLine(err.Error()))
@@ -208,19 +212,4 @@ func tokenizerName(l *manifest.ToolOutputLimits) string {
 		return ""
 	}
 	return l.TokenizerName()
-}
-
-// sameTokenizer returns an error when a reloaded manifest counts tokens
-// with another tokenizer, now ("" when it sets no token limit), than the
-// proxy was started with: given, the exact one it was given, or
-// "calibrated" when nil. The proxy keeps the tokenizer it starts with.
-func sameTokenizer(given tokens.Tokenizer, now string) error {
-	was := tokens.CalibratedName
-	if given != nil {
-		was = given.Name()
-	}
-	if now == "" || now == was {
-		return nil
-	}
-	return fmt.Errorf("worker.tool_output.tokenizer = %q: toolcap mcp counts with the tokenizer it started with, %q; restart it to count with another", now, was)
 }

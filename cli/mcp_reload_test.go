@@ -70,7 +70,7 @@ func TestMCPReloadOnlyRegularFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy, err := mcpproxy.New(mcpproxy.Options{Manifest: res.Manifest})
+	proxy, err := mcpproxy.New(mcpproxy.Options{Policies: policiesOf(t, res.Manifest)})
 	if err != nil {
 		t.Fatal(err)
 	}

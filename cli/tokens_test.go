@@ -181,7 +181,7 @@ Bash = { max_tokens = 150, keep = "head_tail", keep_lines = ['ERROR'] }
 		}))
 		calls = append(calls, chain.Call{ID: name, Tool: name})
 	}
-	w, err := worker.New(ts, worker.WithManifest(loaded))
+	w, err := worker.New(ts, worker.WithPolicies(policiesOf(t, loaded)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/toolcap/toolcap/internal/settings"
+	"github.com/toolcap/toolcap/internal/shape"
 )
 
 // clientsName is the key of the table of client limits.
@@ -14,21 +15,6 @@ const clientsName = "clients"
 
 // keyClients is the dotted key of the clients table, as errors name it.
 const keyClients = keyTable + "." + clientsName
-
-// builtinClients are the client limits of the built-in default layer, by
-// the name a client gives in MCP's clientInfo. Each is what that client
-// keeps whole of a tool result before it cuts the result again, out of
-// toolcap's sight, measured against the real client (docs/mcp.md):
-//
-//   - codex-mcp-client, the Codex CLI (0.171.0): with a model it does not
-//     know, Codex shows the model at most 12,000 bytes of a result, "Wall
-//     time: S seconds\nOutput:\n" and structuredContent serialized, and
-//     keeps 6,000 from each end of a longer one; 11,776 leaves room for
-//     its header and for a number it writes longer. (gpt-5.5 keeps 48,000,
-//     its default model 40,000: raise the limit for those.)
-//
-// Claude Code (2.1.328) passes a 16,384-byte result whole, so it has none.
-var builtinClients = map[string]int{"codex-mcp-client": 11776}
 
 // clientKey names a client's entry in an error.
 func clientKey(client string) string { return keyClients + "." + settings.TOMLKey(client) }
@@ -44,13 +30,13 @@ func (l *ToolOutputLimits) ClientLimit(client string) int {
 			return n
 		}
 	}
-	return builtinClients[client]
+	return shape.BuiltinClients[client]
 }
 
 // ClientLimits returns every client limit in force, by client name: the
 // built-in ones and l's over them. Safe on a nil l.
 func (l *ToolOutputLimits) ClientLimits() map[string]int {
-	out := maps.Clone(builtinClients)
+	out := maps.Clone(shape.BuiltinClients)
 	if l != nil {
 		maps.Copy(out, l.Clients)
 	}

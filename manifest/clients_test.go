@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/toolcap/toolcap/shape"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolcap/toolcap/internal/settings"
@@ -71,7 +73,7 @@ func TestClients(t *testing.T) {
 	if p.ForClient("claude-code") != p {
 		t.Error("ForClient of a client without a limit is not the policies themselves")
 	}
-	if got := (*manifest.Policies)(nil).ForClient("codex-mcp-client").For("x").MaxBytes; got != 11776 {
+	if got := (*shape.Policies)(nil).ForClient("codex-mcp-client").For("x").MaxBytes; got != 11776 {
 		t.Errorf("nil Policies, ForClient(codex-mcp-client): %d bytes, want 11776", got)
 	}
 }

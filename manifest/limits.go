@@ -252,7 +252,7 @@ func (m *WorkerManifest) Limits() *ToolOutputLimits {
 // Policies returns the policies of m's limits ([ToolOutputLimits.Policies]).
 // It is safe on a nil m: every tool then gets DefaultMaxBytes and the head
 // strategy.
-func (m *WorkerManifest) Policies() (*Policies, error) {
+func (m *WorkerManifest) Policies() (*shape.Policies, error) {
 	return m.Limits().Policies()
 }
 

@@ -18,6 +18,7 @@ import (
 	gotoml "github.com/pelletier/go-toml/v2"
 
 	"github.com/toolcap/toolcap/internal/settings"
+	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/suggest"
 )
 
@@ -283,7 +284,7 @@ func Resolve(ctx context.Context, opts ...Option) (*Resolution, error) {
 	// The built-in client limits are not a layer's: a manifest holds only
 	// those a layer sets, over them (ToolOutputLimits.ClientLimit).
 	res.Clients = map[string]Setting{}
-	for client, n := range builtinClients {
+	for client, n := range shape.BuiltinClients {
 		res.Clients[client] = Setting{Value: n, Source: settings.SourceDefault}
 	}
 	defaults := map[string]any{"worker": map[string]any{"tool_output": map[string]any{

@@ -198,7 +198,7 @@ func TestNilSafety(t *testing.T) {
 	var (
 		m  *manifest.WorkerManifest
 		l  *manifest.ToolOutputLimits
-		np *manifest.Policies
+		np *shape.Policies
 	)
 	mp, err := m.Policies()
 	if err != nil {
@@ -245,7 +245,7 @@ func TestNilSafety(t *testing.T) {
 	}
 }
 
-func mustPolicies(t *testing.T, m *manifest.WorkerManifest) *manifest.Policies {
+func mustPolicies(t *testing.T, m *manifest.WorkerManifest) *shape.Policies {
 	t.Helper()
 	p, err := m.Policies()
 	if err != nil {
@@ -299,7 +299,7 @@ func TestPoliciesFit(t *testing.T) {
 			}
 		})
 	}
-	if got := (*manifest.Policies)(nil).Fit(); got != manifest.DefaultMaxBytes {
+	if got := (*shape.Policies)(nil).Fit(); got != manifest.DefaultMaxBytes {
 		t.Errorf("nil Fit() = %d", got)
 	}
 }

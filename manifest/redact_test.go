@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolcap/toolcap/shape"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolcap/toolcap/manifest"
@@ -17,7 +19,7 @@ import (
 const secretText = "key AKIA2OGYBAH6STMMNXNN, job ci-job-token=0123456789abcdef0123456789abcdef01234567, doc AKIAIOSFODNN7EXAMPLE"
 
 // redactedBy returns what p's policy for tool makes of secretText.
-func redactedBy(p *manifest.Policies, tool string) string {
+func redactedBy(p *shape.Policies, tool string) string {
 	out, _ := redact.Text(secretText, p.For(tool).Redact)
 	return out
 }
@@ -63,7 +65,7 @@ Read = { redact_allow = ['AKIA2OGYBAH6STMMNXNN'] }
 // of redaction, every tool is redacted with the built-in rules; redact =
 // false in the environment turns it off for all.
 func TestRedactionDefault(t *testing.T) {
-	var none *manifest.Policies
+	var none *shape.Policies
 	if got := redactedBy(none, "Read"); !strings.Contains(got, "[redacted: aws-access-token]") {
 		t.Errorf("nil policies: %q", got)
 	}

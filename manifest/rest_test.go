@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolcap/toolcap/shape"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 
@@ -433,7 +435,7 @@ func TestRestAccessors(t *testing.T) {
 		Rest     manifest.RestConfig
 		Policy   bool
 	}
-	var nilPolicies *manifest.Policies
+	var nilPolicies *shape.Policies
 	tests := []struct {
 		name   string
 		limits *manifest.ToolOutputLimits

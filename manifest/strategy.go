@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/redact"
-	"github.com/toolcap/toolcap/tokens"
 )
 
 // Strategy is how a tool's over-long results are cut: the manifest's keep,
@@ -113,49 +111,17 @@ func hasControl(s string) bool {
 	return false
 }
 
-// Policies are the limits and compiled strategies of a [ToolOutputLimits],
-// resolved for each tool once: regular expressions are compiled here, and
-// [Policies.For] is one map lookup. Build them with
-// [ToolOutputLimits.Policies]; they are immutable and safe for concurrent
-// use, and a later change to the limits they were built from does not
-// reach them.
-type Policies struct {
-	def     shape.Policy            // every tool without a per_tool entry
-	per     map[string]shape.Policy // each tool with one
-	counter tokens.Counter          // set on every Policy For returns
-	fit     int                     // see Fits
-	clients map[string]int          // the client limits, see ForClient
-	ceiling int                     // a client's limit over every tool; 0 none
-	// base is the detector every redacting tool starts from (the built-in
-	// rules, or WithRedactor's), and redactions each tool's own redaction,
-	// "" for the default: what WithRedactor rebuilds the detectors from.
-	base       redact.Detector
-	redactions map[string]redaction
-}
-
-// redaction is one tool's resolved redaction: whether it redacts, and the
-// rules and allow list of its own.
-type redaction struct {
-	on    bool
-	rules []redact.Rule
-	allow []*regexp.Regexp
-}
-
-// customMaxLen is the longest secret of a redact_patterns pattern that a
-// stream is sure to redact whole when it is split across reads.
-const customMaxLen = 4 << 10
-
 // redactionFor resolves the redaction of tool ("" for the default): the
 // tool's own fields over the table's. The patterns were checked when l
 // was validated.
-func (l *ToolOutputLimits) redactionFor(tool string) redaction {
-	r := redaction{on: true}
+func (l *ToolOutputLimits) redactionFor(tool string) shape.Redaction {
+	r := shape.Redaction{On: true}
 	own := Redaction{}
 	if tool != "" {
 		own = l.PerTool[tool].Redaction
 	}
 	if b := cmp.Or(own.Redact, l.Redaction.Redact); b != nil {
-		r.on = *b
+		r.On = *b
 	}
 	patterns, allow := l.Redaction.Patterns, l.Redaction.Allow
 	if own.Patterns != nil {
@@ -166,177 +132,72 @@ func (l *ToolOutputLimits) redactionFor(tool string) redaction {
 	}
 	res, _ := compilePatterns(patterns)
 	for _, re := range res {
-		r.rules = append(r.rules, redact.Rule{ID: "custom", Pattern: re, MaxLen: customMaxLen})
+		r.Rules = append(r.Rules, redact.Rule{ID: "custom", Pattern: re, MaxLen: customMaxLen})
 	}
-	r.allow, _ = compilePatterns(allow)
+	r.Allow, _ = compilePatterns(allow)
 	return r
 }
 
-// detector returns the detector of r over base: nil when r is off.
-func (r redaction) detector(base redact.Detector) redact.Detector {
-	if !r.on {
-		return nil
-	}
-	return redact.Extend(base, r.rules, r.allow)
-}
-
-// defaultPolicy is the policy of every tool of a nil [ToolOutputLimits]:
-// DefaultMaxBytes, the head strategy, and the rest kept where the front
-// end has a store (keep_rest unset is true).
-var defaultPolicy = shape.Default("")
+// customMaxLen is the longest secret of a redact_patterns pattern that a
+// stream is sure to redact whole when it is split across reads.
+const customMaxLen = 4 << 10
 
 // Policies validates l as [WorkerManifest.Validate] does, returning its
-// [*Error], and resolves every tool's policy: each limit, strategy field
-// and keep_rest is the tool's own where its per_tool entry sets one,
-// otherwise the default. It is safe on a nil l: every tool then gets
-// DefaultMaxBytes, the head strategy and KeepRest.
-func (l *ToolOutputLimits) Policies() (*Policies, error) {
+// [*Error], and resolves every tool's policy, for a worker
+// (worker.WithPolicies) or toolcap mcp's relay (mcpproxy.Options): each
+// limit, strategy field, keep_rest and redaction is the tool's own where
+// its per_tool entry sets one, otherwise the default. The policies also
+// hold the batch budget, the tokenizer, the read tool and the client
+// limits. It is safe on a nil l: every tool then gets DefaultMaxBytes,
+// the head strategy, KeepRest and the built-in redaction rules.
+func (l *ToolOutputLimits) Policies() (*shape.Policies, error) {
 	if err := l.validate(); err != nil {
 		return nil, err
 	}
-	p := &Policies{def: defaultPolicy, fit: DefaultMaxBytes, clients: builtinClients}
 	if l == nil {
-		return p, nil
+		return nil, nil
 	}
+	base := redact.Default()
+	redactions := map[string]shape.Redaction{"": l.redactionFor("")}
+	def := shape.Policy{MaxBytes: l.For(""), MaxTokens: l.TokensFor(""), Spec: l.Default.spec(), KeepRest: l.KeepRestFor(""),
+		Redact: redactions[""].Detector(base)}
 	// No tool is named "" (validate): For(""), TokensFor("") and
 	// KeepRestFor("") are the defaults.
-	p.base = redact.Default()
-	p.redactions = map[string]redaction{"": l.redactionFor("")}
-	p.def = shape.Policy{MaxBytes: l.For(""), MaxTokens: l.TokensFor(""), Spec: l.Default.spec(), KeepRest: l.KeepRestFor(""),
-		Redact: p.redactions[""].detector(p.base)}
+	var per map[string]shape.Policy
 	for tool, e := range l.PerTool {
-		pol := shape.Policy{MaxBytes: l.For(tool), MaxTokens: l.TokensFor(tool), Spec: p.def.Spec, KeepRest: l.KeepRestFor(tool), Redact: p.def.Redact}
+		pol := shape.Policy{MaxBytes: l.For(tool), MaxTokens: l.TokensFor(tool), Spec: def.Spec, KeepRest: l.KeepRestFor(tool), Redact: def.Redact}
 		if !e.Redaction.isZero() {
-			p.redactions[tool] = l.redactionFor(tool)
-			pol.Redact = p.redactions[tool].detector(p.base)
+			redactions[tool] = l.redactionFor(tool)
+			pol.Redact = redactions[tool].Detector(base)
 		}
 		if !e.Strategy.isZero() {
 			pol.Spec = e.Strategy.over(l.Default).spec()
 		}
-		if p.per == nil {
-			p.per = make(map[string]shape.Policy, len(l.PerTool))
+		if per == nil {
+			per = make(map[string]shape.Policy, len(l.PerTool))
 		}
-		p.per[tool] = pol
+		per[tool] = pol
 	}
 	// A page of the read of a tool's output is held to that tool's limit
 	// when it is below the read tool's, unless the read tool has a limit
 	// of its own (issue 38, item 4: a tool held to 2 KiB was read back in
 	// 16 KiB pages).
 	if read := l.RestTool(); l.PerTool[read].MaxBytes == 0 {
-		for tool, pol := range p.per {
-			if tool != read && pol.MaxBytes < p.def.MaxBytes {
+		for tool, pol := range per {
+			if tool != read && pol.MaxBytes < def.MaxBytes {
 				pol.PageBytes = pol.MaxBytes
-				p.per[tool] = pol
+				per[tool] = pol
 			}
 		}
 	}
-	p.fit = p.def.Fit()
-	for _, pol := range p.per {
-		p.fit = min(p.fit, pol.Fit())
-	}
-	p.clients = l.ClientLimits()
-	return p, nil
-}
-
-// ForClient returns the policies for the results an MCP client is sent,
-// the client naming itself client (initialize's clientInfo.name): every
-// tool's byte limit, and a page's (shape.Policy.PageBytes), at most the
-// client's limit ([ToolOutputLimits.ClientLimit]), so that the client
-// keeps each result whole. It returns p itself for a client without one.
-// Safe on a nil p.
-func (p *Policies) ForClient(client string) *Policies {
-	if p == nil {
-		q, _ := (*ToolOutputLimits)(nil).Policies()
-		p = q
-	}
-	c, ok := p.clients[client]
-	if !ok || c <= 0 {
-		return p
-	}
-	q := *p
-	q.ceiling = c
-	q.fit = min(q.fit, c)
-	return &q
-}
-
-// Fit returns the longest content known to fit every tool's policy
-// without a look at it or at the policy ([shape.Policy.Fit]): a front end
-// passes content of at most that many bytes on without looking its tool's
-// policy up (see middleware.WithPolicy). Safe on a nil p.
-func (p *Policies) Fit() int {
-	if p == nil {
-		return DefaultMaxBytes
-	}
-	return p.fit
-}
-
-// For returns the policy for tool: its limits ([ToolOutputLimits.For],
-// [ToolOutputLimits.TokensFor]), its spec (the tool's own strategy fields
-// over the defaults), its KeepRest ([ToolOutputLimits.KeepRestFor]) and
-// the counter of [Policies.WithCounter], if any. It has the shape of
-// [shape.PolicyFunc]. A nil p gives DefaultMaxBytes, the head strategy
-// and KeepRest to every tool.
-func (p *Policies) For(tool string) shape.Policy {
-	if p == nil {
-		return defaultPolicy
-	}
-	pol, ok := p.per[tool]
-	if !ok {
-		pol = p.def
-	}
-	pol.Counter = p.counter
-	if c := p.ceiling; c > 0 {
-		pol.MaxBytes = min(pol.MaxBytes, c)
-		if pol.PageBytes > c {
-			pol.PageBytes = c
-		}
-	}
-	return pol
-}
-
-// WithRedactor returns a copy of p whose policies redact with base in
-// place of the built-in rules (redact.Default): a program that links a
-// larger rule set, such as gitleaks' (module
-// github.com/toolcap/toolcap/redact/gitleaks), passes it here. Each
-// tool's redact_patterns and redact_allow still apply over it, and a tool
-// with redact = false still redacts nothing. p itself is unchanged; a nil
-// base redacts only the manifest's own patterns. On a nil p it returns the
-// policies of a nil [ToolOutputLimits] with base.
-func (p *Policies) WithRedactor(base redact.Detector) *Policies {
-	q, _ := (*ToolOutputLimits)(nil).Policies()
-	if p != nil {
-		*q = *p
-	}
-	q.base = base
-	def := q.redactions[""]
-	if q.redactions == nil {
-		def = redaction{on: true}
-	}
-	q.def.Redact = def.detector(base)
-	q.per = maps.Clone(q.per)
-	for tool, pol := range q.per {
-		r, ok := q.redactions[tool]
-		if !ok {
-			r = def
-		}
-		pol.Redact = r.detector(base)
-		q.per[tool] = pol
-	}
-	return q
-}
-
-// WithCounter returns a copy of p whose For sets Policy.Counter to c, so
-// that the policies hold their token limits: a front end that counts
-// tokens (a worker with a tokenizer, toolcap mcp) passes its counter here.
-// p itself is unchanged; a nil c gives policies that hold bytes only. On a
-// nil p it returns the policies of a nil [ToolOutputLimits] with c.
-func (p *Policies) WithCounter(c tokens.Counter) *Policies {
-	q := &Policies{def: defaultPolicy, fit: DefaultMaxBytes, clients: builtinClients}
-	if p != nil {
-		*q = *p
-	}
-	q.counter = c
-	return q
+	return shape.NewPolicies(shape.PoliciesConfig{
+		Default: def, PerTool: per, Base: base, Redactions: redactions, Clients: l.ClientLimits(),
+		Front: shape.Front{
+			Batch: l.Batch(), BatchTokens: l.BatchTokens(),
+			Tokenizer: l.TokenizerName(), Tokens: l.HasTokens(),
+			ReadTool: l.RestTool(), KeepsRest: l.KeepsRest(),
+		},
+	}), nil
 }
 
 // StrategyFor returns the strategy in force for tool, the tool's own

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolcap/toolcap/shape"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 
@@ -132,7 +134,7 @@ func TestNilPolicies(t *testing.T) {
 	if got := p.For("x"); got.MaxBytes != manifest.DefaultMaxBytes || got.Spec.Keep != "" {
 		t.Errorf("nil limits: %+v", got)
 	}
-	var np *manifest.Policies
+	var np *shape.Policies
 	if got := np.For("x"); got.MaxBytes != manifest.DefaultMaxBytes {
 		t.Errorf("nil policies: %+v", got)
 	}

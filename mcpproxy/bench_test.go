@@ -31,7 +31,7 @@ func BenchmarkRelayResult(b *testing.B) {
 			if tc.limit > 0 {
 				m = &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"t": {MaxBytes: tc.limit}}}}
 			}
-			s := newRawSession(&testing.T{}, mcpproxy.Options{Manifest: m})
+			s := newRawSession(&testing.T{}, mcpproxy.Options{Policies: policiesOf(b, m)})
 			enc, _ := json.Marshal(bigText(tc.size))
 			b.SetBytes(int64(len(enc)))
 			b.ReportAllocs()

@@ -112,7 +112,7 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 	ctx := rest.WithScope(context.Background(), cmp.Or(call.scope, s.scope))
 	r := call.handler.Answer(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args}, prep)
 	// What the reader redacted (the chain's policies carry no detector:
-	// see Proxy.SetManifest). Logged once, here: the chain logs no info.
+	// see Proxy.SetPolicies). Logged once, here: the chain logs no info.
 	redacted := res.redactions
 	pin.LogRedactions(s.p.logger, call.tool, call.callID, redacted)
 	if redacted == nil && s.forwardable(m, res) && fitsAsSent(res, prep, r, pol) {

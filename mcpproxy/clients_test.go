@@ -38,7 +38,7 @@ func TestRelayClientLimits(t *testing.T) {
 		{"_meta over initialize", "small-agent", "codex-mcp-client", 11776},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newRawSession(t, mcpproxy.Options{Manifest: m, Rest: rest.NewMemory(rest.Config{})})
+			s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, m), Rest: rest.NewMemory(rest.Config{})})
 			if tc.initialize != "" {
 				s.toServer(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + tc.initialize + `","version":"1"}}}`)
 				s.atServer()

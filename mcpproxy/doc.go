@@ -57,7 +57,7 @@
 // memory. A result that may still go out as it came is held once, as
 // written, and goes out as those bytes; it is let go as soon as it is
 // known to be cut. The limits can change while the proxy runs
-// ([Proxy.SetManifest]); a call keeps the limits it was sent under.
+// ([Proxy.SetPolicies]); a call keeps the limits it was sent under.
 //
 // # Secrets
 //

@@ -25,7 +25,12 @@ func ExampleProxy_Serve() {
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{
 		PerTool: map[string]manifest.ToolEntry{"read": {MaxBytes: 128}},
 	}}
-	proxy, err := mcpproxy.New(mcpproxy.Options{Manifest: m})
+	policies, err := m.Policies()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	proxy, err := mcpproxy.New(mcpproxy.Options{Policies: policies})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -61,7 +61,7 @@ func TestRelayErrorLimit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := newRawSession(t, mcpproxy.Options{Manifest: m, MaxMessageBytes: 8 << 20})
+			s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, m), MaxMessageBytes: 8 << 20})
 			s.toServer(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t"}}`)
 			s.atServer()
 			sent := `{"jsonrpc":"2.0","id":3,"error":` + tc.err + `}`

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -21,7 +20,6 @@ import (
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/internal/tokenizer"
-	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -32,10 +30,13 @@ const DefaultMaxMessageBytes = 16 << 20
 
 // Options configures a [Proxy].
 type Options struct {
-	// Manifest holds the limits, keyed by the server's tool names. Nil caps
-	// every tool at [manifest.DefaultMaxBytes]. [Proxy.SetManifest]
-	// replaces it while the proxy runs.
-	Manifest *manifest.WorkerManifest
+	// Policies are each tool's policy, keyed by the server's tool names,
+	// with the client limits, the tokenizer and the read tool, as a
+	// manifest resolves them ((*manifest.WorkerManifest).Policies). Nil
+	// gives every tool [shape.DefaultMaxBytes], the head rule and the
+	// built-in redaction. [Proxy.SetPolicies] replaces them while the
+	// proxy runs.
+	Policies *shape.Policies
 	// Middleware are user middleware, in onion order (the first listed is
 	// the outermost). As in any [worker.Worker], they run after the byte cap
 	// and before the ceiling, and see each tools/call result's text.
@@ -49,10 +50,10 @@ type Options struct {
 	// answered with a JSON-RPC error for its id instead, so the session goes
 	// on. Zero means [DefaultMaxMessageBytes].
 	MaxMessageBytes int
-	// Tokenizer counts the manifest's token limits (see
+	// Tokenizer counts the policies' token limits (see
 	// [worker.WithTokenizer]); its Name must be the manifest's tokenizer.
-	// Nil: a manifest with a token limit counts with a tokens.Calibrated of
-	// each manifest's own, and one naming an exact tokenizer is an error.
+	// Nil: policies with a token limit count with a tokens.Calibrated of
+	// their own, and policies naming an exact tokenizer are an error.
 	Tokenizer tokens.Tokenizer
 	// Rest is the store that keeps the whole text of each tools/call
 	// result the proxy cuts, for the tools whose policy keeps the rest
@@ -127,9 +128,8 @@ type Proxy struct {
 // tools/call takes the generation current when the client sent it, for its
 // whole life: no call sees a mix of old and new limits.
 type generation struct {
-	manifest *manifest.WorkerManifest
-	handler  pin.Answerer       // the pinned chain, around the server's answer
-	policies *manifest.Policies // each tool's policy, counting with the tokenizer
+	handler  pin.Answerer    // the pinned chain, around the server's answer
+	policies *shape.Policies // each tool's policy, counting with the tokenizer
 	// retain is how much of a result's text the reader keeps: the most
 	// any tool's policy must hold (shape.Policy.Hold), so that every cut
 	// made from what was kept is the one the worker makes.
@@ -142,14 +142,14 @@ type generation struct {
 	// middleware, so that a text within its policy passes it unchanged.
 	pinnedOnly bool
 	// clients holds the policies and chain of each client with a limit of
-	// its own (manifest.ToolOutputLimits.ClientLimits), built with the
+	// its own (shape.Clients), built with the
 	// generation: one per clients entry, whatever names clients give.
 	clients map[string]clientChain
 }
 
 // clientChain is what a generation caps one client's calls with.
 type clientChain struct {
-	policies *manifest.Policies
+	policies *shape.Policies
 	handler  pin.Answerer
 }
 
@@ -157,15 +157,16 @@ type clientChain struct {
 // the name an MCP client gives in its clientInfo ("" when it gave none):
 // each tool's limit at most the client's own, so that the client keeps
 // every result whole.
-func (g *generation) forClient(client string) (*manifest.Policies, pin.Answerer) {
+func (g *generation) forClient(client string) (*shape.Policies, pin.Answerer) {
 	if c, ok := g.clients[client]; ok {
 		return c.policies, c.handler
 	}
 	return g.policies, g.handler
 }
 
-// New returns a Proxy for opts. It returns an error for an invalid
-// manifest or a middleware that returns a nil handler.
+// New returns a Proxy for opts. It returns an error for a tokenizer that
+// is not the one the policies count with, or a middleware that returns a
+// nil handler.
 func New(opts Options) (*Proxy, error) {
 	p := &Proxy{
 		opts:     opts,
@@ -180,37 +181,32 @@ func New(opts Options) (*Proxy, error) {
 	if p.max <= 0 {
 		p.max = DefaultMaxMessageBytes
 	}
-	if err := p.SetManifest(opts.Manifest); err != nil {
+	if err := p.SetPolicies(opts.Policies); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// SetManifest replaces the limits. Calls the client sends from then on are
-// capped by m; calls already sent keep the limits they were sent under. An
-// invalid m is an error and changes nothing.
-func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
-	if err := m.Validate(); err != nil {
-		return fmt.Errorf("mcpproxy: %w", err)
-	}
-	tz, err := tokenizer.For(m.Limits(), p.opts.Tokenizer)
+// SetPolicies replaces the policies (a manifest reloaded). Calls the
+// client sends from then on are capped by pols; calls already sent keep
+// the policies they were sent under. An error (see [New]) changes
+// nothing.
+func (p *Proxy) SetPolicies(pols *shape.Policies) error {
+	front := shape.FrontOf(pols)
+	tz, err := tokenizer.For(front, p.opts.Tokenizer)
 	if err != nil {
 		return fmt.Errorf("mcpproxy: %w", err)
 	}
-	limits := m.Limits()
-	policies, err := limits.Policies()
-	if err != nil {
-		return fmt.Errorf("mcpproxy: %w", err)
-	}
+	policies := pols
 	if tz != nil {
 		policies = policies.WithCounter(tz)
 	}
 	var keeper *rest.Keeper
-	if p.opts.Rest != nil && limits.KeepsRest() {
+	if p.opts.Rest != nil && front.KeepsRest {
 		// A keeper per generation: the read tool's name may change with
 		// the manifest; the refs live in the store, under the session's
 		// scope, so a read made after a reload finds them all the same.
-		keeper, err = rest.NewKeeper(p.opts.Rest, rest.WithTool(limits.RestTool()), rest.WithLogger(p.logger))
+		keeper, err = rest.NewKeeper(p.opts.Rest, rest.WithTool(front.ReadTool), rest.WithLogger(p.logger))
 		if err != nil {
 			return fmt.Errorf("mcpproxy: %w", err)
 		}
@@ -219,7 +215,7 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 	// below the user's middleware, the ceiling above them, around the
 	// answer the server already gave.
 	user, nilAt := pin.Checked(p.opts.Middleware)
-	chainFor := func(pols *manifest.Policies) pin.Answerer {
+	chainFor := func(pols *shape.Policies) pin.Answerer {
 		// The reader redacts every text as it reads it (redact.go), before
 		// the chain sees it: the chain's own redact stage would only scan
 		// the same text again.
@@ -235,7 +231,7 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 	// middleware is composed once for each (as on every reload), here,
 	// before any call.
 	clients := map[string]clientChain{}
-	for name := range limits.ClientLimits() {
+	for name := range shape.Clients(policies) {
 		if pols := policies.ForClient(name); pols != policies {
 			clients[name] = clientChain{pols, chainFor(pols)}
 		}
@@ -246,12 +242,10 @@ func (p *Proxy) SetManifest(m *manifest.WorkerManifest) error {
 	// Enough to cut any tool's text from what was kept exactly as the
 	// worker cuts it held whole (shape.Policy.Hold).
 	retain := policies.For("").Hold()
-	if limits != nil {
-		for name := range limits.PerTool {
-			retain = max(retain, policies.For(name).Hold())
-		}
+	for _, name := range shape.Tools(policies) {
+		retain = max(retain, policies.For(name).Hold())
 	}
-	p.gen.Store(&generation{manifest: m, handler: handler, policies: policies, retain: retain, keeper: keeper, pinnedOnly: len(user) == 0, clients: clients})
+	p.gen.Store(&generation{handler: handler, policies: policies, retain: retain, keeper: keeper, pinnedOnly: len(user) == 0, clients: clients})
 	p.mu.Lock()
 	tools := p.tools
 	p.mu.Unlock()
@@ -289,18 +283,14 @@ func (p *Proxy) setTools(names []string, schemas map[string]json.RawMessage) {
 // of the server.
 func (p *Proxy) warnUnknown(names []string) {
 	gen := p.gen.Load()
-	limits := gen.manifest.Limits()
-	if limits == nil {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, name := range slices.Sorted(maps.Keys(limits.PerTool)) {
+	for _, name := range shape.Tools(gen.policies) {
 		if slices.Contains(names, name) || p.warned[name] || (gen.keeper != nil && name == gen.keeper.Tool()) {
 			continue
 		}
 		p.warned[name] = true
-		args := []any{"tool", name, "limit", limits.For(name)}
+		args := []any{"tool", name, "limit", gen.policies.For(name).MaxBytes}
 		if s := suggest.Closest(name, names); s != "" {
 			args = append(args, "did_you_mean", s)
 		}

@@ -95,7 +95,7 @@ func TestRelayCapsTextResults(t *testing.T) {
 	server.AddTool(textTool("big", big))
 	server.AddTool(textTool("small", "hello"))
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"small": {MaxBytes: 4096}}}}
-	cs, _ := relay(t, server, mcpproxy.Options{Manifest: m}, nil)
+	cs, _ := relay(t, server, mcpproxy.Options{Policies: policiesOf(t, m)}, nil)
 	ctx := context.Background()
 
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "big"})

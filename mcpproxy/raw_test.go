@@ -247,7 +247,7 @@ func TestRelayHeadTailWhileReading(t *testing.T) {
 			}
 			b.WriteString("FAIL: TestX")
 			text := b.String()
-			s := newRawSession(t, mcpproxy.Options{Manifest: m})
+			s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, m)})
 			s.toServer(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}`)
 			s.atServer()
 			enc, _ := json.Marshal(text)
@@ -336,7 +336,7 @@ func TestRelayToolCallParamsTypeError(t *testing.T) {
 		`{"name":"search","arguments":{"q":"x"},"name":7}`,
 	} {
 		t.Run(params, func(t *testing.T) {
-			s := newRawSession(t, mcpproxy.Options{Manifest: m})
+			s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, m)})
 			s.toServer(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`)
 			s.atServer()
 			text := strings.Repeat("x", 1000)

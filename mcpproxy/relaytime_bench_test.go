@@ -29,7 +29,7 @@ func BenchmarkRelayLarge(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			lim := &manifest.ToolOutputLimits{DefaultMaxBytes: 64 << 20}
-			opts := mcpproxy.Options{Manifest: &manifest.WorkerManifest{ToolOutput: lim}}
+			opts := mcpproxy.Options{Policies: policiesOf(b, &manifest.WorkerManifest{ToolOutput: lim})}
 			if tc.keep {
 				d, err := rest.OpenDir(filepath.Join(b.TempDir(), "rest"), rest.Config{})
 				if err != nil {

@@ -133,7 +133,7 @@ func TestStatelessBigWhole(t *testing.T) {
 				send(` {"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"` + big + `"}]}, "id" : ` + id + ` }`)
 			}
 		})
-		p, err := mcpproxy.New(mcpproxy.Options{Manifest: limitFor(64 << 20)})
+		p, err := mcpproxy.New(mcpproxy.Options{Policies: policiesOf(t, limitFor(64<<20))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestStatelessChainCutRestScope(t *testing.T) {
 			m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{
 				PerTool: map[string]manifest.ToolEntry{"big": {MaxBytes: 1 << 20, MaxTokens: 1000}},
 			}}
-			p, err := mcpproxy.New(mcpproxy.Options{Manifest: m, Rest: rest.NewMemory(rest.Config{})})
+			p, err := mcpproxy.New(mcpproxy.Options{Policies: policiesOf(t, m), Rest: rest.NewMemory(rest.Config{})})
 			if err != nil {
 				t.Fatal(err)
 			}

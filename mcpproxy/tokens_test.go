@@ -33,7 +33,7 @@ func TestRelayTokenLimit(t *testing.T) {
 		{"past the buffer", 9 << 20, "bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newRawSession(t, mcpproxy.Options{Manifest: m, MaxMessageBytes: 16 << 20})
+			s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, m), MaxMessageBytes: 16 << 20})
 			s.toServer(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t"}}`)
 			s.atServer()
 			text := bigText(tc.size)
@@ -83,7 +83,7 @@ func TestRelayExactTokenizerIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = mcpproxy.New(mcpproxy.Options{Manifest: m})
+	_, err = mcpproxy.New(mcpproxy.Options{Policies: policiesOf(t, m)})
 	if err == nil || !strings.Contains(err.Error(), `tokenizer "o200k_base" is not built into the core module`) {
 		t.Errorf("New() error = %v", err)
 	}
@@ -98,7 +98,7 @@ func TestRelayStructuredTokenLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	tz := tokens.NewCalibrated()
-	s := newRawSession(t, mcpproxy.Options{Manifest: m})
+	s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, m)})
 	s.toServer(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t"}}`)
 	s.atServer()
 	sc := `{"items":[` + strings.Repeat(`"alpha beta",`, 100) + `"last"]}` // about 1.2 KB: within 16 KiB, over 200 tokens

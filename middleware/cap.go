@@ -57,7 +57,7 @@ func Ceiling(limits Limits, opts ...Option) chain.Middleware { return pin.Ceilin
 //
 // The cap and the ceiling hold each tool to its whole policy, policy(tool):
 // its byte limit, its token limit and its strategy (head, head_tail, json),
-// as every front end of toolcap does; (*manifest.Policies).For is such a
+// as every front end of toolcap does; (*shape.Policies).For is such a
 // func, and nil is [shape.DefaultMaxBytes] with the head rule for every
 // tool. No user middleware can sit below the cap or above the ceiling: the
 // innermost receives exactly the cap's output, and whatever they do, the

@@ -20,7 +20,12 @@ func ExampleNewMemory() {
 		return worker.ToolOutput{Content: &out}, nil
 	})
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: 400}}
-	w, err := worker.New([]worker.Tool{list}, worker.WithManifest(m), worker.WithRest(rest.NewMemory(rest.Config{})))
+	policies, err := m.Policies()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	w, err := worker.New([]worker.Tool{list}, worker.WithPolicies(policies), worker.WithRest(rest.NewMemory(rest.Config{})))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -5,7 +5,7 @@
 // Claude Code hook, each adapter) fits results through the same code, so a
 // program that fits a text here gets byte for byte what they would give.
 //
-// A manifest resolves a tool to its Policy ((*manifest.Policies).For); a
+// A manifest resolves a tool to its Policy ([Policies.For]); a
 // program may build one by hand, with [Bytes] or a struct literal:
 //
 //	p := shape.Policy{MaxBytes: 4096, Spec: shape.Spec{Keep: shape.KeepHeadTail}}
@@ -38,8 +38,19 @@ import (
 type Policy = shape.Policy
 
 // PolicyFunc returns the policy of a tool, by its registered name.
-// (*manifest.Policies).For has this shape.
+// [Policies.For] has this shape.
 type PolicyFunc = shape.PolicyFunc
+
+// Policies are the policies of every tool of one worker or relay, and what
+// such a front end needs beside them: the batch budget, the tokenizer its
+// token limits count with, the client limits, the read tool. A manifest
+// resolves them once ((*manifest.WorkerManifest).Policies compiles every
+// regexp), so that [Policies.For] is one map lookup; worker.WithPolicies
+// and mcpproxy.Options take them. A nil *Policies is the policies of a
+// manifest that sets nothing: every tool at [DefaultMaxBytes], the head
+// rule, the rest kept, the built-in secrets redacted. Policies are
+// immutable and safe for concurrent use; the With methods return copies.
+type Policies = shape.Policies
 
 // Spec is how a text over a limit is cut: which part is kept ([Keep]), the
 // tail's share of head_tail, the lines head_tail rescues from the cut part,

@@ -29,7 +29,9 @@
 //	...
 //	tok, err := tiktoken.New(m.Limits().TokenizerName())
 //	...
-//	w, err := worker.New(tools, worker.WithManifest(m), worker.WithTokenizer(tok))
+//	policies, err := m.Policies()
+//	...
+//	w, err := worker.New(tools, worker.WithPolicies(policies), worker.WithTokenizer(tok))
 //
 // New knows only the exact encodings: a program that also runs manifests
 // naming "calibrated" (the default) gets that one from tokens.Builtin.

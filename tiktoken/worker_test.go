@@ -52,7 +52,7 @@ func TestWorkerExactTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(tools, worker.WithManifest(m), worker.WithTokenizer(tok))
+	w, err := worker.New(tools, worker.WithPolicies(policiesOf(t, m)), worker.WithTokenizer(tok))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestWorkerCalibrated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(tools, worker.WithManifest(m))
+	w, err := worker.New(tools, worker.WithPolicies(policiesOf(t, m)))
 	if err != nil {
 		t.Fatal(err)
 	}

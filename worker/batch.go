@@ -101,7 +101,7 @@ func (w *Worker) shareBatch(ctx context.Context, calls []chain.Call, results []T
 		}
 		if original != nil && capped != nil && *res.Content == *capped {
 			originals[i] = original
-			bytes[i] = min(len(*original), w.limits.For(calls[i].Tool))
+			bytes[i] = min(len(*original), w.policy(calls[i].Tool).MaxBytes)
 			if w.TokenLimit(calls[i].Tool) > 0 {
 				// The cap may have cut by tokens, to less than the byte
 				// limit: the result cannot use more than it kept.
@@ -129,7 +129,7 @@ func (w *Worker) shareBatch(ctx context.Context, calls []chain.Call, results []T
 		if !over {
 			continue
 		}
-		byteLimit := w.limits.For(calls[i].Tool)
+		byteLimit := w.policy(calls[i].Tool).MaxBytes
 		if w.batchMax > 0 {
 			byteLimit = min(byteShares[i], byteLimit)
 		}

@@ -72,7 +72,7 @@ func TestCeilingOwnsWhatItLetsThrough(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			k := &keeper{fresh: tt.fresh}
 			m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: limit}}
-			w := newWorker(t, []worker.Tool{tool}, worker.WithManifest(m),
+			w := newWorker(t, []worker.Tool{tool}, worker.WithPolicies(policiesOf(t, m)),
 				worker.WithMiddleware(k.middleware), worker.WithConcurrency(tt.concurrency))
 			res := w.ExecuteTools(context.Background(), calls)
 

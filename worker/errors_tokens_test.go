@@ -33,7 +33,7 @@ func TestExecuteToolsErrorTokenLimit(t *testing.T) {
 			panic(msg)
 		}),
 	}
-	w := newWorker(t, tools, worker.WithManifest(m), worker.WithTokenizer(tz))
+	w := newWorker(t, tools, worker.WithPolicies(policiesOf(t, m)), worker.WithTokenizer(tz))
 	calls := []chain.Call{{ID: "1", Tool: "Returned"}, {ID: "2", Tool: "Built"}, {ID: "3", Tool: "Panicked"}}
 	res := w.ExecuteTools(context.Background(), calls)
 	for i, r := range res {

@@ -54,8 +54,13 @@ func ExampleWithMiddleware() {
 		return worker.ToolOutput{Content: &body}, nil
 	})
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"Read": {MaxBytes: 4096}}}}
+	policies, err := m.Policies()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	w, err := worker.New([]worker.Tool{read},
-		worker.WithManifest(m),
+		worker.WithPolicies(policies),
 		worker.WithMiddleware(trace("outer"), trace("inner")),
 	)
 	if err != nil {

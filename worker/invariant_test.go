@@ -68,7 +68,7 @@ func TestInvariants(t *testing.T) {
 			}
 		}
 		tz := tokens.NewCalibrated()
-		w := newWorker(t, tools, worker.WithManifest(m), worker.WithMiddleware(grow), worker.WithTokenizer(tz))
+		w := newWorker(t, tools, worker.WithPolicies(policiesOf(t, m)), worker.WithMiddleware(grow), worker.WithTokenizer(tz))
 		policiesOf, err := m.Policies()
 		if err != nil {
 			t.Fatal(err)

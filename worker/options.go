@@ -5,7 +5,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/rest"
-	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/shape"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -17,7 +17,7 @@ const DefaultConcurrency = 8
 type Option func(*options)
 
 type options struct {
-	manifest    *manifest.WorkerManifest
+	policies    *shape.Policies
 	middleware  []chain.Middleware
 	logger      hclog.Logger
 	concurrency int
@@ -25,10 +25,14 @@ type options struct {
 	rest        rest.Store
 }
 
-// WithManifest sets the limits. Without it, or with a nil manifest, every
-// tool is capped at [manifest.DefaultMaxBytes].
-func WithManifest(m *manifest.WorkerManifest) Option {
-	return func(o *options) { o.manifest = m }
+// WithPolicies sets each tool's policy (its limits, the strategy of its
+// cut, whether its rest is kept, its redaction) and the worker's batch
+// budget, tokenizer and read tool, as a manifest resolves them
+// ((*manifest.WorkerManifest).Policies). Without it, or with nil, every
+// tool gets [shape.DefaultMaxBytes], the head rule and the built-in
+// redaction, as under a manifest that sets nothing.
+func WithPolicies(p *shape.Policies) Option {
+	return func(o *options) { o.policies = p }
 }
 
 // WithMiddleware adds user middleware. They compose like an onion: the first
@@ -53,10 +57,10 @@ func WithConcurrency(n int) Option {
 	return func(o *options) { o.concurrency = n }
 }
 
-// WithTokenizer sets the tokenizer the manifest's token limits are counted
-// with. Its Name must be the manifest's tokenizer ("calibrated" when the
-// manifest names none). Without it a worker whose manifest sets a token
-// limit counts with a new [tokens.Calibrated] of its own, and a manifest
+// WithTokenizer sets the tokenizer the token limits of [WithPolicies] are
+// counted with. Its Name must be the manifest's tokenizer ("calibrated"
+// when the manifest names none). Without it a worker whose policies set a
+// token limit counts with a new [tokens.Calibrated] of its own, and a manifest
 // that names an exact tokenizer ("o200k_base", "cl100k_base") is an error
 // from [New]: those live in module github.com/toolcap/toolcap/tiktoken.
 // Pass a Calibrated to share what it learned among workers.

@@ -158,7 +158,7 @@ func TestWorkerOwnsContent(t *testing.T) {
 				return worker.ToolOutput{Content: &s}, nil
 			})
 			m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: 1024}}
-			w := newWorker(t, []worker.Tool{tool}, worker.WithManifest(m))
+			w := newWorker(t, []worker.Tool{tool}, worker.WithPolicies(policiesOf(t, m)))
 			ctx := context.Background()
 			if name == "cancellable" {
 				c, cancel := context.WithCancel(ctx)

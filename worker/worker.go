@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/internal/suggest"
 	"github.com/toolcap/toolcap/internal/tokenizer"
-	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -26,10 +24,10 @@ import (
 // it is immutable afterwards and safe for concurrent use.
 type Worker struct {
 	tools       map[string]Tool
-	names       []string // sorted, for messages
-	limits      *manifest.ToolOutputLimits
-	run         chain.Handler // runs the named tool, its panics recovered
-	handler     chain.Handler // the whole chain, over w.call
+	names       []string        // sorted, for messages
+	policies    *shape.Policies // WithPolicies', counting with tokenizer
+	run         chain.Handler   // runs the named tool, its panics recovered
+	handler     chain.Handler   // the whole chain, over w.call
 	logger      hclog.Logger
 	concurrency int
 	batchMax    int              // batch_max_bytes; 0: no batch budget in bytes
@@ -41,11 +39,12 @@ type Worker struct {
 
 // New builds a Worker for tools.
 //
-// It returns an error for a nil tool, an empty or duplicate tool name, an
-// invalid manifest (see [manifest.WorkerManifest.Validate]), a middleware
-// that returns a nil handler, or a concurrency below 1. A per_tool limit for
-// a name no tool has is not an error: it is logged as a warning, with the
-// closest registered name when one is close.
+// It returns an error for a nil tool, an empty or duplicate tool name, a
+// tool named as the read tool of [WithRest], a tokenizer that is not the
+// one the policies count with ([WithTokenizer]), a middleware that returns
+// a nil handler, or a concurrency below 1. A policy of its own for a name
+// no tool has is not an error: it is logged as a warning, with the closest
+// registered name when one is close.
 //
 // The chain is composed here, once, in a fixed order around the user's
 // middleware: the byte cap below them and a recover and the ceiling above
@@ -69,25 +68,22 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	if o.concurrency < 1 {
 		return nil, fmt.Errorf("worker: concurrency %d: must be at least 1", o.concurrency)
 	}
-	if err := o.manifest.Validate(); err != nil {
-		return nil, fmt.Errorf("worker: %w", err)
-	}
-
-	tz, err := tokenizer.For(o.manifest.Limits(), o.tokenizer)
+	front := shape.FrontOf(o.policies)
+	tz, err := tokenizer.For(front, o.tokenizer)
 	if err != nil {
 		return nil, err
 	}
 	w := &Worker{
 		tools:       make(map[string]Tool, len(tools)),
-		limits:      o.manifest.Limits(),
+		policies:    o.policies,
 		logger:      logger,
 		concurrency: o.concurrency,
-		batchMax:    o.manifest.Limits().Batch(),
-		batchTokens: o.manifest.Limits().BatchTokens(),
+		batchMax:    front.Batch,
+		batchTokens: front.BatchTokens,
 		tokenizer:   tz,
 	}
 	if o.rest != nil {
-		w.keeper, err = rest.NewKeeper(o.rest, rest.WithTool(w.limits.RestTool()), rest.WithLogger(logger))
+		w.keeper, err = rest.NewKeeper(o.rest, rest.WithTool(front.ReadTool), rest.WithLogger(logger))
 		if err != nil {
 			return nil, fmt.Errorf("worker: %w", err)
 		}
@@ -112,16 +108,12 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	slices.Sort(w.names)
 	w.warnUnknownLimits()
 
-	policies, err := w.limits.Policies()
-	if err != nil {
-		return nil, fmt.Errorf("worker: %w", err)
-	}
 	if w.tokenizer != nil {
-		policies = policies.WithCounter(w.tokenizer)
+		w.policies = w.policies.WithCounter(w.tokenizer)
 	}
 	// Each tool's policy (limits and strategy), compiled once: the cap, the
 	// ceiling and the batch stage all hold a tool to the same one.
-	w.policy = policies.For
+	w.policy = w.policies.For
 	user, nilAt := pin.Checked(o.middleware)
 	w.run = pin.Recover(logger)(w.runTool)
 	var observe pin.CapObserver
@@ -132,7 +124,7 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	}
 	// toolcap's pinned order, the one composition every front end builds
 	// from: the cap below the user's middleware, the ceiling above them.
-	w.handler = pin.PinnedObserved(w.policy, user, observe, pin.WithLogger(logger), pin.WithFits(policies.Fit()), pin.WithRest(w.keeper))(w.call)
+	w.handler = pin.PinnedObserved(w.policy, user, observe, pin.WithLogger(logger), pin.WithFits(w.policies.Fit()), pin.WithRest(w.keeper))(w.call)
 	// w.call runs the tool inline or on a goroutine of its own; abandonment
 	// and Goexit become results there.
 	if at := nilAt(); at >= 0 {
@@ -141,19 +133,17 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	return w, nil
 }
 
-// warnUnknownLimits logs each per_tool name that no registered tool has.
+// warnUnknownLimits logs each tool with a policy of its own that no
+// registered tool has.
 func (w *Worker) warnUnknownLimits() {
-	if w.limits == nil {
-		return
-	}
-	for _, name := range slices.Sorted(maps.Keys(w.limits.PerTool)) {
+	for _, name := range shape.Tools(w.policies) {
 		if _, ok := w.tools[name]; ok {
 			continue
 		}
 		if w.keeper != nil && name == w.keeper.Tool() {
 			continue // the read tool's own limit
 		}
-		args := []any{"tool", name, "limit", w.limits.For(name)}
+		args := []any{"tool", name, "limit", w.policies.For(name).MaxBytes}
 		if s := suggest.Closest(name, w.names); s != "" {
 			args = append(args, "did_you_mean", s)
 		}
@@ -162,7 +152,7 @@ func (w *Worker) warnUnknownLimits() {
 }
 
 // Limit returns the byte limit the worker applies to results of tool.
-func (w *Worker) Limit(tool string) int { return w.limits.For(tool) }
+func (w *Worker) Limit(tool string) int { return w.policy(tool).MaxBytes }
 
 // TokenLimit returns the token limit the worker applies to results of
 // tool, 0 when it has none.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/logtest"
+	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/resulttest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
@@ -116,7 +117,7 @@ func TestMiddlewareSeeOnlyCappedContent(t *testing.T) {
 				mws = append(mws, spy(s, name))
 			}
 			m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: limit}}
-			w := newWorker(t, []worker.Tool{text("Glob", big)}, worker.WithManifest(m), worker.WithMiddleware(mws...))
+			w := newWorker(t, []worker.Tool{text("Glob", big)}, worker.WithPolicies(policiesOf(t, m)), worker.WithMiddleware(mws...))
 			res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "1", Tool: "Glob"}})
 			want := map[string][]int{}
 			for _, name := range order {
@@ -162,7 +163,7 @@ func TestCeiling(t *testing.T) {
 	var buf bytes.Buffer
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"Grep": {MaxBytes: 512}}}}
 	w := newWorker(t, []worker.Tool{text("Grep", "short match")},
-		worker.WithManifest(m), worker.WithMiddleware(grow), worker.WithLogger(logtest.New(&buf, hclog.Debug)))
+		worker.WithPolicies(policiesOf(t, m)), worker.WithMiddleware(grow), worker.WithLogger(logtest.New(&buf, hclog.Debug)))
 	res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "g1", Tool: "Grep"}})
 	if n := len(*res[0].Content); n > 512 {
 		t.Errorf("content after the ceiling = %d bytes, want <= 512", n)
@@ -391,9 +392,8 @@ func TestNewErrors(t *testing.T) {
 		{"empty name", []worker.Tool{text("", "")}, nil, "worker: tools[0] has an empty name"},
 		{"duplicate", []worker.Tool{text("Glob", ""), text("Glob", "")}, nil, `worker: tools[1]: duplicate tool name "Glob"`},
 		{"concurrency", nil, []worker.Option{worker.WithConcurrency(0)}, "worker: concurrency 0: must be at least 1"},
-		{"invalid manifest", nil, []worker.Option{worker.WithManifest(&manifest.WorkerManifest{
-			ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"Read": {MaxBytes: 50}}}})},
-			"worker: manifest: WorkerManifest: worker.tool_output.per_tool.Read = 50: below the minimum of 128 bytes (the truncation marker alone takes up to 66)"},
+		{"read tool's name", []worker.Tool{text("toolcap_read", "")}, []worker.Option{worker.WithRest(rest.NewMemory(rest.Config{}))},
+			`worker: tools[0]: "toolcap_read" is the name of the read tool of WithRest; name one of them otherwise ([worker.tool_output.rest] tool)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -407,11 +407,6 @@ func TestNewErrors(t *testing.T) {
 			}
 		})
 	}
-	var me *manifest.Error
-	_, err := worker.New(nil, worker.WithManifest(&manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: -1}}))
-	if !errors.As(err, &me) {
-		t.Errorf("New() manifest error %v does not wrap a *manifest.Error", err)
-	}
 }
 
 func TestNewWarnsUnknownPerTool(t *testing.T) {
@@ -419,7 +414,7 @@ func TestNewWarnsUnknownPerTool(t *testing.T) {
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{
 		"Read": {MaxBytes: 4096}, "Raed": {MaxBytes: 4096}, "WebFetch": {MaxBytes: 2048},
 	}}}
-	newWorker(t, []worker.Tool{text("Read", ""), text("Glob", "")}, worker.WithManifest(m), worker.WithLogger(logtest.New(&buf, hclog.Debug)))
+	newWorker(t, []worker.Tool{text("Read", ""), text("Glob", "")}, worker.WithPolicies(policiesOf(t, m)), worker.WithLogger(logtest.New(&buf, hclog.Debug)))
 	got := logtest.Lines(t, &buf)
 	msg := "per_tool limit for a tool that is not registered; it applies to nothing"
 	want := []map[string]any{
@@ -470,7 +465,7 @@ func TestFromOutput(t *testing.T) {
 
 func TestLimitAndTools(t *testing.T) {
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: 8192, PerTool: map[string]manifest.ToolEntry{"Read": {MaxBytes: 32768}}}}
-	w := newWorker(t, []worker.Tool{text("Read", ""), text("Glob", "")}, worker.WithManifest(m))
+	w := newWorker(t, []worker.Tool{text("Read", ""), text("Glob", "")}, worker.WithPolicies(policiesOf(t, m)))
 	got := []any{w.Limit("Read"), w.Limit("Glob"), w.Tools()}
 	want := []any{32768, 8192, []string{"Glob", "Read"}}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {

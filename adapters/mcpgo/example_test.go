@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/mcpgo"
 	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/shape"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -82,8 +83,8 @@ tail_logs = { max_bytes = 4096, max_tokens = 80 }
 // An agent's mcp-go client, wrapped: CallTool returns capped results whatever
 // the server sends.
 func ExampleWrapClient() {
-	var mcpClient *client.Client    // from client.NewStdioMCPClient, client.NewStreamableHttpClient, ...
-	var policies *manifest.Policies // from (*manifest.WorkerManifest).Policies; nil: the defaults
+	var mcpClient *client.Client // from client.NewStdioMCPClient, client.NewStreamableHttpClient, ...
+	var policies *shape.Policies // from (*manifest.WorkerManifest).Policies; nil: the defaults
 	capped := mcpgo.WrapClient(mcpClient, policies.For)
 	_ = capped // use it wherever a client.MCPClient goes
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/mcpsdk"
 	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/shape"
 )
 
 // A Go MCP server whose tool returns 1 MiB: with the middleware added, the
@@ -84,7 +85,7 @@ tail_logs = { max_bytes = 300, keep = "head_tail" }
 // sends, by adding the middleware to its client.
 func ExampleClientMiddleware() {
 	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "v1"}, nil)
-	var policies *manifest.Policies // from (*manifest.WorkerManifest).Policies; nil: the defaults
+	var policies *shape.Policies // from (*manifest.WorkerManifest).Policies; nil: the defaults
 	client.AddSendingMiddleware(mcpsdk.ClientMiddleware(policies.For))
 	// Connect as usual; every CallTool result is now at most its tool's
 	// limit (16384 bytes without a manifest).

@@ -13,7 +13,7 @@
 //	if err != nil {
 //		return err
 //	}
-//	w, err := worker.New(tools, worker.WithManifest(man), worker.WithMiddleware(m.Middleware()))
+//	w, err := worker.New(tools, worker.WithPolicies(policies), worker.WithMiddleware(m.Middleware()))
 //	// ...
 //	http.Handle("/metrics", metrics.Handler(reg))
 //

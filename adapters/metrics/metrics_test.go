@@ -43,7 +43,7 @@ func tools() []worker.Tool {
 func newWorker(t testing.TB, mws ...chain.Middleware) *worker.Worker {
 	t.Helper()
 	w, err := worker.New(tools(),
-		worker.WithManifest(&manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"dump": {MaxBytes: 4096}}}}),
+		worker.WithPolicies(policiesOf(t, &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"dump": {MaxBytes: 4096}}}})),
 		worker.WithMiddleware(mws...))
 	if err != nil {
 		t.Fatal(err)

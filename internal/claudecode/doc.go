@@ -17,7 +17,7 @@
 //	}
 //
 // Here policies is a manifest's ((*manifest.WorkerManifest).Policies), with
-// a counter when it sets token limits ((*manifest.Policies).WithCounter).
+// a counter when it sets token limits ((*shape.Policies).WithCounter).
 // [Hook.ReadCap] reads a payload of any length (at most [MaxPayload]) in
 // memory bounded by the limits: past [StreamAbove] it cuts the output as it
 // streams, with the reply [Hook.Cap] gives for it held whole. A program

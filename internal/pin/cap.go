@@ -38,7 +38,7 @@ func WithLogger(l hclog.Logger) Option {
 // its byte limit, its token limit and its strategy (head, head_tail, json),
 // through [shape.Text]. The policy's MaxBytes is then the limit, and the
 // limits given to [Cap] or [Ceiling] are not consulted (they may be nil).
-// (*manifest.Policies).For has the shape of a [shape.PolicyFunc].
+// (*shape.Policies).For has the shape of a [shape.PolicyFunc].
 //
 // A result known to fit ([shape.Policy.Fits]) costs the policy's lookup, a
 // comparison and no allocation. A result within its byte limit and over its
@@ -53,7 +53,7 @@ func WithPolicy(policy shape.PolicyFunc) Option {
 }
 
 // WithFits says that content of at most n bytes fits every tool's policy
-// ((*manifest.Policies).Fit gives that bound): the cap and the ceiling
+// ((*shape.Policies).Fit gives that bound): the cap and the ceiling
 // pass such content on without looking a policy up, at the cost of one
 // comparison. It matters only with [WithPolicy]. A wrong n breaks the
 // limit: take it from the same policies.

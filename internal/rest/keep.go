@@ -18,7 +18,7 @@ import (
 )
 
 // DefaultTool is the name of the read tool when nobody names it.
-const DefaultTool = "toolcap_read"
+const DefaultTool = shape.DefaultReadTool
 
 // Keeper keeps the whole output of every result a front end cuts, in a
 // [Store], and makes the cut's marker name the read of the rest. It cuts

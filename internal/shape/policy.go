@@ -8,7 +8,7 @@ import (
 
 // Policy is everything a front end needs to fit one tool's results: the
 // limits and the cut. A manifest resolves a tool to one
-// ((*manifest.Policies).For); a program may build one by hand. A Policy is
+// ([Policies.For]); a program may build one by hand. A Policy is
 // a value, safe for concurrent use: the regexps of its Spec and its Counter
 // are.
 type Policy struct {
@@ -36,7 +36,7 @@ type Policy struct {
 	// kept output holds, its marker included: the limit of the tool whose
 	// output it is, where that is below the read tool's own. The marker
 	// then names the read with a length that keeps each page within it
-	// (package rest). [manifest.Policies] sets it for a tool held below
+	// (package rest). [Policies] sets it for a tool held below
 	// the default, unless the read tool has a per_tool limit of its own;
 	// 0: pages are held to the read tool's limit alone.
 	PageBytes int
@@ -57,7 +57,7 @@ func Default(string) Policy {
 }
 
 // PolicyFunc returns the policy of a tool, by its registered name.
-// (*manifest.Policies).For has this shape.
+// (*shape.Policies).For has this shape.
 type PolicyFunc func(tool string) Policy
 
 // Bytes returns a Policy that holds MaxBytes only, with the head rule: the

@@ -15,7 +15,7 @@
 //	if err != nil {
 //		return err
 //	}
-//	policies = policies.WithRedactor(d) // a *manifest.Policies
+//	policies = policies.WithRedactor(d) // a *shape.Policies
 //
 // Each tool's redact_patterns and redact_allow still apply over it. The
 // toolcap command links this module, so that its redaction is gitleaks'.

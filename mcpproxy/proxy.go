@@ -224,7 +224,7 @@ func (p *Proxy) SetPolicies(pols *shape.Policies) error {
 			pol.Redact = nil
 			return pol
 		}
-		return pin.NewAnswerer(pin.Pinned(policy, user, pin.WithLogger(warnOnly{p.logger}), pin.WithFits(pols.Fit()), pin.WithRest(keeper)))
+		return pin.NewAnswerer(pin.Pinned(policy, user, pin.WithLogger(warnOnly{p.logger}), pin.WithFits(pols.Fit()), pin.WithRest(keeper), pin.WithRedactor(nil)))
 	}
 	handler := chainFor(policies)
 	// A chain of its own for each client with a limit: the user's

@@ -124,7 +124,13 @@ func New(tools []Tool, opts ...Option) (*Worker, error) {
 	}
 	// toolcap's pinned order, the one composition every front end builds
 	// from: the cap below the user's middleware, the ceiling above them.
-	w.handler = pin.PinnedObserved(w.policy, user, observe, pin.WithLogger(logger), pin.WithFits(w.policies.Fit()), pin.WithRest(w.keeper))(w.call)
+	pinOpts := []pin.Option{pin.WithLogger(logger), pin.WithFits(w.policies.Fit()), pin.WithRest(w.keeper)}
+	if d, uniform := shape.Redactor(w.policies); uniform {
+		// One detector for every tool: the redact stage skips the lookup
+		// of the call's policy, or is left out.
+		pinOpts = append(pinOpts, pin.WithRedactor(d))
+	}
+	w.handler = pin.PinnedObserved(w.policy, user, observe, pinOpts...)(w.call)
 	// w.call runs the tool inline or on a goroutine of its own; abandonment
 	// and Goexit become results there.
 	if at := nilAt(); at >= 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
+	"github.com/toolcap/toolcap/redact"
 )
 
 // Limits returns the limit for a tool's results, by its registered name.
@@ -22,6 +23,9 @@ type options struct {
 	policy shape.PolicyFunc // nil: the byte limit and the head rule
 	fit    int              // content this long fits every policy
 	keeper *rest.Keeper     // nil: nothing of a cut is kept
+	// uniform: every tool redacts with redactor (WithRedactor).
+	redactor redact.Detector
+	uniform  bool
 }
 
 // WithLogger sets the logger cuts are reported to. Without it the middleware
@@ -67,6 +71,16 @@ func WithFits(n int) Option {
 // context ([rest.WithScope]). Nil keeps nothing, as without the option.
 func WithRest(k *rest.Keeper) Option {
 	return func(o *options) { o.keeper = k }
+}
+
+// WithRedactor tells [Pinned] that every tool's policy redacts with d:
+// its redact stage then runs d without a look at each call's policy, and
+// a nil d leaves the stage out (no tool redacts, or the front end redacts
+// before the chain). Without it the stage looks each call's policy up
+// ([Redact]). A front end knows this of its policies (shape.Redactor);
+// the lookup it saves is most of an uncut call's cost.
+func WithRedactor(d redact.Detector) Option {
+	return func(o *options) { o.redactor, o.uniform = d, true }
 }
 
 func newOptions(opts []Option) options {

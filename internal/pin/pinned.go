@@ -53,12 +53,19 @@ func PinnedObserved(policy shape.PolicyFunc, user []chain.Middleware, observe Ca
 			}
 		}
 	}
+	redacted := Redact(policy, o.logger)
+	if o.uniform {
+		redacted = nil // no tool redacts: no stage
+		if d := o.redactor; d != nil {
+			redacted = Redact(func(string) shape.Policy { return shape.Policy{Redact: d} }, o.logger)
+		}
+	}
 	return chain.Chain(
-		Ceiling(nil, opts...),    // pinned after the user's: the limit holds whatever they do
-		Recover(o.logger),        // a panicking user middleware still gives its call a result
-		chain.Chain(user...),     // the user's, first listed outermost
-		capped,                   // pinned first: nothing above it sees uncapped content
-		Redact(policy, o.logger), // below the cap: nothing measures, keeps or logs a secret
+		Ceiling(nil, opts...), // pinned after the user's: the limit holds whatever they do
+		Recover(o.logger),     // a panicking user middleware still gives its call a result
+		chain.Chain(user...),  // the user's, first listed outermost
+		capped,                // pinned first: nothing above it sees uncapped content
+		redacted,              // below the cap: nothing measures, keeps or logs a secret
 	)
 }
 

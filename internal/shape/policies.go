@@ -210,6 +210,22 @@ func FrontOf(p *Policies) Front { return p.orDefault().front }
 // end's warnings about names its registry does not know. Safe on a nil p.
 func Tools(p *Policies) []string { return slices.Sorted(maps.Keys(p.orDefault().per)) }
 
+// Redactor reports whether every tool of p redacts with one detector,
+// and which (nil: no tool redacts), so that a front end's redact stage
+// runs it without a look at each call's policy. Safe on a nil p.
+func Redactor(p *Policies) (d redact.Detector, uniform bool) {
+	p = p.orDefault()
+	// A tool without a redaction of its own redacts as the default does
+	// (NewPolicies' callers build per so); detectors are not compared,
+	// since a program's may not be comparable.
+	for tool := range p.per {
+		if _, own := p.redactions[tool]; own {
+			return nil, false
+		}
+	}
+	return p.def.Redact, true
+}
+
 // Clients returns the client limits of p, by client name. Callers must
 // not modify the map. Safe on a nil p.
 func Clients(p *Policies) map[string]int { return p.orDefault().clients }

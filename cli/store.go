@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -27,7 +26,7 @@ type options struct {
 // A StoreOpener opens the store of what cuts drop that a manifest names by
 // URL in [worker.tool_output.rest] store, such as "redis://host:6379/0"
 // (see [settings.IsRedisStore]), with the bounds cfg the manifest gives. The
-// store it returns is closed, when it implements io.Closer, as the command
+// store it returns is closed as the command
 // ends; one that has a Where() string method names where it lives in
 // messages (without credentials).
 type StoreOpener func(url string, cfg rest.Config) (rest.Store, error)
@@ -65,10 +64,10 @@ type restStore struct {
 // directory stores' timer of the next expiry, after deleting what has
 // expired.
 func (s restStore) Close() error {
-	if c, ok := s.store.(io.Closer); ok {
-		return c.Close()
+	if s.store == nil {
+		return nil
 	}
-	return nil
+	return s.store.Close()
 }
 
 // defaultRestDir returns the directory store's default place: toolcap's

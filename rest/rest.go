@@ -88,7 +88,9 @@ const (
 )
 
 // NewMemory returns an empty store in memory, bounded by cfg (its quota
-// defaults to [DefaultMemoryMaxBytes]), for the life of the process.
+// defaults to [DefaultMemoryMaxBytes]), for the life of the process. Close
+// it when done with it, to stop the timer that releases its entries as
+// they expire.
 func NewMemory(cfg Config) Store { return rest.NewMemory(cfg) }
 
 // OpenDir opens the store in directory path, creating it (mode 0700) when
@@ -100,6 +102,10 @@ func NewMemory(cfg Config) Store { return rest.NewMemory(cfg) }
 // indexes the entries there: expired ones and the temp files of writers
 // that are gone (a crashed process) are removed; an expired entry is
 // deleted within moments of its expiry while a store uses the directory.
+//
+// Close the store when done with it: it stops the timer that removes the
+// entries as they expire (the next store to use the directory removes
+// them then) and releases the directory's lock file.
 //
 // An existing directory must be private: a real directory (not a symlink),
 // owned by the current user, with no permission for group or others (on

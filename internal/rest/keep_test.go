@@ -190,6 +190,7 @@ func (f failing) Create(context.Context, string) (rest.Entry, error) { return ni
 func (f failing) Open(context.Context, string, string) (rest.Reader, error) {
 	return nil, f.err
 }
+func (failing) Close() error { return nil }
 
 func TestStoreFailureCutsPlain(t *testing.T) {
 	k, err := rest.NewKeeper(failing{errors.New("disk on fire")})

@@ -30,6 +30,13 @@ type Store interface {
 	// another scope) is an error that wraps [ErrUnknown], the same for
 	// each, so that a ref reveals nothing outside its scope.
 	Open(ctx context.Context, scope, ref string) (Reader, error)
+	// Close releases what the store holds in the process: its timer of the
+	// next expiry (after removing what has expired), the entries being
+	// written, its files and connections. Committed entries that outlive
+	// the process (a directory's, Redis's) stay until their TTL. A use
+	// after Close may fail or may work as before; Close is safe to call
+	// more than once.
+	Close() error
 }
 
 // Entry is an entry being written. Write keeps at most the store's

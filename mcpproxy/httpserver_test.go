@@ -588,8 +588,11 @@ func TestHTTPRefusesPendingID(t *testing.T) {
 			t.Errorf("%s: %s %q, want 400 with an invalid-request error", body, resp.Status, msg)
 		}
 	}
-	waitFor(t, "the first request to reach the server", func() bool { return forwarded.Load() >= 1 })
-	time.Sleep(100 * time.Millisecond)
+	// The server reads the session's messages in order: once it answered
+	// a request sent after the refused ones, it would have read them.
+	if got := hsEvents(t, hsPost(t, hs.URL, session, `{"jsonrpc":"2.0","id":7,"method":"mark"}`, nil).Body); len(got) != 1 || got[0] != hsResult("7") {
+		t.Fatalf("the request after the refused ones: %q, want its result", got)
+	}
 	if n := forwarded.Load(); n != 1 {
 		t.Errorf("the server read %d hanging requests, want 1", n)
 	}

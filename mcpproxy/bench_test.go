@@ -15,21 +15,32 @@ import (
 // 10MB-relay is past the read buffer (4 MiB), forwarded as it came;
 // 10MB-kept is cut to a limit that keeps most of it.
 func BenchmarkRelayResult(b *testing.B) {
+	off := false
 	for _, tc := range []struct {
-		name  string
-		size  int
-		limit int
+		name       string
+		size       int
+		limit      int
+		unredacted bool // redact = false
 	}{
-		{"small", 64, 0},
-		{"1MB-relay", 1 << 20, 4 << 20},
-		{"1MB-capped", 1 << 20, 0},
-		{"10MB-relay", 10 << 20, 64 << 20},
-		{"10MB-kept", 10 << 20, 8 << 20},
+		{"small", 64, 0, false},
+		{"small-unredacted", 64, 0, true},
+		{"1MB-relay", 1 << 20, 4 << 20, false},
+		{"1MB-relay-unredacted", 1 << 20, 4 << 20, true},
+		{"1MB-capped", 1 << 20, 0, false},
+		{"10MB-relay", 10 << 20, 64 << 20, false},
+		{"10MB-kept", 10 << 20, 8 << 20, false},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var m *manifest.WorkerManifest
-			if tc.limit > 0 {
-				m = &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"t": {MaxBytes: tc.limit}}}}
+			if tc.limit > 0 || tc.unredacted {
+				l := &manifest.ToolOutputLimits{}
+				if tc.limit > 0 {
+					l.PerTool = map[string]manifest.ToolEntry{"t": {MaxBytes: tc.limit}}
+				}
+				if tc.unredacted {
+					l.Redaction.Redact = &off
+				}
+				m = &manifest.WorkerManifest{ToolOutput: l}
 			}
 			s := newRawSession(&testing.T{}, mcpproxy.Options{Policies: policiesOf(b, m)})
 			enc, _ := json.Marshal(bigText(tc.size))

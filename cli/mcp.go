@@ -67,7 +67,9 @@ or the streamable HTTP endpoint URL. The client speaks on standard input and
 output, or, with --listen, over streamable HTTP at http://ADDR/mcp (one
 server process per session when the server is a command; at most
 --max-sessions sessions at once, each ended after --session-idle without
-use, and at most --max-conns client connections open at once). A client of
+use, and at most --max-conns client connections open at once; under an
+open-file limit too low for them, those not given are lowered to fit, with
+a warning). A client of
 MCP's stateless revision (2026-07-28: no initialize, no session; its
 requests name their version in _meta and the MCP-Protocol-Version header)
 is served beside them, its requests carried by at most --stateless-servers
@@ -116,6 +118,7 @@ type mcpFlags struct {
 	statelessServers int
 	maxConns         int
 	maxConnsSet      bool // --max-conns was given, not its default
+	maxSessionsSet   bool // --max-sessions was given, not its default
 	publicURL        string
 	sessionIdle      time.Duration
 	// forwardAuth passes each client's Authorization on to --url.
@@ -250,6 +253,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	f.command = fs.Args()
 	fs.Visit(func(fl *flag.Flag) {
 		f.maxConnsSet = f.maxConnsSet || fl.Name == "max-conns"
+		f.maxSessionsSet = f.maxSessionsSet || fl.Name == "max-sessions"
 		if fl.Name == "max-sessions" || fl.Name == "stateless-servers" || fl.Name == "max-conns" || fl.Name == "session-idle" || fl.Name == "forward-auth" || fl.Name == "public-origin" {
 			f.listenOnly = append(f.listenOnly, fl.Name)
 		}
@@ -330,6 +334,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		CallTimeout:     f.callTimeout,
 		Tokenizer:       given,
 	}
+	var storeFixed, storePer int // the store's descriptors (storeDescriptors)
 	if l := res.Manifest.Limits(); l.KeepsRest() {
 		// keep_rest is on by default; a store that cannot be opened is a
 		// warning, never a reason not to relay: cuts then keep nothing.
@@ -339,6 +344,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		} else {
 			defer rs.Close()
 			opts.Rest = rs.store
+			storeFixed, storePer = storeDescriptors(l.RestConfig(), true)
 			logger.Info("keeping the rest of cut results", "store", rs.where, "read_tool", l.RestTool())
 		}
 	}
@@ -384,7 +390,11 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 			token = "" // the clients' Authorization is the upstream's; --token guards /metrics
 		}
 		// A stateless lane's server holds descriptors as a session's does.
-		conns, warning := fitConns(f.maxConns, f.maxSessions+f.statelessServers, f.maxConnsSet, openFileLimit())
+		conns, sessions, warning := fitDescriptors(descriptorPlan{
+			conns: f.maxConns, sessions: f.maxSessions, stateless: f.statelessServers,
+			connsSet: f.maxConnsSet, sessionsSet: f.maxSessionsSet,
+			storeFixed: storeFixed, storePer: storePer,
+		}, openFileLimit())
 		if warning != "" {
 			logger.Warn(warning)
 		}
@@ -395,7 +405,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 			PublicOrigin:    f.publicURL,
 			Dial:            dial,
 			MaxMessageBytes: f.maxMsg,
-			MaxSessions:     f.maxSessions,
+			MaxSessions:     sessions,
 			// 0 is the option's default; -1 serves none.
 			StatelessServers: cmp.Or(f.statelessServers, -1),
 			SessionIdle:      f.sessionIdle,

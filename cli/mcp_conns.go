@@ -5,7 +5,14 @@ package cli
 import (
 	"fmt"
 	"net"
+	"net/url"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
+
+	"github.com/toolcap/toolcap/internal/settings"
+	"github.com/toolcap/toolcap/manifest"
 )
 
 // defaultMaxConns is --max-conns's default: four connections for each of
@@ -67,29 +74,106 @@ func (c *limitConn) Close() error {
 // Descriptors a session may hold besides its client connections: its
 // server's pipes (three) and the handle the proxy waits on it by, or a
 // --url session's connections; and those of the proxy itself (its
-// listener, its logs, the manifests it watches, the store).
+// listener, its logs, the manifests it watches). The store's are counted
+// apart (storeDescriptors).
 const (
 	fdsPerSession = 4
 	fdsReserved   = 32
+	// minConns is the fewest --max-conns a fitting lowers it to.
+	minConns = 16
 )
 
-// fitConns returns the --max-conns to serve with under an open-file limit
-// of nofile (0: unknown), and a warning when the limit cannot hold conns
-// client connections beside sessions sessions' servers: conns itself
-// when it fits; lowered to fit when it is the default (set is false),
-// never below 16; as given, with the warning, when it was set. The proxy
-// that ran out of descriptors could not start a session's server, nor
-// accept, while connections waited (a limit of 256, as `ulimit -n 256`
-// leaves it, took 256 connections and nothing else).
-func fitConns(conns, sessions int, set bool, nofile uint64) (int, string) {
-	need := uint64(conns) + uint64(sessions)*fdsPerSession + fdsReserved
-	if nofile == 0 || need <= nofile {
-		return conns, ""
+// descriptorPlan is what the proxy's descriptors go to under --listen:
+// the client connections, the sessions' servers and the stateless
+// revision's, each with what it holds of the store, and the store's own.
+type descriptorPlan struct {
+	conns, sessions, stateless int
+	connsSet, sessionsSet      bool // given, not their defaults
+	// storeFixed is what the store holds whatever the sessions (a
+	// directory's directory and lock, a Redis pool); storePer what it may
+	// hold for each server relaying a result (a directory's entry file).
+	storeFixed, storePer int
+}
+
+// perServer is the descriptors of one session's or stateless lane's
+// server, the store's share included.
+func (p descriptorPlan) perServer() int { return fdsPerSession + p.storePer }
+
+// need is the descriptors conns connections and sessions sessions take,
+// with the plan's stateless servers and store.
+func (p descriptorPlan) need(conns, sessions int) int {
+	return conns + (sessions+p.stateless)*p.perServer() + fdsReserved + p.storeFixed
+}
+
+// fitDescriptors returns the --max-conns and --max-sessions to serve with
+// under an open-file limit of nofile (0: unknown), and a warning when the
+// plan's do not fit it. What was given is kept, with the warning; what
+// was left at its default is lowered to fit: --max-conns to what the
+// sessions leave (never below 16), --max-sessions to what the connections
+// leave, and both, when neither was given, in the ratio of their defaults
+// (four connections a session), the connections taking what the sessions
+// leave. The proxy that ran out of descriptors could not start a
+// session's server, nor accept: at `ulimit -n 256` the default
+// --max-conns was lowered to 16 while --max-sessions stayed 64, the store
+// was not counted, and the 61st session got "too many open files" (issue
+// 39, item 8).
+func fitDescriptors(p descriptorPlan, nofile uint64) (conns, sessions int, warning string) {
+	conns, sessions = p.conns, p.sessions
+	if nofile == 0 || uint64(p.need(conns, sessions)) <= nofile {
+		return conns, sessions, ""
 	}
-	room := int64(nofile) - int64(sessions)*fdsPerSession - fdsReserved
-	if set {
-		return conns, fmt.Sprintf("the open-file limit is %d: --max-conns %d and --max-sessions %d need about %d descriptors; raise the limit (ulimit -n) or lower them", nofile, conns, sessions, need)
+	limit := int(min(nofile, 1<<30))
+	per := p.perServer()
+	// What the connections and the sessions share.
+	room := limit - fdsReserved - p.storeFixed - p.stateless*per
+	switch {
+	case p.connsSet && p.sessionsSet:
+	case p.sessionsSet:
+		conns = max(room-sessions*per, minConns)
+	case p.connsSet:
+		sessions = max((room-conns)/per, 1)
+	default:
+		sessions = max(room/(4+per), 1)
+		conns = max(room-sessions*per, minConns)
 	}
-	fitted := int(max(room, 16))
-	return fitted, fmt.Sprintf("the open-file limit is %d: --max-conns lowered from %d to %d so that %d sessions' servers keep their descriptors; raise the limit (ulimit -n) or set --max-conns and --max-sessions", nofile, conns, fitted, sessions)
+	var b strings.Builder
+	fmt.Fprintf(&b, "the open-file limit is %d: ", nofile)
+	var lowered []string
+	if conns != p.conns {
+		lowered = append(lowered, fmt.Sprintf("--max-conns from %d to %d", p.conns, conns))
+	}
+	if sessions != p.sessions {
+		lowered = append(lowered, fmt.Sprintf("--max-sessions from %d to %d", p.sessions, sessions))
+	}
+	if len(lowered) > 0 {
+		fmt.Fprintf(&b, "lowered %s; ", strings.Join(lowered, " and "))
+	}
+	need := p.need(conns, sessions)
+	fmt.Fprintf(&b, "%d connections, %d servers (%d sessions, %d stateless) at %d descriptors each and %d of the proxy's own (the store's %d included) need about %d",
+		conns, sessions+p.stateless, sessions, p.stateless, per, fdsReserved+p.storeFixed, p.storeFixed, need)
+	if uint64(need) > nofile {
+		b.WriteString(", over the limit; raise it (ulimit -n) or lower --max-conns, --max-sessions and --stateless-servers")
+	} else {
+		b.WriteString("; raise the limit (ulimit -n) for more, or set --max-conns and --max-sessions")
+	}
+	return conns, sessions, b.String()
+}
+
+// storeDescriptors returns what the store of c holds (see descriptorPlan):
+// none for memory or no store; for a directory the directory and its lock,
+// and the file of an entry being written for each server; for Redis its
+// connection pool (go-redis's pool_size, by default 10 for each CPU).
+func storeDescriptors(c manifest.RestConfig, kept bool) (fixed, per int) {
+	switch {
+	case !kept || c.Store == settings.RestStoreMemory:
+		return 0, 0
+	case settings.IsRedisStore(c.Store):
+		if u, err := url.Parse(c.Store); err == nil {
+			if n, err := strconv.Atoi(u.Query().Get("pool_size")); err == nil && n > 0 {
+				return n, 0
+			}
+		}
+		return 10 * runtime.GOMAXPROCS(0), 0
+	}
+	return 2, 1
 }

@@ -30,6 +30,21 @@ func httpHeaders(flags []string) http.Header {
 // grace): what is still running then is left to the process's exit.
 const httpShutdownWait = 2*mcpGrace + 3*time.Second
 
+// closeUnserved answers a request mux does not serve as mux does (404),
+// but when it has a body, closes its connection after the answer without
+// reading the body: net/http would otherwise read up to 256 KiB of it,
+// with no deadline, from a client that may send a byte a second (issue
+// 39, item 9).
+func closeUnserved(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern == "" && r.ContentLength != 0 {
+			w.Header().Set("Connection", "close")
+			_ = http.NewResponseController(w).SetReadDeadline(time.Unix(1, 0))
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
 // serveHTTP serves streamable HTTP at http://addr/mcp until ctx ends (an
 // interrupt or SIGTERM), each session relayed to a server of its own, with
 // at most maxConns client connections open at once. When
@@ -52,7 +67,7 @@ func serveHTTP(ctx context.Context, proxy *mcpproxy.Proxy, addr string, opts mcp
 	// The handler bounds the reading of bodies itself; a read timeout here
 	// would end the long-lived event streams too. IdleTimeout closes
 	// kept-alive connections nobody uses.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{Handler: closeUnserved(mux), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	// One line, shown at the default level: scripts wait for it.
 	status.Info("serving http://" + ln.Addr().String() + "/mcp")
 	errc := make(chan error, 1)

@@ -160,7 +160,9 @@ func TestRestReadMarkerJSON(t *testing.T) {
 		// was taken for a ref.
 		{"the marker's call", []string{"read", fmt.Sprintf(`toolcap_read {"ref":%q,"offset":%d}`, a.Ref, a.Offset)}, byFlags.stdout},
 		{"the marker's call and its end", []string{"read", fmt.Sprintf(`toolcap_read {"ref":%q,"offset":%d}]`, a.Ref, a.Offset)}, byFlags.stdout},
-		{"a flag over a member", []string{"read", fmt.Sprintf(`{"ref":%q,"offset":5}`, a.Ref), "--offset", "100", "--length", "50"}, in[100:150] + cut.RestMarker(len(in)-150, cut.UnitBytes, cut.Rest{Tool: rest.DefaultTool, Args: fmt.Sprintf(`{"ref":%q,"offset":150,"length":50}`, a.Ref)})},
+		// 103 and 153 are character boundaries: an offset inside a
+		// character is refused (issue 39, item 11).
+		{"a flag over a member", []string{"read", fmt.Sprintf(`{"ref":%q,"offset":5}`, a.Ref), "--offset", "103", "--length", "50"}, in[103:153] + cut.RestMarker(len(in)-153, cut.UnitBytes, cut.Rest{Tool: rest.DefaultTool, Args: fmt.Sprintf(`{"ref":%q,"offset":153,"length":50}`, a.Ref)})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -392,6 +394,11 @@ func TestRestReadErrors(t *testing.T) {
 		{"an offset past the end", []string{"read", a.Ref, "--offset", strconv.Itoa(len(in) + 1)}, exitFailed,
 			fmt.Sprintf("toolcap read: offset %d is past the end of the output (%d bytes)\n", len(in)+1, len(in))},
 		{"a store in memory", []string{"read", a.Ref, "--manifest", memory}, exitFailed, `toolcap read: keep_rest: store = "memory" ends with the process`},
+		// "line 0: naïve": the ï is bytes 10 and 11 (issue 39, item 11).
+		{"an offset inside a character", []string{"read", a.Ref, "--offset", "11"}, exitFailed,
+			"toolcap read: offset 11 is inside a UTF-8 character of 2 bytes, which starts at offset 10: read from offset 10, or 12 for the character after it\n"},
+		{"a length shorter than a character", []string{"read", a.Ref, "--offset", "10", "--length", "1"}, exitFailed,
+			"toolcap read: length 1 is shorter than the UTF-8 character at offset 10, of 2 bytes: ask for a length of at least 2\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

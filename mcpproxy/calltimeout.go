@@ -40,11 +40,13 @@ func (s *session) disarmAll() {
 	clear(s.timers)
 }
 
-// stopTimers is disarmAll for a session that ended, taking s.mu.
+// stopTimers is disarmAll for a session that ended, taking s.mu; the
+// reads of the rest still running stop too.
 func (s *session) stopTimers() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.disarmAll()
+	s.stopReads()
 }
 
 // expire answers the request id, noted as seq, with a JSON-RPC error when

@@ -653,3 +653,78 @@ func TestHTTPResumeBound(t *testing.T) {
 		t.Errorf("the stream resumed within the bound (-want +got):\n%s", diff)
 	}
 }
+
+// TestHTTPResumeHeldBound: what a session's broken POST streams hold for
+// their clients to resume is bounded in all by twice MaxMessageBytes, the
+// stream that broke first let go first (issue 39, item 7: 40 calls
+// dropped with 14.4 MB responses pending held 760 MiB for the resume
+// grace). A stream resumed is no longer counted.
+func TestHTTPResumeHeldBound(t *testing.T) {
+	const maxMessage = 4096 // the bound: 8192 bytes
+	result := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"` + strings.Repeat("r", 3000) + `"}]}}`
+	}
+	var logs logBuffer
+	logger := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})
+	p := hsProxy(t, logger)
+	up := newCtlUpstream()
+	_, hs := hsServe(t, p, mcpproxy.HTTPOptions{Dial: up.dial, MaxMessageBytes: maxMessage})
+	session := hsInitialize(t, hs.URL, nil)
+	// Four calls (streams 2 to 5, the initialize's was 1), each dropped
+	// by its client after its priming event.
+	var calls []hsRequest
+	for i := 2; i <= 5; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL,
+			strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow"}}`, i)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l, _ := bufio.NewReader(resp.Body).ReadString('\n'); strings.TrimSpace(l) != fmt.Sprintf("id: %d_0", i) {
+			t.Fatalf("stream %d: first line %q, want its priming event", i, l)
+		}
+		calls = append(calls, up.next(t))
+		cancel()
+		resp.Body.Close()
+		waitFor(t, "the proxy to see the POST stream broken", func() bool { return logs.count(brokeLine) == i-1 })
+	}
+	// Stream 3 is resumed before its response comes: it is served, not
+	// held, and not let go.
+	resumed := resumeGET(t, hs.URL, session, "3_0")
+	// 3 responses of about 3 KB held: the third passes 8192 bytes, and
+	// stream 2, the oldest broken, is let go.
+	for _, c := range calls {
+		up.send(t, result(c.ID))
+	}
+	waitFor(t, "the oldest stream to be let go", func() bool { return logs.count("the oldest was let go") == 1 })
+	if diff := cmp.Diff([]sseEvent{{"3_1", result(calls[1].ID)}}, allEvents(t, resumed.Body)); diff != "" {
+		t.Errorf("the stream resumed before its response (-want +got):\n%s", diff)
+	}
+	type outcome struct {
+		Stream string
+		Status int
+		Events []sseEvent
+	}
+	var got []outcome
+	for _, stream := range []string{"2", "4", "5"} {
+		r := resumeGET(t, hs.URL, session, stream+"_0")
+		o := outcome{Stream: stream, Status: r.StatusCode}
+		if r.StatusCode == http.StatusOK {
+			o.Events = allEvents(t, r.Body)
+		}
+		got = append(got, o)
+	}
+	want := []outcome{
+		{"2", http.StatusBadRequest, nil},
+		{"4", http.StatusOK, []sseEvent{{"4_1", result(calls[2].ID)}}},
+		{"5", http.StatusOK, []sseEvent{{"5_1", result(calls[3].ID)}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("resuming the broken streams (-want +got):\n%s", diff)
+	}
+}

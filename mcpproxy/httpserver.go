@@ -63,7 +63,10 @@ type HTTPOptions struct {
 	// ResumeGrace is how long a POST stream whose connection broke before
 	// its response went out waits for its client to resume it (a GET with
 	// the Last-Event-ID of the last event it read), its messages and
-	// response still kept for it; then they are dropped. Zero means
+	// response still kept for it; then they are dropped. What a
+	// session's broken streams hold in all is bounded by twice
+	// MaxMessageBytes: past it the stream that broke first is let go
+	// (its client's resumption is then refused). Zero means
 	// [defaultResumeGrace].
 	ResumeGrace time.Duration
 	// JSONWait is how long a POST of one request waits for the server's
@@ -214,6 +217,10 @@ func (p *Proxy) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 		h.streamMax = defaultStreamBuffer
 	}
 	h.replayMax = 4 * h.streamMax
+	// The POST streams a session's client dropped hold at most twice the
+	// largest request's bytes (32 MiB at the default 16 MiB) for their
+	// clients to resume: a response of that size always fits.
+	h.heldMax = 2 * int64(h.maxBody)
 	if h.resumeGrace <= 0 {
 		h.resumeGrace = defaultResumeGrace
 	}
@@ -251,6 +258,7 @@ type HTTPHandler struct {
 	idle        time.Duration
 	streamMax   int
 	replayMax   int           // the bytes a session's POST streams keep once written, for resumption
+	heldMax     int64         // the bytes a session's broken POST streams hold in all while they wait to be resumed
 	resumeGrace time.Duration // how long a broken POST stream waits to be resumed
 	jsonWait    time.Duration // how long a POST of one request waits to be answered as JSON; < 0 never
 	versions    []string
@@ -591,11 +599,26 @@ func (h *HTTPHandler) Mount(mux *http.ServeMux, path string) {
 	if h.meta == nil {
 		return
 	}
-	mux.Handle(resourceMetadataPath+path, h.metadataHandler())
-	mux.Handle(resourceMetadataPath, h.metadataHandler())
+	mux.Handle(resourceMetadataPath+path, h.bodyBound(h.metadataHandler()))
+	mux.Handle(resourceMetadataPath, h.bodyBound(h.metadataHandler()))
 	for _, p := range legacyAuthorizationPaths {
-		mux.Handle(p, h.legacyAuthorizationHandler())
+		mux.Handle(p, h.bodyBound(h.legacyAuthorizationHandler()))
 	}
+}
+
+// bodyBound returns next with a request's body bounded in time as the
+// endpoint's is (BodyTimeout), for the OAuth endpoints, which read at
+// most 64 KiB of one: a request with a body must send it within the
+// timeout, and its connection is closed after the answer, so that what
+// the handler left unread is not read either (closeAfter).
+func (h *HTTPHandler) bodyBound(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 {
+			w.Header().Set("Connection", "close")
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.bodyTimeout))
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // metadataHandler returns the handler of the proxy's OAuth protected

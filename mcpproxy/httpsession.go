@@ -47,6 +47,10 @@ type httpSession struct {
 	// client that resumes them (events already written): bounded by
 	// h.replayMax across them.
 	replay atomic.Int64
+	// broken counts the POST streams whose connection broke, in order:
+	// the oldest of those waiting to be resumed is let go first when they
+	// hold more than h.heldMax (boundHeld).
+	broken uint64
 }
 
 // newHTTPSession returns a session with one request active in it (the
@@ -225,6 +229,7 @@ func (s *httpSession) route(msg heldMsg, env *message) {
 			if _, finished := st.push(msg, true, false); finished {
 				s.unroute(st)
 			}
+			s.boundHeldAfter(st)
 			return
 		}
 		// Its request's client has left (its POST stream is gone), or it
@@ -244,6 +249,7 @@ func (s *httpSession) route(msg heldMsg, env *message) {
 				s.h.p.logger.Warn("a client fell behind on a POST stream by more than the stream buffer; the stream was cut off",
 					"session", s.id, "stream_buffer", s.h.streamMax)
 			}
+			s.boundHeldAfter(st)
 			return
 		}
 		// Its request's stream is gone (answered, cut off, let go), or
@@ -268,10 +274,50 @@ func (s *httpSession) route(msg heldMsg, env *message) {
 	// stream's log, bounded the same way.
 	if st != nil {
 		if pushed, _ := st.push(msg, false, false); pushed {
+			s.boundHeldAfter(st)
 			return
 		}
 	}
 	s.logEvent(msg)
+}
+
+// boundHeldAfter keeps the session's broken POST streams within their
+// bound (boundHeld) once st, which was just given a message, is one of
+// them. It requires s.mu.
+func (s *httpSession) boundHeldAfter(st *eventStream) {
+	if st.brokeAt != 0 {
+		s.boundHeld()
+	}
+}
+
+// boundHeld lets go of the POST streams whose connection broke and that
+// wait for their clients to resume them, the oldest broken first, while
+// they hold more than h.heldMax bytes in all (their events, written or
+// not, responses included): a client that drops many calls with large
+// responses pending makes the proxy hold them for the resume grace, and
+// without this bound nothing else did (issue 39, item 7: 40 calls dropped
+// with 14.4 MB responses pending held 760 MiB). It requires s.mu.
+func (s *httpSession) boundHeld() {
+	for {
+		var total int64
+		var oldest *eventStream
+		for _, st := range s.streams {
+			if st.brokeAt == 0 {
+				continue
+			}
+			n := st.held()
+			total += int64(n)
+			if n > 0 && (oldest == nil || st.brokeAt < oldest.brokeAt) {
+				oldest = st
+			}
+		}
+		if total <= s.h.heldMax || oldest == nil {
+			return
+		}
+		s.h.p.logger.Warn("POST streams waiting to be resumed hold more than the bound; the oldest was let go",
+			"session", s.id, "stream", oldest.num, "held_bytes", total, "bound", s.h.heldMax)
+		s.forget(oldest)
+	}
 }
 
 // openStream opens the POST stream of reqs, or returns the id of one of
@@ -371,6 +417,9 @@ func (s *httpSession) finished(st *eventStream, conn uint64, complete bool) {
 	}
 	s.h.p.logger.Debug("a POST stream's connection broke before its response; it waits for its client to resume it",
 		"session", s.id, "stream", st.num, "resume_grace", grace.String())
+	s.broken++
+	st.brokeAt = s.broken
+	s.boundHeld()
 }
 
 // drop lets a POST stream go at once.
@@ -627,7 +676,9 @@ func (s *httpSession) resumePOST(w http.ResponseWriter, r *http.Request, stream,
 	var conn uint64
 	why := "it was answered, or not resumed in time"
 	if st != nil {
-		conn, why = st.resume(n)
+		if conn, why = st.resume(n); conn != 0 {
+			st.brokeAt = 0 // served again: no longer held for its client alone
+		}
 	}
 	s.mu.Unlock()
 	if conn == 0 {
@@ -677,6 +728,11 @@ type eventStream struct {
 	conns   uint64 // the connections it has had
 	wake    chan struct{}
 	grace   *time.Timer // lets it go when no connection resumes it
+
+	// brokeAt orders the stream among the session's broken ones (the
+	// session's broken count when its connection broke); 0 while a
+	// connection serves it. Under the session's mu.
+	brokeAt uint64
 }
 
 type streamEvent struct {
@@ -853,6 +909,13 @@ func (st *eventStream) release(conn uint64, grace time.Duration, expire func()) 
 		st.grace = time.AfterFunc(grace, expire)
 	}
 	return true
+}
+
+// held returns the bytes of the events the stream holds, written or not.
+func (st *eventStream) held() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.waiting + st.kept
 }
 
 func (st *eventStream) isEnded() bool {

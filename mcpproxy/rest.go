@@ -5,6 +5,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/rest"
@@ -21,6 +24,15 @@ import (
 // never forwarded: the server does not know the tool, and a ref must not
 // leave the proxy. It reports false, and does nothing, for any other
 // message; the error is the client's write failing.
+//
+// The read runs off the client's loop, which goes on forwarding what the
+// client sends (a ping, a cancellation) while it runs: a read with a
+// pattern searches up to the whole entry, and a costly pattern took
+// minutes there, the session deaf meanwhile (issue 39, item 2). Its
+// context ends at the call timeout (--call-timeout), when the client
+// cancels it (notifications/cancelled, cancelRead: then nothing answers
+// it, as MCP asks), and when the session ends. At most maxReads run at
+// once in a session; a read past them is answered with an error at once.
 func (s *session) answerRead(gen *generation, m *message) (bool, error) {
 	if gen.keeper == nil || !m.isRequest() || m.method != "tools/call" || m.raw == nil {
 		return false, nil
@@ -31,35 +43,147 @@ func (s *session) answerRead(gen *generation, m *message) (bool, error) {
 	}
 	name := params.Name
 	call := chain.Call{ID: "mcp-" + itoa(s.p.seq.Add(1)), Tool: name, Args: params.Arguments}
-	ctx := rest.WithScope(context.Background(), s.scopeOf(m.id))
-	var prep chain.Result
+	// What the read needs of m, taken now: the reader reuses m's bytes
+	// once the loop reads on.
+	id := bytes.Clone(m.id)
+	scoped := rest.WithScope(context.Background(), s.scopeOf(m.id))
+	complete := stateless(requestVersion(m.raw))
+	key := idKey(m.id)
 	s.mu.Lock()
 	client := cmp.Or(params.clientName(), s.clientName)
+	run, busy := (*runningRead)(nil), len(s.reads) >= maxReads
+	ctx := scoped
+	if !busy {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(scoped)
+		stop := func() {}
+		if d := s.p.opts.CallTimeout; d > 0 {
+			ctx, stop = context.WithTimeoutCause(ctx, d, &readTimeout{d})
+		}
+		run = &runningRead{cancel: func(err error) { cancel(err); stop() }}
+		s.reads[key] = run
+	}
 	s.mu.Unlock()
 	pols, handler := gen.forClient(client)
-	page, err := gen.keeper.Read(ctx, params.Arguments, pols.For(name))
-	if err != nil {
-		prep = chain.ErrorResult(name+" failed", err.Error())
-	} else {
-		prep.Content = &page
+	policy := pols.For(name)
+	answer := func(page string, err error) error {
+		var prep chain.Result
+		if err != nil {
+			prep = chain.ErrorResult(name+" failed", err.Error())
+		} else {
+			prep.Content = &page
+		}
+		return s.writeRead(id, call, handler.Answer(scoped, call, prep), complete)
 	}
-	r := handler.Answer(ctx, call, prep)
+	if busy {
+		return true, answer("", fmt.Errorf("%s: %d reads are running in this session already; wait for one to finish", name, maxReads))
+	}
+	go func() {
+		defer func() {
+			s.mu.Lock()
+			if s.reads[key] == run {
+				delete(s.reads, key)
+			}
+			s.mu.Unlock()
+			run.cancel(errReadDone)
+		}()
+		page, err := gen.keeper.Read(ctx, params.Arguments, policy)
+		if ctx.Err() != nil {
+			var timeout *readTimeout
+			switch cause := context.Cause(ctx); {
+			case errors.Is(cause, errReadCancelled):
+				s.p.logger.Debug("a read of the rest was cancelled by its client and stopped", "tool", name, "call_id", call.ID)
+				return // MCP: a cancelled request is not answered
+			case errors.Is(cause, errSessionEnded):
+				return
+			case errors.As(cause, &timeout):
+				s.p.logger.Warn("a read of the rest did not finish within the call timeout and was stopped", "tool", name, "call_id", call.ID, "timeout", timeout.d)
+				page, err = "", fmt.Errorf("%s: the read did not finish within %s (--call-timeout) and was stopped: its pattern costs too much over this output; use a simpler pattern, or read pages without one", name, timeout.d)
+			}
+		}
+		// A failed write is the session ending, which answers nothing more.
+		_ = answer(page, err)
+	}()
+	return true, nil
+}
+
+// maxReads bounds the reads of the rest that run at once in a session.
+const maxReads = 8
+
+// runningRead is a read of the rest running in a session (answerRead).
+type runningRead struct {
+	cancel context.CancelCauseFunc
+}
+
+// The causes that end a read's context, but its call timeout's
+// (readTimeout).
+var (
+	errReadCancelled = errors.New("the client cancelled the read")
+	errSessionEnded  = errors.New("the session ended")
+	errReadDone      = errors.New("the read is answered")
+)
+
+// readTimeout is the cause of a read's context that ended at the call
+// timeout, d.
+type readTimeout struct{ d time.Duration }
+
+func (e *readTimeout) Error() string { return fmt.Sprintf("no answer within %s (--call-timeout)", e.d) }
+
+// cancelRead stops the read that m, a notifications/cancelled of the
+// client's, names, and reports whether it named one: the server never saw
+// that request, so the notification is not forwarded.
+func (s *session) cancelRead(m *message) bool {
+	if !m.isNotification() || m.method != "notifications/cancelled" || m.raw == nil {
+		return false
+	}
+	var n struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(m.raw, &n) != nil || len(n.Params.RequestID) == 0 {
+		return false
+	}
+	key := idKey(n.Params.RequestID)
+	s.mu.Lock()
+	run := s.reads[key]
+	delete(s.reads, key)
+	s.mu.Unlock()
+	if run == nil {
+		return false
+	}
+	run.cancel(errReadCancelled)
+	return true
+}
+
+// stopReads stops every read of the session, which has ended; it requires
+// s.mu.
+func (s *session) stopReads() {
+	for key, run := range s.reads {
+		run.cancel(errSessionEnded)
+		delete(s.reads, key)
+	}
+}
+
+// writeRead writes the answer r of the read call, whose request's id is
+// id, as a tools/call result ("resultType":"complete" with complete).
+func (s *session) writeRead(id []byte, call chain.Call, r chain.Result, complete bool) error {
 	text := ""
 	if r.Content != nil {
 		text = *r.Content
 	}
-	s.p.logger.Debug("answered a read of the rest", "tool", name, "call_id", call.ID, "bytes", len(text), "is_error", r.IsError())
+	s.p.logger.Debug("answered a read of the rest", "tool", call.Tool, "call_id", call.ID, "bytes", len(text), "is_error", r.IsError())
 
 	var b bytes.Buffer
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	b.Write(m.id)
+	b.Write(id)
 	b.WriteString(`,"result":{"content":[{"type":"text","text":`)
 	writeString(&b, []byte(text))
 	b.WriteString(`}]`)
 	if r.IsError() {
 		b.WriteString(`,"isError":true`)
 	}
-	if stateless(requestVersion(m.raw)) {
+	if complete {
 		// Every result of the stateless revision says what it is
 		// (SEP-2322): a page is complete.
 		b.WriteString(`,"resultType":"complete"`)
@@ -76,7 +200,7 @@ func (s *session) answerRead(gen *generation, m *message) (bool, error) {
 		b.Write(withMeta(nil, fig))
 	}
 	b.WriteString("}}")
-	return true, s.cw.write(b.Bytes())
+	return s.cw.write(b.Bytes())
 }
 
 // withReadTool returns the last page of a tools/list result with the read

@@ -43,6 +43,8 @@ type session struct {
 	// timers are the call timeouts of the requests above, by id (see
 	// armTimeout).
 	timers map[string]*time.Timer
+	// reads are the reads of the rest running, by id (answerRead).
+	reads map[string]*runningRead
 	// The listing in progress, from tools/list pages.
 	listing []string
 	schemas map[string]json.RawMessage
@@ -70,6 +72,7 @@ func newSession(p *Proxy, client, server Conn, scope string) *session {
 		lists:  map[string]bool{},
 		others: map[string]pending{},
 		timers: map[string]*time.Timer{},
+		reads:  map[string]*runningRead{},
 	}
 }
 
@@ -207,6 +210,9 @@ func (s *session) clientLoop() error {
 			for _, elem := range elems {
 				if em, err := envelopeOf(elem, s.p.max); err == nil {
 					em.raw = elem
+					if s.cancelRead(em) {
+						continue // a read's: the server never saw it
+					}
 					// A read of the rest is answered here, never forwarded.
 					if answered, err := s.answerRead(gen, em); answered || err != nil {
 						if err != nil {
@@ -258,6 +264,9 @@ func (s *session) clientLoop() error {
 				return err
 			}
 			continue
+		}
+		if s.cancelRead(m) {
+			continue // a read's: the server never saw it
 		}
 		s.noteRequest(m)
 		if err := s.sw.write(m.raw); err != nil {

@@ -163,6 +163,9 @@ func Open(rawURL string, cfg rest.Config, opts ...Option) (*Store, error) {
 	// the operation now, not after go-redis's five dials.
 	ro.DialerRetries = 1
 	ro.ContextTimeoutEnabled = true
+	if ro.TLSConfig != nil {
+		ro.Dialer = tlsDialer(ro.DialTimeout, ro.TLSConfig)
+	}
 	s := New(redis.NewClient(ro), cfg, opts...)
 	s.own, s.where = true, shown
 	return s, nil

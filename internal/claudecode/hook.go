@@ -69,7 +69,20 @@ type Hook struct {
 // The error is CapToolResponse's for output within the limit only: over
 // it, output of the wrong shape is cut as text instead.
 func (h *Hook) Cap(in Input, p shape.Policy) (out json.RawMessage, t chain.Truncation, changed bool, err error) {
-	return h.cap(newDecoder(), in, p)
+	return h.forSession(in).cap(newDecoder(), in, p)
+}
+
+// forSession returns h, or, when in's session_id is too long to be a
+// scope, h without its store, having logged why.
+func (h *Hook) forSession(in Input) *Hook {
+	why := in.keepsNothing()
+	if h == nil || h.Store == nil || why == "" {
+		return h
+	}
+	if h.Logger != nil {
+		h.Logger.Warn(why)
+	}
+	return &Hook{Logger: h.Logger, streamAbove: h.streamAbove, maxPayload: h.maxPayload, streamed: h.streamed}
 }
 
 // cap is Cap, reading the output through d: each string of it is decoded

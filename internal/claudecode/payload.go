@@ -38,6 +38,25 @@ type Input struct {
 	ToolInput json.RawMessage `json:"tool_input"`
 	// ToolResponse is the tool's output, in the tool's own shape, as JSON.
 	ToolResponse json.RawMessage `json:"tool_response"`
+
+	// SessionIDLength is the length, as written, of a session_id longer
+	// than the hook takes (maxSessionID): SessionID is then empty, and
+	// nothing of the output is kept. 0 otherwise.
+	SessionIDLength int `json:"-"`
+}
+
+// maxSessionID bounds the session_id the hook uses, as written in the
+// payload: Claude Code's is a UUID (38 bytes with its quotes). A longer
+// one is not held, nor made a scope of the store: the output is cut
+// without keeping the rest, and the hook says why (issue 39, item 11).
+const maxSessionID = 256
+
+// keepsNothing returns why nothing of in's output may be kept, or "".
+func (in Input) keepsNothing() string {
+	if in.SessionIDLength == 0 {
+		return ""
+	}
+	return fmt.Sprintf("session_id: %d bytes, over the %d a session id may be: the output is cut without keeping the rest", in.SessionIDLength, maxSessionID)
 }
 
 // Reply is what a PostToolUse hook prints to replace a tool's output: a
@@ -234,6 +253,10 @@ func (in *Input) envelope(members map[string]json.RawMessage) error {
 	} {
 		raw, ok := members[f.key]
 		if !ok || string(raw) == "null" {
+			continue
+		}
+		if f.dst == &in.SessionID && len(raw) > maxSessionID {
+			in.SessionIDLength = len(raw)
 			continue
 		}
 		s, err := wire.Unquote(raw)

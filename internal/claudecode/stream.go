@@ -48,6 +48,15 @@ type Setup struct {
 	Store *rest.Dir
 }
 
+// forSession returns s, without its store when in's session_id is too
+// long to be a scope ([Hook.forSession]).
+func (s Setup) forSession(in Input) Setup {
+	if in.keepsNothing() != "" {
+		s.Store = nil
+	}
+	return s
+}
+
 // Capped is what [Hook.ReadCap] made of a payload.
 type Capped struct {
 	// Input is the payload's members. Its ToolResponse is the payload's
@@ -133,7 +142,7 @@ func (h *Hook) ReadCap(r io.Reader, setup func(tool string) (Setup, error)) (Cap
 	if err != nil {
 		return Capped{Input: in}, &SetupError{Err: err}
 	}
-	hk := &Hook{Store: s.Store, Logger: h.logger()}
+	hk := (&Hook{Store: s.Store, Logger: h.logger()}).forSession(in)
 	// The output's long strings are decoded after the payload, in its
 	// buffer.
 	d := newDecoder()
@@ -171,6 +180,9 @@ func (h *Hook) readStream(r io.Reader, setup func(string) (Setup, error)) (Cappe
 		rs      *respStream
 		spooled *os.File
 		setups  = map[string]Setup{}
+		// sessionIDBytes is the length of a session_id longer than
+		// maxSessionID, which is not held.
+		sessionIDBytes int
 	)
 	defer func() {
 		if rs != nil {
@@ -201,7 +213,27 @@ func (h *Hook) readStream(r io.Reader, setup func(string) (Setup, error)) (Cappe
 	}
 	err := topObject(src, func(key string) error {
 		switch key {
-		case "hook_event_name", "tool_name", "tool_use_id", "session_id":
+		case "session_id":
+			n := 0
+			tee := src.tee
+			src.tee = func(p []byte) {
+				if tee != nil {
+					tee(p)
+				}
+				n += len(p)
+			}
+			raw, err := captureValue(src, maxSessionID)
+			src.tee = tee
+			if errors.Is(err, errTooLong) {
+				// Not held: counted, and nothing is kept of the output.
+				sessionIDBytes, err = n, nil
+				delete(fields, key)
+			} else if err == nil {
+				sessionIDBytes = 0
+				fields[key] = raw
+			}
+			return err
+		case "hook_event_name", "tool_name", "tool_use_id":
 			raw, err := captureValue(src, maxField)
 			if err != nil {
 				return err
@@ -225,6 +257,7 @@ func (h *Hook) readStream(r io.Reader, setup func(string) (Setup, error)) (Cappe
 			spooled = nil
 			tool, named := current("tool_name")
 			scope, scoped := current("session_id")
+			scoped = scoped || sessionIDBytes > 0
 			event, evented := current("hook_event_name")
 			if !named || tool == "" || !scoped || (evented && event != EventPostToolUse) {
 				// The output's policy or scope is not known yet: it is
@@ -236,6 +269,9 @@ func (h *Hook) readStream(r io.Reader, setup func(string) (Setup, error)) (Cappe
 			s, err := setupFor(tool)
 			if err != nil {
 				return err
+			}
+			if sessionIDBytes > 0 {
+				s.Store = nil // no scope to keep it in (forSession)
 			}
 			rs = newRespStream(src, tool, scope, s)
 			return rs.run()
@@ -252,6 +288,7 @@ func (h *Hook) readStream(r io.Reader, setup func(string) (Setup, error)) (Cappe
 	if err := in.envelope(fields); err != nil {
 		return Capped{}, err
 	}
+	in.SessionIDLength = sessionIDBytes
 	s, err := setupFor(in.ToolName)
 	if err != nil {
 		return Capped{Input: in}, err
@@ -260,7 +297,7 @@ func (h *Hook) readStream(r io.Reader, setup func(string) (Setup, error)) (Cappe
 		if _, err := spooled.Seek(0, io.SeekStart); err != nil {
 			return Capped{Input: in}, fmt.Errorf("reading the copy of the tool output: %w", err)
 		}
-		rs = newRespStream(newSource(spooled, MaxPayload), in.ToolName, in.SessionID, s)
+		rs = newRespStream(newSource(spooled, MaxPayload), in.ToolName, in.SessionID, s.forSession(in))
 		if err := rs.run(); err != nil {
 			return Capped{Input: in}, fmt.Errorf("reading the copy of the tool output: %w", err)
 		}
@@ -268,7 +305,7 @@ func (h *Hook) readStream(r io.Reader, setup func(string) (Setup, error)) (Cappe
 	if h != nil && h.streamed != nil && rs != nil {
 		h.streamed(len(rs.longs))
 	}
-	hk := &Hook{Store: s.Store, Logger: h.logger()}
+	hk := (&Hook{Store: s.Store, Logger: h.logger()}).forSession(in)
 	var (
 		out     json.RawMessage
 		t       chain.Truncation

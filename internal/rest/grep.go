@@ -47,6 +47,9 @@ const (
 	// in its first 64 KiB only) and a quarter of the window: the windows
 	// of a long line read it 4/3 times over.
 	maxMatchBytes = 64 << 10
+	// grepCheck is the most bytes of short lines a read with a pattern
+	// searches between two looks at its call's context.
+	grepCheck = 4 << 10
 )
 
 // grep answers a read with a pattern: the lines of the output from
@@ -79,9 +82,18 @@ func (k *Keeper) grepSized(ctx context.Context, r Reader, info Info, a ReadArgs,
 	if err != nil {
 		return fail(err)
 	}
+	checked := pos
 	for i := 0; pos < info.Size; i++ {
-		if i%4096 == 0 && ctx.Err() != nil {
-			return "", fmt.Errorf("%s: %w", k.tool, ctx.Err())
+		// The call's context is asked every 4 KiB searched, and every 256
+		// lines: a costly pattern takes milliseconds for a line of 1 KiB
+		// (.{500}Z, 6 ms; (\w+\s*){1,100}q, 16 ms), and a check every 4096
+		// lines let one run for a minute past its deadline (issue 39,
+		// item 2). A check costs a few nanoseconds.
+		if i%256 == 0 || pos-checked >= grepCheck {
+			if err := ctx.Err(); err != nil {
+				return "", fmt.Errorf("%s: %w", k.tool, context.Cause(ctx))
+			}
+			checked = pos
 		}
 		c := pos - int64(cw)
 		b := t.held(c)
@@ -149,7 +161,7 @@ func (k *Keeper) grepSized(ctx context.Context, r Reader, info Info, a ReadArgs,
 func (g *grepped) long(ctx context.Context, t *text, m *matcher, pos int64, cw int) (next int64, full bool, err error) {
 	fail := func(err error) (int64, bool, error) {
 		if ctx.Err() != nil {
-			return 0, false, fmt.Errorf("%s: %w", g.k.tool, ctx.Err())
+			return 0, false, fmt.Errorf("%s: %w", g.k.tool, context.Cause(ctx))
 		}
 		return 0, false, fmt.Errorf("%s: reading ref %s: %w", g.k.tool, strconv.Quote(g.a.Ref), err)
 	}
@@ -262,6 +274,11 @@ func lineIn(b []byte, from int, base, end int64) (be int, next int64, lineEnds b
 func (g *grepped) show(b []byte, base int64, lineEnds bool, lineStart, from, s, e int64) (np int64, done, fit bool) {
 	rs := int(s - base)
 	ws, we := around(b, int(from-base), rs, int(min(e-base, int64(len(b)))))
+	if we == len(b) && !lineEnds {
+		// b ends where its window does, perhaps inside a character:
+		// the stretch ends before it.
+		we = max(ws+1, completeEnd(b))
+	}
 	var text strings.Builder
 	text.Grow(we - ws + 2*len("…"))
 	if base+int64(ws) != lineStart {
@@ -295,6 +312,20 @@ func around(b []byte, from, s, e int) (ws, we int) {
 		we = min(len(b), ws+maxMatchLine)
 	}
 	return ws, we
+}
+
+// completeEnd returns len(b), or where a character starts that b cuts
+// short: the bytes there begin a valid sequence that b does not finish.
+func completeEnd(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-(utf8.UTFMax-1); i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return i
+			}
+			break
+		}
+	}
+	return len(b)
 }
 
 // size writes n bytes for the model: in KiB when they are whole.
@@ -482,8 +513,8 @@ func (l *lineReader) ReadRune() (rune, int, error) {
 	if l.done {
 		return 0, 0, io.EOF
 	}
-	if l.n++; l.n%(64<<10) == 0 && l.ctx.Err() != nil {
-		return l.end(0, l.ctx.Err())
+	if l.n++; l.n%grepCheck == 0 && l.ctx.Err() != nil {
+		return l.end(0, context.Cause(l.ctx))
 	}
 	r, size, err := l.r.ReadRune()
 	switch {
@@ -599,6 +630,9 @@ type grepped struct {
 // add appends the entry of text at offset at, and reports whether it fit
 // beside the marker that would name the read of the next ones.
 func (g *grepped) add(at int64, text string) bool {
+	// As a client decodes it, and so measured: a byte of the entry that
+	// is not valid UTF-8 is shown as U+FFFD.
+	text, _ = cut.ReplaceInvalid(text)
 	entry := strconv.FormatInt(at, 10) + ":" + text + "\n"
 	if g.b.Len()+len(entry)+len(g.marker(at)) > g.p.MaxBytes {
 		return false

@@ -112,6 +112,10 @@ func (k *Keeper) Text(ctx context.Context, s string, p shape.Policy) (string, ch
 	if p.FitsText(s) || !p.KeepRest {
 		return shape.Text(s, p)
 	}
+	// The entry holds the text as a client decodes it, the text the cut
+	// measures: the marker's offset is then one of the entry's, and every
+	// page read from it is valid UTF-8 (issue 39, item 11).
+	s, _ = cut.ReplaceInvalid(s)
 	plain := func() (string, chain.Truncation) {
 		out, t, _ := shape.Text(s, p)
 		return out, t

@@ -53,10 +53,45 @@ func (k *Keeper) Read(ctx context.Context, args json.RawMessage, p shape.Policy)
 	case a.Offset >= info.Size:
 		return "", fmt.Errorf("%s: bytes from offset %d on were not kept: the store keeps the first %d bytes of an output (max_entry_bytes); run the tool again, narrower", k.tool, a.Offset, info.Size)
 	}
+	if err := k.checkOffset(r, info, a); err != nil {
+		return "", err
+	}
 	if re != nil {
 		return k.grep(ctx, r, info, a, re, p)
 	}
 	return k.page(r, info, a, p)
+}
+
+// checkOffset refuses an offset that falls inside a UTF-8 character of
+// the entry: a page from there would begin with the character's last
+// bytes, which no client decodes (issue 39, item 11). The error names the
+// offsets where the character starts and where the next one does. A byte
+// that is not part of a valid sequence (a stray continuation byte) is a
+// character of its own, shown as U+FFFD: an offset at it is a boundary.
+func (k *Keeper) checkOffset(r Reader, info Info, a ReadArgs) error {
+	if a.Offset == 0 {
+		return nil
+	}
+	from := max(0, a.Offset-(utf8.UTFMax-1))
+	var buf [2*utf8.UTFMax - 1]byte
+	b := buf[:min(int64(len(buf)), info.Size-from)]
+	if n, err := r.ReadAt(b, from); n < len(b) {
+		return fmt.Errorf("%s: reading ref %s: %w", k.tool, strconv.Quote(a.Ref), err)
+	}
+	at := int(a.Offset - from)
+	for i := at - 1; i >= 0; i-- {
+		if !utf8.RuneStart(b[i]) {
+			continue
+		}
+		c, size := utf8.DecodeRune(b[i:])
+		if (c != utf8.RuneError || size > 1) && i+size > at {
+			start := from + int64(i)
+			return fmt.Errorf("%s: offset %d is inside a UTF-8 character of %d bytes, which starts at offset %d: read from offset %d, or %d for the character after it",
+				k.tool, a.Offset, size, start, start, start+int64(size))
+		}
+		return nil
+	}
+	return nil
 }
 
 // unknown is the error of a ref the scope cannot read, the same for every
@@ -85,11 +120,17 @@ func (k *Keeper) page(r Reader, info Info, a ReadArgs, p shape.Policy) (string, 
 	if n, err := r.ReadAt(buf, int64(off)); n < want && err != nil {
 		return "", fmt.Errorf("%s: reading ref %s: %w", k.tool, strconv.Quote(a.Ref), err)
 	}
+	if c, size := utf8.DecodeRune(buf); a.Length > 0 && int64(size) > a.Length && (c != utf8.RuneError || size > 1) {
+		// Not one character in the page: fitPage would find no room.
+		return "", fmt.Errorf("%s: length %d is shorter than the UTF-8 character at offset %d, of %d bytes: ask for a length of at least %d", k.tool, a.Length, off, size, size)
+	}
 	// buf is never written again: the page may share it.
 	window := unsafe.String(unsafe.SliceData(buf), len(buf))
 	last := end == int(info.Original) // nothing would be left after a whole page
-	if end-off <= p.MaxBytes && last && fits(window[:end-off], p) {
-		return window[:end-off], nil
+	if end-off <= p.MaxBytes && last {
+		if whole, _ := cut.ReplaceInvalid(window[:end-off]); len(whole) <= p.MaxBytes && fits(whole, p) {
+			return whole, nil
+		}
 	}
 	marker := func(shown int) string {
 		next := off + shown
@@ -109,6 +150,9 @@ func (k *Keeper) page(r Reader, info Info, a ReadArgs, p shape.Policy) (string, 
 // fitPage returns the longest head of the window (total bytes, of which
 // window holds the first) that fits p followed by marker(its length), cut on
 // a character boundary, and false when not even the marker alone fits.
+// The head is shown as a client decodes it: a byte of the entry that is
+// not valid UTF-8 is a U+FFFD of 3 bytes, measured so; the offsets stay
+// the entry's.
 func fitPage(window string, total int, p shape.Policy, marker func(shown int) string) (string, bool) {
 	k := min(total, len(window))
 	// The marker's length changes with the digits of its numbers only:
@@ -119,14 +163,19 @@ func fitPage(window string, total int, p shape.Policy, marker func(shown int) st
 			return "", false
 		}
 		m := marker(k)
-		over := k + len(m) - p.MaxBytes
+		head, _ := cut.ReplaceInvalid(window[:k])
+		over := len(head) + len(m) - p.MaxBytes
 		if over <= 0 {
-			page := window[:k] + m
+			page := head + m
 			if fits(page, p) {
 				return page, true
 			}
 			// Over the token limit: give up a share of the head.
 			over = max(1, k/8)
+		} else if len(head) > k {
+			// A byte of the window is 1 to 3 of the head: give up a
+			// third of the excess, which never gives up too much.
+			over = max(1, over/3)
 		}
 		if k <= over {
 			// Not a byte beside the marker: a page that shows nothing

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/toolcap/toolcap/chain"
@@ -18,11 +19,18 @@ type Stream struct {
 	ctx context.Context
 	p   shape.Policy
 
+	// fix decodes the output as a client does, each byte that is not
+	// valid UTF-8 replaced by U+FFFD, before the cut and the entry see
+	// it: the entry holds the text the marker's figures count, so that an
+	// offset the marker names is one of the entry's, and a page read from
+	// it is valid UTF-8 (issue 39, item 11).
+	fix   cut.Replacer
+	dec   []byte // what fix emits of one Write
 	held  []byte // under a token limit, the first bytes, up to p.Hold()
 	hold  int
 	w     *cut.Writer // the cut as it streams; under a token limit, past hold
 	e     Entry       // over the limit, when the policy keeps the rest
-	n     int         // bytes written to w
+	n     int         // bytes written to w, as decoded
 	ended bool
 
 	gaveUp bool // the store failed: nothing is kept
@@ -43,12 +51,40 @@ func (k *Keeper) NewStream(ctx context.Context, p shape.Policy) *Stream {
 // Write takes the next piece of the output. It never fails: a store that
 // fails is given up, and the output is cut without it.
 func (s *Stream) Write(b []byte) (int, error) {
-	n := len(b)
+	if s.ended {
+		return len(b), nil
+	}
+	if s.fix.Pending() == 0 && utf8.Valid(b) {
+		s.put(b)
+		return len(b), nil
+	}
+	s.decode(func(emit func([]byte)) { s.fix.Write(b, emit) })
+	return len(b), nil
+}
+
+// decode puts what run emits through the Replacer as one piece of whole
+// characters: a character the Replacer completes comes out byte by byte,
+// and the entry must begin (begin) on a character's boundary, where the
+// Writer holds every byte put so far.
+func (s *Stream) decode(run func(emit func([]byte))) {
+	s.dec = s.dec[:0]
+	run(func(p []byte) { s.dec = append(s.dec, p...) })
+	s.put(s.dec)
+	if cap(s.dec) > 1<<20 {
+		s.dec = nil
+	}
+}
+
+// put takes the next piece of the output, decoded, in whole characters.
+func (s *Stream) put(b []byte) {
+	if len(b) == 0 {
+		return
+	}
 	if s.w == nil {
 		if len(s.held)+len(b) <= s.hold {
 			s.held = append(s.held, b...)
-			s.n += n
-			return n, nil
+			s.n += len(b)
+			return
 		}
 		// Hold exactly the first hold bytes, then cut as it streams.
 		fill := s.hold - len(s.held)
@@ -77,7 +113,6 @@ func (s *Stream) Write(b []byte) (int, error) {
 			s.giveUp()
 		}
 	}
-	return n, nil
 }
 
 // begin starts the entry of an output over the limit, with what was
@@ -118,6 +153,9 @@ func (s *Stream) giveUp() {
 func (s *Stream) Result() (string, chain.Truncation, bool) {
 	if s.ended {
 		return "", chain.Truncation{}, false
+	}
+	if s.fix.Pending() > 0 {
+		s.decode(s.fix.Flush) // a character the output cut short: U+FFFD
 	}
 	s.ended = true
 	if s.w == nil {

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"sync"
 
 	"github.com/toolcap/toolcap/redact"
 	"github.com/toolcap/toolcap/tokens"
@@ -79,9 +80,13 @@ func (r Redaction) Detector(base redact.Detector) redact.Detector {
 // Callers must not modify it.
 var BuiltinClients = map[string]int{"codex-mcp-client": 11776}
 
-// defaultPolicies are the policies of a nil *Policies.
-var defaultPolicies = Policies{def: Default(""), fit: DefaultMaxBytes, clients: BuiltinClients,
-	front: Front{ReadTool: DefaultReadTool, KeepsRest: true}}
+// defaultPolicies are the policies of a nil *Policies, built on first use:
+// at package initialisation they would compile the built-in rules in
+// every process that links the package, the hook's included.
+var defaultPolicies = sync.OnceValue(func() *Policies {
+	return &Policies{def: Default(""), fit: DefaultMaxBytes, clients: BuiltinClients,
+		front: Front{ReadTool: DefaultReadTool, KeepsRest: true}}
+})
 
 // DefaultReadTool is the read tool's name unless a manifest names another
 // (rest.DefaultTool is this).
@@ -115,7 +120,7 @@ func NewPolicies(c PoliciesConfig) *Policies {
 // orDefault returns p, or the default policies when p is nil.
 func (p *Policies) orDefault() *Policies {
 	if p == nil {
-		return &defaultPolicies
+		return defaultPolicies()
 	}
 	return p
 }

@@ -356,6 +356,11 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		metrics = &mcpMetrics{}
 		opts.Middleware = append(opts.Middleware, metrics.middleware)
 	}
+	stopTelemetry, ok := o.startTelemetry(ctx, env, logger, &opts, stderr)
+	if !ok {
+		return exitUsage
+	}
+	defer stopTelemetry()
 	proxy, err := mcpproxy.New(opts)
 	if err != nil {
 		return configError(stderr, err)

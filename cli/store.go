@@ -21,6 +21,7 @@ type Option func(*options)
 type options struct {
 	openURL   StoreOpener
 	tokenizer TokenizerOpener
+	telemetry telemetrySetup // toolcap mcp's (WithTelemetry); nil: none
 }
 
 // A StoreOpener opens the store of what cuts drop that a manifest names by

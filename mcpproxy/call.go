@@ -49,6 +49,9 @@ type pendingCall struct {
 	// does not keep the rest.
 	keeper *rest.Keeper
 	ctx    context.Context
+	// span is the call's, while it is pending; nil unless Options.Trace
+	// is set.
+	span *traced
 }
 
 // member is one member of a JSON object, as it came.

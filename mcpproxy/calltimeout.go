@@ -47,6 +47,8 @@ func (s *session) stopTimers() {
 	defer s.mu.Unlock()
 	s.disarmAll()
 	s.stopReads()
+	// And the spans of the requests left unanswered (Options.Trace).
+	s.endAllLocked("session_ended")
 }
 
 // expire answers the request id, noted as seq, with a JSON-RPC error when
@@ -59,12 +61,13 @@ func (s *session) expire(id []byte, seq int64, d time.Duration) {
 	key := idKey(id)
 	s.mu.Lock()
 	method := ""
+	var span *traced
 	if c := s.calls[key]; c != nil && c.seq == seq && !c.cancelled {
-		method = "tools/call"
+		method, span = "tools/call", c.span
 		delete(s.calls, key)
 		delete(s.timers, key) // this timer, which has fired
 	} else if o, ok := s.others[key]; ok && o.seq == seq {
-		method = o.method
+		method, span = o.method, o.span
 		delete(s.others, key)
 		delete(s.lists, key)
 		delete(s.timers, key)
@@ -74,10 +77,11 @@ func (s *session) expire(id []byte, seq int64, d time.Duration) {
 		return // answered, cancelled, or the session ended
 	}
 	s.p.logger.Warn("the server did not answer a request within the call timeout; the client gets an error and the server a cancellation",
-		"method", method, "id", truncID(id), "timeout", d)
+		append([]any{"method", method, "id", truncID(id), "timeout", d}, span.logIDs()...)...)
 	msg := fmt.Sprintf("toolcap: the MCP server did not answer %s within %s (--call-timeout); the request was cancelled", method, d)
 	// A failed write is the session ending, which answers nothing more.
 	_ = s.cw.write(errorResponse(id, codeInternal, msg))
+	span.finish("timeout")
 	if method == "initialize" {
 		// MCP forbids cancelling initialize: the server is left to answer
 		// it, and that late answer is dropped like any other.

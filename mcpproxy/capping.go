@@ -21,12 +21,18 @@ import (
 
 // answerCall caps a tools/call's answer and sends it to the client.
 func (s *session) answerCall(call *pendingCall, m *message) error {
+	if call.span != nil {
+		// Ended once the answer is written, with the figures capResult
+		// records in it (traceResult).
+		defer call.span.finish("")
+	}
 	if m.rpcErr != nil {
+		call.traceError(m.rpcErr)
 		out, t, capped := m.rpcErr.capError(m.id, call.policy, m.raw == nil)
 		if out == nil {
 			return s.cw.write(m.raw)
 		}
-		pin.LogRedactions(s.p.logger, call.tool, call.callID, m.rpcErr.redactions)
+		pin.LogRedactions(call.span.logger(s.p.logger, m.rpcErr.redactions != nil), call.tool, call.callID, m.rpcErr.redactions)
 		if capped {
 			shape.Log(s.p.logger, call.tool, call.callID, t)
 		}
@@ -35,6 +41,7 @@ func (s *session) answerCall(call *pendingCall, m *message) error {
 	if m.result == nil {
 		// An answer with neither result nor error: not one a client can
 		// read as a result, so it is passed on as it is when it can be.
+		call.span.finish("invalid_response")
 		if m.raw != nil {
 			return s.cw.write(m.raw)
 		}
@@ -79,6 +86,7 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 		// reader's text is valid UTF-8 (what it replaced is counted in
 		// its length). The result goes out as it came, its text never
 		// decoded: nothing would read it.
+		call.traceFits(res)
 		return nil
 	}
 	res.decodeText()
@@ -109,13 +117,14 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 	}
 	// The call's scope (its session's, or on a lane its principal's): a
 	// cut the chain keeps the rest of is readable from there only.
-	ctx := rest.WithScope(context.Background(), cmp.Or(call.scope, s.scope))
+	ctx := rest.WithScope(call.span.context(context.Background()), cmp.Or(call.scope, s.scope))
 	r := call.handler.Answer(ctx, chain.Call{ID: call.callID, Tool: call.tool, Args: call.args}, prep)
 	// What the reader redacted (the chain's policies carry no detector:
 	// see Proxy.SetPolicies). Logged once, here: the chain logs no info.
 	redacted := res.redactions
-	pin.LogRedactions(s.p.logger, call.tool, call.callID, redacted)
+	pin.LogRedactions(call.span.logger(s.p.logger, redacted != nil), call.tool, call.callID, redacted)
 	if redacted == nil && s.forwardable(m, res) && fitsAsSent(res, prep, r, pol) {
+		call.traceFits(res)
 		return nil
 	}
 
@@ -211,9 +220,11 @@ func (s *session) capResult(call *pendingCall, m *message) func(jsonWriter) {
 	}
 	cutAny := cf.Changed() || structCut || sh.structuredDropped || precut || res.structuredReduced || sh.isError != res.isError
 	if !cutAny && redacted == nil && s.forwardable(m, res) {
+		call.traceFits(res)
 		return nil
 	}
 	s.logCut(call, r, cf, structFig, structCut || sh.structuredDropped)
+	call.traceResult(cf.Figures, r, structFig, structCut || sh.structuredDropped, redacted, sh.isError)
 	meta := resultMeta{redaction: newRedactionMeta(redacted)}
 	if !cutAny && redacted != nil {
 		// Written out for its redactions alone: nothing was cut, and
@@ -278,6 +289,7 @@ func (s *session) logCut(call *pendingCall, r chain.Result, cf shape.ContentFigu
 	case structCut:
 		extra = append(extra, "structured_original_bytes", structFig.OriginalBytes, "structured_kept_bytes", structFig.KeptBytes)
 	}
+	extra = append(extra, call.span.logIDs()...)
 	l.Info(shape.Message(t), append(shape.LogFields(call.tool, call.callID, t), extra...)...)
 }
 

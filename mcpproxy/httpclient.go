@@ -328,6 +328,7 @@ func (c *httpClientConn) post(msg []byte, env *message, onWay func()) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	setTraceHeaders(req.Header, msg)
 	resp, err := c.client.Do(req)
 	if err != nil {
 		// A request cancelled (its stateless client left, or cancelled

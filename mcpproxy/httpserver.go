@@ -465,6 +465,9 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, codeParseError, "toolcap: "+err.Error())
 		return
 	}
+	if h.p.opts.Trace != nil && len(reqs) == 1 {
+		body = withHeaderTrace(body, r.Header)
+	}
 
 	// A request of the stateless revision is served on a lane, initialize
 	// included (its server answers that it has no such method): only a

@@ -70,6 +70,16 @@ type Options struct {
 	// it, and an answer that comes later is dropped. Zero waits as long as
 	// the server takes.
 	CallTimeout time.Duration
+	// Trace, when set, is called for each request of the client's as the
+	// proxy reads it, before it is forwarded (or answered by the proxy
+	// itself, as a read of the rest is): s holds what the proxy knows of
+	// the request, and Trace may replace its trace context for the server
+	// (see [Span]). The context it returns is the one the chain's
+	// middleware get for the request; end is called once, after the
+	// request is answered, with how it ended in s. Nil traces nothing and
+	// costs nothing. Module github.com/toolcap/toolcap/otel makes one that
+	// reports OpenTelemetry spans and metrics.
+	Trace func(ctx context.Context, s *Span) (_ context.Context, end func())
 }
 
 // ErrServerExited is returned (wrapped) by [Proxy.Serve] when the server

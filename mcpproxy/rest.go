@@ -46,7 +46,8 @@ func (s *session) answerRead(gen *generation, m *message) (bool, error) {
 	// What the read needs of m, taken now: the reader reuses m's bytes
 	// once the loop reads on.
 	id := bytes.Clone(m.id)
-	scoped := rest.WithScope(context.Background(), s.scopeOf(m.id))
+	span := s.startSpan(m)
+	scoped := rest.WithScope(span.context(context.Background()), s.scopeOf(m.id))
 	complete := stateless(requestVersion(m.raw))
 	key := idKey(m.id)
 	s.mu.Lock()
@@ -73,7 +74,11 @@ func (s *session) answerRead(gen *generation, m *message) (bool, error) {
 		} else {
 			prep.Content = &page
 		}
-		return s.writeRead(id, call, handler.Answer(scoped, call, prep), complete)
+		r := handler.Answer(scoped, call, prep)
+		span.traceRead(policy.MaxBytes, r)
+		err = s.writeRead(id, call, r, complete, span.logIDs()...)
+		span.finish("")
+		return err
 	}
 	if busy {
 		return true, answer("", fmt.Errorf("%s: %d reads are running in this session already; wait for one to finish", name, maxReads))
@@ -93,12 +98,15 @@ func (s *session) answerRead(gen *generation, m *message) (bool, error) {
 			switch cause := context.Cause(ctx); {
 			case errors.Is(cause, errReadCancelled):
 				s.p.logger.Debug("a read of the rest was cancelled by its client and stopped", "tool", name, "call_id", call.ID)
+				span.finish("cancelled")
 				return // MCP: a cancelled request is not answered
 			case errors.Is(cause, errSessionEnded):
+				span.finish("session_ended")
 				return
 			case errors.As(cause, &timeout):
 				s.p.logger.Warn("a read of the rest did not finish within the call timeout and was stopped", "tool", name, "call_id", call.ID, "timeout", timeout.d)
 				page, err = "", fmt.Errorf("%s: the read did not finish within %s (--call-timeout) and was stopped: its pattern costs too much over this output; use a simpler pattern, or read pages without one", name, timeout.d)
+				span.setError("timeout")
 			}
 		}
 		// A failed write is the session ending, which answers nothing more.
@@ -167,12 +175,12 @@ func (s *session) stopReads() {
 
 // writeRead writes the answer r of the read call, whose request's id is
 // id, as a tools/call result ("resultType":"complete" with complete).
-func (s *session) writeRead(id []byte, call chain.Call, r chain.Result, complete bool) error {
+func (s *session) writeRead(id []byte, call chain.Call, r chain.Result, complete bool, ids ...any) error {
 	text := ""
 	if r.Content != nil {
 		text = *r.Content
 	}
-	s.p.logger.Debug("answered a read of the rest", "tool", call.Tool, "call_id", call.ID, "bytes", len(text), "is_error", r.IsError())
+	s.p.logger.Debug("answered a read of the rest", append([]any{"tool", call.Tool, "call_id", call.ID, "bytes", len(text), "is_error", r.IsError()}, ids...)...)
 
 	var b bytes.Buffer
 	b.WriteString(`{"jsonrpc":"2.0","id":`)

@@ -51,6 +51,9 @@ type session struct {
 	// shadowWarned: the server's tool of the read tool's name was warned
 	// about, once per session.
 	shadowWarned bool
+	// protocolVersion is the revision the server answered initialize
+	// with, for Options.Trace (see endSpan).
+	protocolVersion string
 }
 
 // pending is a request of the client's other than tools/call.
@@ -58,6 +61,7 @@ type pending struct {
 	seq    int64
 	id     []byte
 	method string
+	span   *traced // nil unless Options.Trace is set
 }
 
 func newSession(p *Proxy, client, server Conn, scope string) *session {
@@ -221,6 +225,7 @@ func (s *session) clientLoop() error {
 						continue
 					}
 					s.noteRequest(em)
+					elem = em.raw // with the trace context Options.Trace gave it
 				}
 				forward = append(forward, elem)
 			}
@@ -284,6 +289,7 @@ func (s *session) noteRequest(m *message) {
 	if !m.isRequest() {
 		return
 	}
+	span := s.startSpan(m)
 	id := idKey(m.id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -328,6 +334,7 @@ func (s *session) noteRequest(m *message) {
 			handler: handler,
 			policy:  pols.For(params.Name),
 			scope:   s.scopeOf(m.id),
+			span:    span,
 		}
 		if c.policy.Spec.Keep == "" && s.p.hasOutputSchema(c.tool) {
 			// A tool with an output schema returns structuredContent, and
@@ -351,7 +358,7 @@ func (s *session) noteRequest(m *message) {
 		_ = json.Unmarshal(m.raw, &req)
 		s.lists[id] = req.Params.Cursor != nil
 	}
-	s.others[id] = pending{seq: s.seq, id: m.id, method: m.method}
+	s.others[id] = pending{seq: s.seq, id: m.id, method: m.method, span: span}
 }
 
 // scopeOf returns the scope the refs of the request with id are bound to:
@@ -383,10 +390,14 @@ func (s *session) noteCancel(raw []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.disarm(id)
+	if o, ok := s.others[id]; ok {
+		o.span.finish("cancelled")
+	}
 	delete(s.others, id)
 	delete(s.lists, id)
 	if c := s.calls[id]; c != nil {
 		c.cancelled, c.args = true, nil
+		c.span.finish("cancelled")
 	}
 }
 
@@ -479,12 +490,16 @@ func (s *session) fromServer(m *message) error {
 		delete(s.calls, id)
 		cont, isList := s.lists[id]
 		delete(s.lists, id)
-		_, other := s.others[id]
+		o, other := s.others[id]
 		delete(s.others, id)
 		s.disarm(id)
 		s.mu.Unlock()
 		if call != nil {
 			return s.answerCall(call, m)
+		}
+		if o.span != nil {
+			// Ended once the answer is written (or in its place, below).
+			defer s.endSpan(o.span, m)
 		}
 		if !other {
 			// No request of the client's waits for it: an answer to an id
@@ -499,6 +514,7 @@ func (s *session) fromServer(m *message) error {
 			s.p.logger.Warn("a response from the server is over the bound; the client gets an error instead",
 				"bytes", m.size, "max_message_bytes", s.p.max)
 			msg := fmt.Sprintf("toolcap: the server's response was %d bytes, over the proxy's bound of %d bytes (--max-message); it was dropped", m.size, s.p.max)
+			o.span.finish("invalid_response")
 			return s.cw.write(errorResponse(m.id, codeInternal, msg))
 		}
 		if isList && m.hasResult {
@@ -540,8 +556,10 @@ func (s *session) dropDuplicateIDs(m *message) error {
 			if !c.cancelled {
 				owed = append(owed, raw)
 			}
-		} else if _, ok := s.others[id]; ok {
+			c.span.finish("invalid_response")
+		} else if o, ok := s.others[id]; ok {
 			owed = append(owed, raw)
+			o.span.finish("invalid_response")
 		}
 		delete(s.calls, id)
 		delete(s.lists, id)
@@ -617,10 +635,14 @@ func (s *session) answerInPlace(m *message, why string) error {
 	call := s.calls[id]
 	delete(s.calls, id)
 	delete(s.lists, id)
-	_, other := s.others[id]
+	o, other := s.others[id]
 	delete(s.others, id)
 	s.disarm(id)
 	s.mu.Unlock()
+	if call != nil {
+		call.span.finish("invalid_response")
+	}
+	o.span.finish("invalid_response")
 	if (call == nil || call.cancelled) && !other {
 		// Nothing waits for it: the client cancelled the call (and is owed
 		// no answer), or never sent the id.
@@ -652,7 +674,7 @@ func (s *session) failPending(why error) {
 	var left []pending
 	for _, c := range s.calls {
 		if !c.cancelled {
-			left = append(left, pending{seq: c.seq, id: c.id, method: "tools/call"})
+			left = append(left, pending{seq: c.seq, id: c.id, method: "tools/call", span: c.span})
 		}
 	}
 	left = append(left, slices.Collect(maps.Values(s.others))...)
@@ -667,7 +689,9 @@ func (s *session) failPending(why error) {
 		what += " (" + strings.TrimPrefix(why.Error(), ErrServerExited.Error()+": ") + ")"
 	}
 	for _, p := range left {
-		if err := s.cw.write(errorResponse(p.id, codeInternal, "toolcap: "+what)); err != nil {
+		err := s.cw.write(errorResponse(p.id, codeInternal, "toolcap: "+what))
+		p.span.finish("server_exited")
+		if err != nil {
 			return
 		}
 	}

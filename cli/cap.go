@@ -136,13 +136,13 @@ func runCap(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	logger := logs.logger(stderr, verbose).Named("toolcap")
 	res, err := layers.resolve(ctx, env, logger, extra...)
 	if err != nil {
-		return capAtDefault(ctx, stdin, stdout, stderr, *tool, err)
+		return o.capAtDefault(ctx, stdin, stdout, stderr, *tool, err)
 	}
 	policies, err := res.Manifest.Limits().Policies()
 	if err != nil {
-		return capAtDefault(ctx, stdin, stdout, stderr, *tool, err)
+		return o.capAtDefault(ctx, stdin, stdout, stderr, *tool, err)
 	}
-	policy := policies.For(*tool)
+	policy := o.redacting(policies).For(*tool)
 	warnToolCase(res, *tool, logger)
 	limit, source := limitFor(res, *tool)
 	fields := []any{"tool", *tool, "limit", limit, "source", source}
@@ -151,7 +151,7 @@ func runCap(ctx context.Context, o *options, args []string, stdin io.Reader, std
 	}
 	counter, err := o.counterFor(res)
 	if err != nil {
-		return capAtDefault(ctx, stdin, stdout, stderr, *tool, err)
+		return o.capAtDefault(ctx, stdin, stdout, stderr, *tool, err)
 	}
 	if policy.MaxTokens > 0 {
 		fields = append(fields, "limit_tokens", policy.MaxTokens, "tokenizer", res.Manifest.Limits().TokenizerName())
@@ -209,7 +209,7 @@ func runCap(ctx context.Context, o *options, args []string, stdin io.Reader, std
 // and returns its exit code, 2; but cap sits in a pipe, so that the tool's
 // output is not lost with it, it still writes its input cut at the
 // built-in default (16384 bytes, the head kept) and says so.
-func capAtDefault(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, tool string, err error) int {
+func (o *options) capAtDefault(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, tool string, err error) int {
 	code := configError(stderr, err)
 	if f, ok := stdin.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
@@ -217,6 +217,7 @@ func capAtDefault(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 		}
 	}
 	policy := shape.Default(tool) // the built-in default: 16384 bytes, the head rule, the built-in redaction
+	policy.Redact = o.defaultRedactor()
 	capped, _, err := capReader(ctx, redact.NewReader(stdin, policy.Redact), func(r io.Reader) (string, chain.Truncation, error) {
 		out, t, _, err := shape.Read(r, policy)
 		return out, t, err

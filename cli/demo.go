@@ -117,7 +117,7 @@ func runDemo(ctx context.Context, o *options, args []string, stdin io.Reader, st
 	}
 	var seen observer
 	w, err := worker.New(tools.All(fsys), append(exact,
-		worker.WithPolicies(policies),
+		worker.WithPolicies(o.redacting(policies)),
 		worker.WithLogger(base),
 		worker.WithMiddleware(middleware.Logging(base.Named("toolcap")), seen.middleware),
 		// What a cut drops is kept for the demo's own run, so that the

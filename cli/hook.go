@@ -200,7 +200,7 @@ func (o *options) hookPolicy(ctx context.Context, layers *layerFlags, env []stri
 	if err != nil {
 		return shape.Policy{}, nil, err
 	}
-	p := policies.WithCounter(counter).For(tool)
+	p := o.redacting(policies).WithCounter(counter).For(tool)
 	warnToolCase(res, tool, logger)
 	_, source := limitFor(res, tool)
 	fields := []any{"tool", tool, "limit", p.MaxBytes, "source", source}

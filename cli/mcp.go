@@ -328,7 +328,7 @@ func runMCP(ctx context.Context, o *options, args []string, stdin io.Reader, std
 		return configError(stderr, err)
 	}
 	opts := mcpproxy.Options{
-		Policies:        policies,
+		Policies:        o.redacting(policies),
 		Logger:          logger,
 		MaxMessageBytes: f.maxMsg,
 		CallTimeout:     f.callTimeout,

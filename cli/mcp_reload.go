@@ -78,7 +78,7 @@ func (o *options) watchManifests(ctx context.Context, layers *layerFlags, env []
 		if err == nil {
 			var policies *shape.Policies
 			if policies, err = res.Manifest.Policies(); err == nil {
-				err = proxy.SetPolicies(policies)
+				err = proxy.SetPolicies(o.redacting(policies))
 			}
 		}
 		if err != nil {

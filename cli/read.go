@@ -134,7 +134,7 @@ func runRead(ctx context.Context, o *options, args []string, _ io.Reader, stdout
 	if err != nil {
 		return configError(stderr, err)
 	}
-	policy := policies.For(res.Manifest.Limits().RestTool())
+	policy := o.redacting(policies).For(res.Manifest.Limits().RestTool())
 	if set["max-bytes"] {
 		policy.MaxBytes = *maxBytes
 	}

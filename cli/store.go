@@ -11,6 +11,7 @@ import (
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/manifest"
+	"github.com/toolcap/toolcap/redact"
 	"github.com/toolcap/toolcap/tokens"
 )
 
@@ -21,7 +22,8 @@ type Option func(*options)
 type options struct {
 	openURL   StoreOpener
 	tokenizer TokenizerOpener
-	telemetry telemetrySetup // toolcap mcp's (WithTelemetry); nil: none
+	redactor  redact.Detector // see WithRedactor
+	telemetry telemetrySetup  // toolcap mcp's (WithTelemetry); nil: none
 }
 
 // A StoreOpener opens the store of what cuts drop that a manifest names by

@@ -25,6 +25,14 @@ func goBuild(t *testing.T, dir, name string, env []string, flags ...string) stri
 	return out
 }
 
+// slackToken is a Slack bot token of the shape gitleaks' rule tests make
+// (no live credential), and gitleaksOnly a tool's output holding it, as
+// a JSON string's contents: the built-in rules find no secret in it.
+const (
+	slackToken   = "xoxb-781236542736-2364535789652-GkwFDQoHqzXDVsC6GzqYUypD"
+	gitleaksOnly = `deploy: ok\nSLACK_BOT_TOKEN=` + slackToken + `\n`
+)
+
 // keptFile is the random part of a kept file's name in a marker.
 var keptFile = regexp.MustCompile(`/[a-z0-9]+\.txt`)
 
@@ -61,6 +69,9 @@ func TestHookOnlyBuild(t *testing.T) {
 	}{
 		{"fits", `{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"stdout":"a\nb\n","stderr":"","interrupted":false,"isImage":false}}`},
 		{"cut", `{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"cat f"},"tool_response":{"stdout":"` + strings.ReplaceAll(big, "\n", `\n`) + `","stderr":"","interrupted":false,"isImage":false}}`},
+		// Secrets that gitleaks' rules find and the built-in ones do not:
+		// both builds redact with gitleaks'.
+		{"secrets", `{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"cat .env"},"tool_response":{"stdout":"` + gitleaksOnly + `","stderr":"","interrupted":false,"isImage":false}}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			run := func(bin string) string {
@@ -84,6 +95,9 @@ func TestHookOnlyBuild(t *testing.T) {
 			}
 			if tt.name == "cut" && !strings.Contains(got, "truncated") {
 				t.Errorf("the hook did not cut %d bytes: %.300s", len(big), got)
+			}
+			if tt.name == "secrets" && (strings.Contains(got, slackToken) || !strings.Contains(got, "[redacted: slack-bot-token]")) {
+				t.Errorf("the hook did not redact with gitleaks' rules: %s", got)
 			}
 		})
 	}

@@ -6,15 +6,21 @@ import (
 	"github.com/toolcap/toolcap/adapters/redisrest"
 	"github.com/toolcap/toolcap/cli"
 	"github.com/toolcap/toolcap/internal/rest"
+	"github.com/toolcap/toolcap/otel"
+	"github.com/toolcap/toolcap/redact/gitleaks"
 	"github.com/toolcap/toolcap/tiktoken"
 )
 
 // options are what the full build adds to the core's commands: the exact
-// tokenizers and the Redis store.
+// tokenizers, the Redis store, gitleaks' rules for redaction, and toolcap
+// mcp's OpenTelemetry traces and metrics (when the OTEL_ environment says
+// where to send them).
 func options() []cli.Option {
 	return []cli.Option{
 		cli.WithTokenizers(tiktoken.New),
 		cli.WithStoreOpener(openRedis),
+		cli.WithRedactor(gitleaks.New()),
+		cli.WithTelemetry(otel.SetupProxy),
 	}
 }
 

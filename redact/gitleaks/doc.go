@@ -1,25 +1,27 @@
-// Package gitleaks redacts with gitleaks' detector and its default rule
-// set (github.com/zricethezav/gitleaks/v8, hundreds of rules: cloud
-// keys, API tokens of most SaaS vendors, private keys, and generic
-// "secret = ..." assignments) behind the core's [redact.Detector].
+// Package gitleaks redacts with gitleaks' default rules
+// (github.com/zricethezav/gitleaks/v8's config/gitleaks.toml, two hundred
+// rules: cloud keys, API tokens of most SaaS vendors, private keys, and
+// generic "secret = ..." assignments) behind the core's
+// [redact.Detector], run by package redact's own engine: a rule's
+// pattern runs only around its keywords, and is compiled the first time
+// a text holds one of them, so that a detector costs nothing to build and
+// a process that scans a few small texts compiles a few rules.
 //
-// It is a module of its own, github.com/toolcap/toolcap/redact/gitleaks,
-// so that the core library does not bring gitleaks' dependencies (a
-// config reader, a git diff parser, archive readers, a terminal styler,
-// and more) to every program that caps tool output: the core ships
-// [redact.Builtin], a dozen rules with no dependency, and a program that
-// wants gitleaks' rules requires this module and passes its detector to
-// the policies:
+// The rules are a table, rules_gen.go, that go generate writes from
+// gitleaks' config (internal/rulegen): each rule's ID, pattern, keywords,
+// entropy, secret group and allowlists (their regexes, the target each
+// tests, their stop words), and the global allowlist. The package does
+// not import gitleaks; its tests fail when the table is not what the
+// gitleaks release go.mod requires gives, and run the true and false
+// positives of gitleaks' own rule tests through it, beside gitleaks'
+// detector.
 //
-//	d, err := gitleaks.New()
-//	if err != nil {
-//		return err
-//	}
-//	policies = policies.WithRedactor(d) // a *shape.Policies
+// The toolcap command redacts with it (cli.WithRedactor). A Go program
+// passes its detector to the policies:
 //
-// Each tool's redact_patterns and redact_allow still apply over it. The
-// toolcap command links this module, so that its redaction is gitleaks'.
+//	policies = policies.WithRedactor(gitleaks.New()) // a *shape.Policies
 //
-// Build one detector per process: [New] compiles every rule's pattern.
-// A [Detector] is safe for concurrent use.
+// Each tool's redact_patterns and redact_allow still apply over it.
+// Build one detector per process and share it: it is safe for concurrent
+// use, and compiles each rule once.
 package gitleaks

@@ -1,251 +1,325 @@
 package gitleaks
 
+//go:generate go run ./internal/rulegen
+
 import (
-	"fmt"
-	"maps"
+	"math"
+	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/spf13/viper"
-	"github.com/zricethezav/gitleaks/v8/config"
-	"github.com/zricethezav/gitleaks/v8/detect"
-	"github.com/zricethezav/gitleaks/v8/report"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/toolcap/toolcap/redact"
 )
 
 // MaxLen is the longest secret a [Detector] is sure to find whole in a
-// stream ([redact.Writer] holds this many bytes back): 16 KiB. Most of
-// gitleaks' rules bound their secrets to a few hundred bytes; the private
-// key rule does not, and a PEM private key runs to about 6.5 KB for an
-// 8192-bit RSA key (a PGP key block with subkeys to more). [redact.Text]
-// has no such bound: it finds a secret of any length.
+// stream ([redact.Writer] holds this many bytes back), and the farthest
+// from its keyword a rule looks for one: 16 KiB. Most of gitleaks' rules
+// bound their secrets to a few hundred bytes; the private key rule does
+// not, and a PEM private key runs to about 6.5 KB for an 8192-bit RSA
+// key (a PGP key block with subkeys to more).
 const MaxLen = 16 << 10
 
-// Detector finds secrets with gitleaks' detector and its default rule set
-// (the config/gitleaks.toml gitleaks embeds). It implements
-// [redact.Detector] and is safe for concurrent use: gitleaks' detector
-// keeps no state across scans of a string but a byte counter it updates
-// atomically.
+// Detector finds secrets with gitleaks' default rules (the
+// config/gitleaks.toml of the gitleaks release in rules_gen.go's header),
+// run by package redact's engine: a rule's pattern runs only around its
+// keywords, and is compiled the first time one of them is in a text. It
+// implements [redact.Detector] and is safe for concurrent use.
 type Detector struct {
-	d *detect.Detector
-	// whole holds the IDs of the rules whose secret is their whole match
-	// though their pattern has groups: see secretIn.
-	whole map[string]bool
+	d redact.Detector
 }
 
 var _ redact.Detector = (*Detector)(nil)
 
-// New builds a detector of gitleaks' default rules. It parses the default
-// config and compiles every rule's patterns, tens of milliseconds: build
-// one per process and share it.
+// New returns a detector of gitleaks' default rules. It compiles nothing:
+// each rule's patterns are compiled the first time a text holds one of
+// its keywords, once per detector, so that a process that scans a few
+// small texts compiles a few of the rules.
 //
-// It differs from the gitleaks command's scan in two settings, both for
-// text that a tool printed rather than a repository: a "gitleaks:allow"
-// comment in a line does not exempt the line's secrets (a tool's output
-// is not a reviewed source file), and nothing is decoded (gitleaks can
-// look inside base64, hex and percent encoding, and then reports what it
-// decoded, which is not in the text to redact). Rules that gitleaks
-// scopes to a file path (a Kubernetes secret in YAML, a password in a
-// NuGet config, and the like) never match: a tool's output has no path.
-func New() (*Detector, error) {
-	// gitleaks' NewDetectorDefaultConfig reads the config with the global
-	// viper instance, which a program may use for its own; a viper of
-	// our own reads it the same way.
-	v := viper.New()
-	v.SetConfigType("toml")
-	if err := v.ReadConfig(strings.NewReader(config.DefaultConfig)); err != nil {
-		return nil, fmt.Errorf("gitleaks: reading the default config: %w", err)
-	}
-	var vc config.ViperConfig
-	if err := v.Unmarshal(&vc); err != nil {
-		return nil, fmt.Errorf("gitleaks: reading the default config: %w", err)
-	}
-	cfg, err := vc.Translate()
-	if err != nil {
-		return nil, fmt.Errorf("gitleaks: translating the default config: %w", err)
-	}
-	d := detect.NewDetector(cfg)
-	d.IgnoreGitleaksAllow = true
-	d.MaxDecodeDepth = 0
-	whole := map[string]bool{}
-	for id, r := range cfg.Rules {
-		if r.Regex != nil && r.SecretGroup == 0 && r.Regex.NumSubexp() > 0 && !slices.Contains(r.Regex.SubexpNames()[1:], "") {
-			whole[id] = true
-		}
-	}
-	return &Detector{d: d, whole: whole}, nil
+// It finds what gitleaks' own detector finds in a text, as gitleaks scans
+// a text with no path (TestRuleSamples and TestSamplesAsGitleaks compare
+// the two on the samples of gitleaks' rule tests), but for four things,
+// all for text that a tool printed rather than a repository: a
+// "gitleaks:allow" comment in a line does not exempt the line's secrets
+// (a tool's output is not a reviewed source file); nothing is decoded
+// (gitleaks can look inside base64, hex and percent encoding, and then
+// reports what it decoded, which is not in the text to redact); where
+// gitleaks reports a few bytes of a longer secret (jwt-base64's first
+// group names the JWT's header field, microsoft-teams-webhook's is a
+// part of the URL), the whole match is redacted; and a rule whose match
+// need not hold its keyword (facebook-access-token, airtable's) looks
+// for it within MaxLen of a keyword, where gitleaks looks in the whole
+// text once it holds one. The rules gitleaks scopes to a file path (a
+// Kubernetes secret in YAML, a password in a NuGet config, and the like)
+// are left out: a tool's output has no path.
+func New() *Detector {
+	return &Detector{d: redact.New(rules(), nil)}
 }
 
 // Rules returns the IDs of the rules the detector runs, sorted.
 func (d *Detector) Rules() []string {
-	return slices.Sorted(maps.Keys(d.d.Config.Rules))
+	ids := make([]string, len(table))
+	for i := range table {
+		ids[i] = table[i].id
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // MaxLen returns [MaxLen].
 func (d *Detector) MaxLen() int { return MaxLen }
 
-// Find returns the secrets gitleaks finds in text: for each of its
-// findings, the bytes of the secret (the rule's secret group where it has
-// one, else its whole match), named by the rule's ID. They are sorted by
-// start; where two overlap, the one that starts first wins, and of two
-// that start together the longer, and it is extended to the end of the
-// other, so that no byte of either is left. A finding that is not where
-// gitleaks reports it (none is, of the samples of gitleaks' rule tests)
-// has every copy of its secret in text redacted.
-func (d *Detector) Find(text string) []redact.Finding {
-	found, _ := d.find(text)
-	return found
+// Find returns the secrets gitleaks' rules find in text: for each match
+// of a rule, the rule's secret group (else its first group that is not
+// empty, else the whole match), named by the rule's ID. Where two
+// findings overlap they are made one, named by the one that starts
+// first, so that no byte of either is left; of two findings of the same
+// bytes, a rule not generic names it, as gitleaks prefers.
+func (d *Detector) Find(text string) []redact.Finding { return d.d.Find(text) }
+
+// rules returns the table as redact's rules. Their patterns are the
+// table's, compiled by redact on first use; the judges of their matches
+// share compiled allowlists across every detector of the process.
+var rules = sync.OnceValue(func() []redact.Rule {
+	rs := make([]redact.Rule, len(table))
+	for i := range table {
+		t := &table[i]
+		rs[i] = redact.Rule{
+			ID:       t.id,
+			Expr:     t.expr,
+			Keywords: t.keywords,
+			Secret:   t.secret,
+			MaxLen:   MaxLen,
+			// Whether a match may hold whitespace, and how far from
+			// a keyword it can reach, redact works out from the
+			// pattern.
+			Multiline: true,
+		}
+	}
+	return rs
+})
+
+// rule is one of gitleaks' rules, as rulegen writes it.
+type rule struct {
+	id       string
+	expr     string
+	keywords []string
+	// entropy is the Shannon entropy a secret must exceed; 0 for none.
+	entropy float64
+	// group is the secret group; 0 for the first group not empty.
+	group int
+	// whole reports that the secret is the whole match.
+	whole bool
+	allow []allowlist
 }
 
-// find returns the secrets in text, and how many of gitleaks' findings
-// are not where it says.
-func (d *Detector) find(text string) (found []redact.Finding, astray int) {
-	fs := d.d.DetectString(text)
-	if len(fs) == 0 {
-		return nil, 0
-	}
-	lines := newlines(text)
-	found = make([]redact.Finding, 0, len(fs))
-	for i := range fs {
-		f := &fs[i]
-		if start, end, ok := d.locate(text, lines, f); ok {
-			found = append(found, redact.Finding{Start: start, End: end, Rule: f.RuleID})
-			continue
-		}
-		// Not where the finding says (gitleaks changed how it reports
-		// a location): redact every copy of the secret rather than none.
-		astray++
-		for at := 0; f.Secret != ""; {
-			j := strings.Index(text[at:], f.Secret)
-			if j < 0 {
-				break
-			}
-			found = append(found, redact.Finding{Start: at + j, End: at + j + len(f.Secret), Rule: f.RuleID})
-			at += j + len(f.Secret)
-		}
-	}
-	return merge(found), astray
+// allowlist is one of gitleaks' allowlists: a finding that one of its
+// regexes matches in the target (or, when and, that all of its kinds of
+// check allow), or whose secret holds one of its stop words, is not a
+// secret.
+type allowlist struct {
+	// target is what regexes are matched against: "" the secret, "match"
+	// the rule's whole match, "line" its lines.
+	target    string
+	and       bool
+	regexes   []string
+	stopwords []string
+
+	once sync.Once
+	re   *regexp.Regexp
+	stop stopwords
 }
 
-// newlines returns the offset of each '\n' in text.
-func newlines(text string) []int {
-	lines := make([]int, 0, strings.Count(text, "\n"))
-	for i := 0; i < len(text); i++ {
-		j := strings.IndexByte(text[i:], '\n')
-		if j < 0 {
-			break
+// compile compiles a's regexes into one and indexes its stop words.
+func (a *allowlist) compile() {
+	a.once.Do(func() {
+		if len(a.regexes) > 0 {
+			// One pattern of all, as gitleaks joins them.
+			a.re = regexp.MustCompile("(?:" + strings.Join(a.regexes, "|") + ")")
 		}
-		i += j
-		lines = append(lines, i)
-	}
-	return lines
-}
-
-// locate returns where in text f's secret is, and whether it is there.
-//
-// gitleaks reports where its rule's match starts as a line, counted from
-// 0, and a column counted from 1 at the newline that ends the line before
-// (from the start of text on line 0), so that the match starts at that
-// newline's offset plus the column less one. The match it reports is
-// trimmed of newlines at either end, and the secret is the rule's secret
-// group (else its first non-empty group) in the match, as gitleaks finds
-// it by running the rule's pattern on the match again.
-//
-// A rule whose pattern has groups, all of them named, and no secret group
-// (jwt-base64, whose groups name the JWT header field a base64 JWT starts
-// with) has its whole match taken for the secret: gitleaks reports the
-// first group, ten bytes of the token's header, and redacting those would
-// leave the token.
-func (d *Detector) locate(text string, lines []int, f *report.Finding) (start, end int, ok bool) {
-	if f.Secret == "" || f.Match == "" || f.StartLine < 0 || f.StartLine > len(lines) || f.StartColumn < 1 {
-		return 0, 0, false
-	}
-	at := f.StartColumn - 1
-	if f.StartLine > 0 {
-		at += lines[f.StartLine-1]
-	}
-	for at < len(text) && text[at] == '\n' {
-		at++
-	}
-	if at > len(text) || !strings.HasPrefix(text[at:], f.Match) {
-		return 0, 0, false
-	}
-	if d.whole[f.RuleID] {
-		return at, at + len(f.Match), true
-	}
-	in := secretIn(d.d.Config.Rules[f.RuleID], f.Match, f.Secret)
-	if in < 0 {
-		return 0, 0, false
-	}
-	return at + in, at + in + len(f.Secret), true
-}
-
-// secretIn returns the offset of secret in match, which rule matched: of
-// the group gitleaks took it from, else of its first copy.
-func secretIn(rule config.Rule, match, secret string) int {
-	if secret == match {
-		return 0
-	}
-	if rule.Regex != nil {
-		m := rule.Regex.FindStringSubmatchIndex(match)
-		if len(m) >= 4 {
-			if rule.SecretGroup > 0 {
-				if g := 2 * rule.SecretGroup; g+1 < len(m) && m[g] >= 0 && match[m[g]:m[g+1]] == secret {
-					return m[g]
-				}
-			} else {
-				for g := 2; g+1 < len(m); g += 2 {
-					if m[g] >= 0 && m[g] < m[g+1] {
-						if match[m[g]:m[g+1]] == secret {
-							return m[g]
-						}
-						break
-					}
-				}
-			}
-		}
-	}
-	return strings.Index(match, secret)
-}
-
-// merge sorts found by start, the longer first of two that start
-// together (of two the same, a rule not generic, then the rule whose ID
-// sorts first), and folds each finding that overlaps one kept before it
-// into that one.
-func merge(found []redact.Finding) []redact.Finding {
-	if len(found) < 2 {
-		return found
-	}
-	slices.SortFunc(found, func(a, b redact.Finding) int {
-		if a.Start != b.Start {
-			return a.Start - b.Start
-		}
-		if a.End != b.End {
-			return b.End - a.End
-		}
-		// gitleaks' order varies: of two rules that find the same bytes,
-		// prefer a specific rule to a generic one, as gitleaks does.
-		if ga, gb := generic(a.Rule), generic(b.Rule); ga != gb {
-			if gb {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Rule, b.Rule)
+		a.stop = newStopwords(a.stopwords)
 	})
-	out := found[:1]
-	for _, f := range found[1:] {
-		last := &out[len(out)-1]
-		if f.Start < last.End {
-			last.End = max(last.End, f.End)
-			continue
-		}
-		out = append(out, f)
-	}
-	return out
 }
 
-// generic reports whether rule is one of gitleaks' generic rules, which
-// gitleaks drops a finding of where a specific rule finds the same secret.
-func generic(rule string) bool { return strings.Contains(strings.ToLower(rule), "generic") }
+// allows reports whether a allows the finding of secret in the match
+// text[start:end] (gitleaks' match, trimmed of newlines at either end,
+// starting at start0 before the trim), as gitleaks' checkFindingAllowed
+// judges a finding of a text with no path and no commit.
+func (a *allowlist) allows(text string, start0, start, end int, secret string) bool {
+	a.compile()
+	var checks []bool
+	if a.re != nil {
+		target := secret
+		switch a.target {
+		case "match":
+			target = text[start:end]
+		case "line":
+			target = line(text, start0, start0+end-start)
+		}
+		checks = append(checks, target != "" && a.re.MatchString(target))
+	}
+	if len(a.stopwords) > 0 {
+		checks = append(checks, secret != "" && a.stop.in(strings.ToLower(secret)))
+	}
+	if a.and {
+		return !slices.Contains(checks, false)
+	}
+	return slices.Contains(checks, true)
+}
+
+// secret is the judge of a match of r (see redact.Rule.Secret), as
+// gitleaks' detectRule judges one: the match trimmed of newlines; the
+// secret group, else the first group not empty, else the whole match;
+// an entropy over the rule's; then the global allowlists and the rule's.
+func (r *rule) secret(text string, m []int) (int, int, bool) {
+	start, end := m[0], m[1]
+	for start < end && text[start] == '\n' {
+		start++
+	}
+	for end > start && text[end-1] == '\n' {
+		end--
+	}
+	s, e := start, end
+	if len(m) >= 4 && !r.whole {
+		if r.group > 0 {
+			if 2*r.group+1 >= len(m) || m[2*r.group] < 0 {
+				return 0, 0, false
+			}
+			s, e = m[2*r.group], m[2*r.group+1]
+		} else {
+			for g := 2; g+1 < len(m); g += 2 {
+				if m[g] >= 0 && m[g] < m[g+1] {
+					s, e = m[g], m[g+1]
+					break
+				}
+			}
+		}
+		// A group that held a newline trimmed from the match.
+		s, e = max(s, start), min(e, end)
+	}
+	if s >= e {
+		return 0, 0, false
+	}
+	secret := text[s:e]
+	if r.entropy != 0 && shannon(secret) <= r.entropy {
+		return 0, 0, false
+	}
+	for i := range globalAllow {
+		if globalAllow[i].allows(text, m[0], start, end, secret) {
+			return 0, 0, false
+		}
+	}
+	for i := range r.allow {
+		if r.allow[i].allows(text, m[0], start, end, secret) {
+			return 0, 0, false
+		}
+	}
+	return s, e, true
+}
+
+// shannon returns the Shannon entropy of s as gitleaks computes it: of
+// its runes, over its length in bytes.
+func shannon(s string) float64 {
+	var ascii [utf8.RuneSelf]int
+	var other map[rune]int
+	for _, c := range s {
+		if c < utf8.RuneSelf {
+			ascii[c]++
+			continue
+		}
+		if other == nil {
+			other = map[rune]int{}
+		}
+		other[c]++
+	}
+	h := 0.0
+	inv := 1 / float64(len(s))
+	add := func(n int) {
+		if n > 0 {
+			p := float64(n) * inv
+			h -= p * math.Log2(p)
+		}
+	}
+	for _, n := range ascii {
+		add(n)
+	}
+	for _, n := range other {
+		add(n)
+	}
+	return h
+}
+
+// line returns the line of a match at text[start:end], as gitleaks'
+// location finds it for an allowlist of target "line": from the newline
+// before the match (the start of text on the first line) to the newline
+// after it; but for a match after the last newline, from the start of
+// text to the end of the match's line (gitleaks' location does so).
+func line(text string, start, end int) string {
+	if !strings.Contains(text, "\n") {
+		return text[:max(len(text), end)]
+	}
+	from, to := 0, -1
+	if j := strings.IndexByte(text[min(start+1, len(text)):], '\n'); j >= 0 {
+		to = min(start+1, len(text)) + j // the first newline after start
+		if k := strings.LastIndexByte(text[:start+1], '\n'); k >= 0 {
+			from = k
+		}
+	} else {
+		// After the last newline.
+		i := end
+		for i < len(text) && text[i] != '\n' && text[i] != '\r' {
+			i++
+		}
+		return text[:i]
+	}
+	if end > 0 {
+		if j := strings.IndexByte(text[min(end, len(text)):], '\n'); j >= 0 {
+			to = max(to, end+j)
+		}
+	}
+	return text[from:max(to, end)]
+}
+
+// stopwords finds whether a text holds one of a set of words: the words
+// by their first two bytes.
+type stopwords struct {
+	short []string // words of one byte
+	pairs map[uint16][]string
+}
+
+func newStopwords(words []string) stopwords {
+	var s stopwords
+	for _, w := range words {
+		if len(w) < 2 {
+			s.short = append(s.short, w)
+			continue
+		}
+		if s.pairs == nil {
+			s.pairs = map[uint16][]string{}
+		}
+		p := uint16(w[0])<<8 | uint16(w[1])
+		s.pairs[p] = append(s.pairs[p], w)
+	}
+	return s
+}
+
+// in reports whether text holds one of the words.
+func (s *stopwords) in(text string) bool {
+	for _, w := range s.short {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	if s.pairs == nil {
+		return false
+	}
+	for i := 0; i+1 < len(text); i++ {
+		for _, w := range s.pairs[uint16(text[i])<<8|uint16(text[i+1])] {
+			if strings.HasPrefix(text[i:], w) {
+				return true
+			}
+		}
+	}
+	return false
+}

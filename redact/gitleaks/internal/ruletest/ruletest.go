@@ -58,14 +58,16 @@ type Func struct {
 // cases are those recorded so far.
 var cases []Case
 
-// Validate records the samples of rule r, as utils.Validate checks them.
+// Validate records the samples of rule r, as utils.Validate checks them,
+// sorted: gitleaks' rules build some of theirs from a map, in an order
+// that changes from run to run.
 func Validate(r config.Rule, tps, fps []string) *config.Rule {
 	d := singleRuleDetector(&r)
 	c := Case{Rule: r.RuleID}
-	for _, s := range tps {
+	for _, s := range slices.Sorted(slices.Values(tps)) {
 		c.TPs = append(c.TPs, sample(d, s, ""))
 	}
-	for _, s := range fps {
+	for _, s := range slices.Sorted(slices.Values(fps)) {
 		c.FPs = append(c.FPs, sample(d, s, ""))
 	}
 	cases = append(cases, c)

@@ -1,6 +1,8 @@
 package middleware
 
 import (
+	"context"
+
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolcap/toolcap/chain"
@@ -82,3 +84,14 @@ func Recover(logger hclog.Logger) chain.Middleware { return pin.Recover(logger) 
 // is_error, content_bytes (-1 for no content) and, when the cap cut the
 // result, dropped_bytes. A nil logger makes it a no-op pass-through.
 func Logging(logger hclog.Logger) chain.Middleware { return pin.Logging(logger) }
+
+// WithLogFields returns ctx carrying kv, key and value pairs that the log
+// lines of the pinned stages (the cap's, the ceiling's, the redaction's)
+// and of [Logging] about a call made under ctx carry too. A middleware
+// that opens a span for each call puts the span's trace_id and span_id
+// there, so that the cap's line about the call joins its trace (module
+// github.com/toolcap/toolcap/otel's middleware does). Looked up only when
+// a line is written.
+func WithLogFields(ctx context.Context, kv ...any) context.Context {
+	return pin.WithLogFields(ctx, kv...)
+}

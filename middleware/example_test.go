@@ -3,8 +3,10 @@ package middleware_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/middleware"
 	"github.com/toolcap/toolcap/shape"
@@ -66,4 +68,24 @@ func ExamplePinned() {
 	fmt.Println(seen, len(*res.Content))
 	// Output:
 	// 300 300
+}
+
+// A middleware that opens a span for each call puts the span's ids in the
+// call's context; the cap's line about a cut below it carries them.
+func ExampleWithLogFields() {
+	logger := hclog.New(&hclog.LoggerOptions{Output: os.Stdout, DisableTime: true})
+	traced := func(next chain.Handler) chain.Handler {
+		return func(ctx context.Context, call chain.Call) chain.Result {
+			ctx = middleware.WithLogFields(ctx, "trace_id", "4bf92f3577b34da6a3ce929d0e0e4736", "span_id", "00f067aa0ba902b7")
+			return next(ctx, call)
+		}
+	}
+	h := middleware.Pinned(func(string) shape.Policy { return shape.Bytes(128) }, []chain.Middleware{traced}, middleware.WithLogger(logger))(
+		func(context.Context, chain.Call) chain.Result {
+			out := strings.Repeat("x", 200)
+			return chain.Result{Content: &out}
+		})
+	h(context.Background(), chain.Call{ID: "1", Tool: "Glob"})
+	// Output:
+	// [INFO]  tool result truncated: span_id=00f067aa0ba902b7 trace_id=4bf92f3577b34da6a3ce929d0e0e4736 tool=Glob call_id=1 original_bytes=200 kept_bytes=78 dropped_bytes=122 limit=128
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/resultstats"
+	"github.com/toolcap/toolcap/middleware"
 )
 
 // Middleware returns the [chain.Middleware] that reports each tool call
@@ -57,6 +58,10 @@ func (t *Telemetry) Middleware(tools ...string) chain.Middleware {
 					name = operationExecuteTool + " " + call.Tool
 				}
 				ctx, span = t.tracer.Start(ctx, name, internalKind)
+				if sc := span.SpanContext(); sc.IsValid() {
+					// The cap's log line about the call joins its trace.
+					ctx = middleware.WithLogFields(ctx, "trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String())
+				}
 			}
 			res := next(ctx, call)
 			if span != nil {

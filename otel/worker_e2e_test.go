@@ -1,6 +1,7 @@
 package otel_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolcap/toolcap/chain"
@@ -47,7 +49,9 @@ func TestWorkerExportsSpans(t *testing.T) {
 	read := worker.Func("Read", func(context.Context, json.RawMessage) (worker.ToolOutput, error) {
 		return worker.ToolOutput{Content: &small}, nil
 	})
-	w, err := worker.New([]worker.Tool{glob, read}, worker.WithMiddleware(tel.Middleware("Glob", "Read")))
+	var logs bytes.Buffer
+	logger := hclog.New(&hclog.LoggerOptions{Output: &logs, JSONFormat: true, Level: hclog.Info})
+	w, err := worker.New([]worker.Tool{glob, read}, worker.WithMiddleware(tel.Middleware("Glob", "Read")), worker.WithLogger(logger))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +81,17 @@ func TestWorkerExportsSpans(t *testing.T) {
 	}
 	if got := spans["execute_tool Read"].Attrs["toolcap.result.bytes"]; got != int64(len(small)) {
 		t.Errorf("Read's span has toolcap.result.bytes %v, want %d", got, len(small))
+	}
+	// The cap's line about the cut joins the call's span.
+	var cutLine map[string]any
+	for line := range strings.Lines(logs.String()) {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) == nil && l["tool"] == "Glob" && l["dropped_bytes"] != nil {
+			cutLine = l
+		}
+	}
+	if cutLine == nil || cutLine["trace_id"] != clientTrace || cutLine["span_id"] != globSpan.SpanID {
+		t.Errorf("the cap's line about Glob's cut = %v, want trace_id %s and span_id %s; the log:\n%s", cutLine, clientTrace, globSpan.SpanID, logs.String())
 	}
 	nope := spans["execute_tool Nope"]
 	if nope.Attrs["error.type"] != "tool_error" || nope.Status != 2 || nope.ParentID != clientSpan {

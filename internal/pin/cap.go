@@ -124,7 +124,7 @@ func (o *options) capResult(ctx context.Context, limits Limits, call chain.Call,
 		return res
 	}
 	if o.logs(o.logger.IsInfo()) {
-		o.logger.Info(shape.Message(t), shape.LogFields(call.Tool, call.ID, t)...)
+		ctxLogger(ctx, o.logger).Info(shape.Message(t), shape.LogFields(call.Tool, call.ID, t)...)
 	}
 	return res.WithTruncation(capped, t)
 }
@@ -169,7 +169,7 @@ func Ceiling(limits Limits, opts ...Option) chain.Middleware {
 				return res
 			}
 			if o.logs(o.logger.IsWarn()) {
-				o.logger.Warn("a middleware grew a tool result past its limit; cut again",
+				ctxLogger(ctx, o.logger).Warn("a middleware grew a tool result past its limit; cut again",
 					shape.LogFields(call.Tool, call.ID, t)...)
 			}
 			return res.WithCeiling(capped, t)

@@ -35,10 +35,11 @@ func Logging(logger hclog.Logger) chain.Middleware {
 			if t, ok := res.Truncation(); ok {
 				fields = append(fields, "dropped_bytes", t.DroppedBytes)
 			}
-			if res.IsError() {
-				logger.Warn("tool call failed", fields...)
-			} else {
-				logger.Debug("tool call", fields...)
+			switch {
+			case res.IsError():
+				ctxLogger(ctx, logger).Warn("tool call failed", fields...)
+			case logger.IsDebug():
+				ctxLogger(ctx, logger).Debug("tool call", fields...)
 			}
 			return res
 		}

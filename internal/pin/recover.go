@@ -23,7 +23,7 @@ func Recover(logger hclog.Logger) chain.Middleware {
 		return func(ctx context.Context, call chain.Call) (res chain.Result) {
 			defer func() {
 				if v := recover(); v != nil {
-					logger.Error("tool call panicked",
+					ctxLogger(ctx, logger).Error("tool call panicked",
 						"tool", call.Tool, "call_id", call.ID,
 						"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 					res = chain.ErrorResult(

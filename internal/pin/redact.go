@@ -43,7 +43,7 @@ func Redact(policy shape.PolicyFunc, logger hclog.Logger) chain.Middleware {
 			if counts == nil {
 				return res
 			}
-			LogRedactions(logger, call.Tool, call.ID, counts)
+			LogRedactions(ctxLogger(ctx, logger), call.Tool, call.ID, counts)
 			return res.WithRedactions(out, counts)
 		}
 	}

@@ -40,6 +40,9 @@ func TestFromEnvErrors(t *testing.T) {
 			"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=grpc: toolcap exports OTLP over HTTP (http/protobuf) only; metrics are off", true},
 		{"console exporter", []string{ep, "OTEL_TRACES_EXPORTER=console"}, "", "OTEL_TRACES_EXPORTER=console: toolcap exports OTLP only", true},
 		{"exporter otlp without an endpoint", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=none"}, "", "", true},
+		{"always_off, no metrics", []string{ep, "OTEL_TRACES_SAMPLER=always_off", "OTEL_METRICS_EXPORTER=none"}, "",
+			"OTEL_TRACES_SAMPLER=always_off samples no span: traces are off", false},
+		{"parentbased_always_off", []string{ep, "OTEL_TRACES_SAMPLER=parentbased_always_off", "OTEL_METRICS_EXPORTER=none"}, "", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -90,6 +90,12 @@ func FromEnv(ctx context.Context, env []string, logger hclog.Logger) (*Telemetry
 		logger.Warn("otel: " + w)
 	}
 	t := &Telemetry{}
+	if c.traces.on && c.sampler.Description() == sdktrace.NeverSample().Description() {
+		// always_off samples no span, whatever its parent: starting the
+		// spans it drops would cost each call a microsecond for nothing.
+		c.traces.on = false
+		logger.Info("OTEL_TRACES_SAMPLER=always_off samples no span: traces are off")
+	}
 	if !c.traces.on && !c.metrics.on {
 		return t, nil
 	}

@@ -173,9 +173,6 @@ func runRead(ctx context.Context, o *options, args []string, _ io.Reader, stdout
 	return exitOK
 }
 
-// toolName is a read tool's name as a manifest may set it (rest.tool).
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-
 // readArgsOf returns the arguments of the read operand asks for: a ref,
 // or the JSON arguments a marker names, with the flags that set names
 // (offset, length, pattern) over them. They are checked as the read tool
@@ -186,7 +183,7 @@ func readArgsOf(operand string, set map[string]bool, offset, length int64, patte
 	operand = strings.TrimSpace(operand)
 	// The marker's call pasted whole, `toolcap_read {"ref":…}`, with the
 	// "]" that ends the marker if that came too, is its arguments.
-	if i := strings.IndexByte(operand, '{'); i > 0 && toolName.MatchString(strings.TrimSpace(operand[:i])) {
+	if i := strings.IndexByte(operand, '{'); i > 0 && cut.ValidRestTool(strings.TrimSpace(operand[:i])) {
 		if j := strings.LastIndexByte(operand, '}'); j > i {
 			operand = operand[i : j+1]
 		}

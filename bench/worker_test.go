@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
@@ -73,7 +74,7 @@ func newBenchWorker(tb testing.TB, content *string) *worker.Worker {
 // newBatchWorker is newBenchWorker with a batch budget of batch bytes.
 func newBatchWorker(tb testing.TB, content *string, batch int) *worker.Worker {
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{BatchMaxBytes: batch}}
-	w, err := worker.New(benchTools(content), worker.WithPolicies(policiesOf(tb, m)), worker.WithMiddleware(noop, noop, noop, noop))
+	w, err := worker.New(benchTools(content), worker.WithPolicies(policytest.Of(tb, m)), worker.WithMiddleware(noop, noop, noop, noop))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func newBatchWorker(tb testing.TB, content *string, batch int) *worker.Worker {
 // newLimitsWorker is newBenchWorker with the given limits.
 func newLimitsWorker(tb testing.TB, content *string, l manifest.ToolOutputLimits) *worker.Worker {
 	m := &manifest.WorkerManifest{ToolOutput: &l}
-	w, err := worker.New(benchTools(content), worker.WithPolicies(policiesOf(tb, m)), worker.WithMiddleware(noop, noop, noop, noop))
+	w, err := worker.New(benchTools(content), worker.WithPolicies(policytest.Of(tb, m)), worker.WithMiddleware(noop, noop, noop, noop))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/middleware"
 	"github.com/toolcap/toolcap/worker"
@@ -393,7 +394,7 @@ Read = 3000
 		}))
 		calls = append(calls, chain.Call{ID: name, Tool: name})
 	}
-	w, err := worker.New(ts, worker.WithPolicies(policiesOf(t, loaded)))
+	w, err := worker.New(ts, worker.WithPolicies(policytest.Of(t, loaded)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/worker"
 )
@@ -60,7 +61,7 @@ Read = { keep = "head" }
 			}))
 			calls = append(calls, chain.Call{ID: name, Tool: name})
 		}
-		w, err := worker.New(ts, worker.WithPolicies(policiesOf(t, loaded)))
+		w, err := worker.New(ts, worker.WithPolicies(policytest.Of(t, loaded)))
 		if err != nil {
 			t.Fatal(err)
 		}

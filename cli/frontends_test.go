@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/capcheck"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
@@ -81,7 +82,7 @@ func TestFrontEndsAgree(t *testing.T) {
 			echo := worker.Func("echo", func(context.Context, json.RawMessage) (worker.ToolOutput, error) {
 				return worker.ToolOutput{Content: &log}, nil
 			})
-			w, err := worker.New([]worker.Tool{echo}, worker.WithPolicies(policiesOf(t, m)))
+			w, err := worker.New([]worker.Tool{echo}, worker.WithPolicies(policytest.Of(t, m)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/worker"
 )
@@ -55,7 +56,7 @@ func TestFrontEndsAgreeInvalidUTF8(t *testing.T) {
 			echo := worker.Func("echo", func(context.Context, json.RawMessage) (worker.ToolOutput, error) {
 				return worker.ToolOutput{Content: &in}, nil
 			})
-			w, err := worker.New([]worker.Tool{echo}, worker.WithPolicies(policiesOf(t, m)))
+			w, err := worker.New([]worker.Tool{echo}, worker.WithPolicies(policytest.Of(t, m)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/internal/settings"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
@@ -70,7 +71,7 @@ func TestMCPReloadOnlyRegularFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy, err := mcpproxy.New(mcpproxy.Options{Policies: policiesOf(t, res.Manifest)})
+	proxy, err := mcpproxy.New(mcpproxy.Options{Policies: policytest.Of(t, res.Manifest)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
@@ -181,7 +182,7 @@ Bash = { max_tokens = 150, keep = "head_tail", keep_lines = ['ERROR'] }
 		}))
 		calls = append(calls, chain.Call{ID: name, Tool: name})
 	}
-	w, err := worker.New(ts, worker.WithPolicies(policiesOf(t, loaded)))
+	w, err := worker.New(ts, worker.WithPolicies(policytest.Of(t, loaded)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 )
@@ -42,7 +43,7 @@ func BenchmarkRelayResult(b *testing.B) {
 				}
 				m = &manifest.WorkerManifest{ToolOutput: l}
 			}
-			s := newRawSession(&testing.T{}, mcpproxy.Options{Policies: policiesOf(b, m)})
+			s := newRawSession(&testing.T{}, mcpproxy.Options{Policies: policytest.Of(b, m)})
 			enc, _ := json.Marshal(bigText(tc.size))
 			b.SetBytes(int64(len(enc)))
 			b.ReportAllocs()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
@@ -38,7 +39,7 @@ func TestRelayClientLimits(t *testing.T) {
 		{"_meta over initialize", "small-agent", "codex-mcp-client", 11776},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, m), Rest: rest.NewMemory(rest.Config{})})
+			s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, m), Rest: rest.NewMemory(rest.Config{})})
 			if tc.initialize != "" {
 				s.toServer(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + tc.initialize + `","version":"1"}}}`)
 				s.atServer()

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 	"github.com/toolcap/toolcap/tokens"
@@ -61,7 +62,7 @@ func TestRelayErrorLimit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, m), MaxMessageBytes: 8 << 20})
+			s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, m), MaxMessageBytes: 8 << 20})
 			s.toServer(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t"}}`)
 			s.atServer()
 			sent := `{"jsonrpc":"2.0","id":3,"error":` + tc.err + `}`

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/mcpproxy"
 )
 
@@ -572,7 +573,7 @@ func TestHTTPMatchesIDsByValue(t *testing.T) {
 // leaves the first intact.
 func TestHTTPRelaysResultsHeldInParts(t *testing.T) {
 	const size = 6 << 20 // over the 4 MiB read buffer
-	p, err := mcpproxy.New(mcpproxy.Options{Policies: policiesOf(t, limitFor(64<<20))})
+	p, err := mcpproxy.New(mcpproxy.Options{Policies: policytest.Of(t, limitFor(64<<20))})
 	if err != nil {
 		t.Fatal(err)
 	}

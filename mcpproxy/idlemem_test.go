@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/mcpproxy"
 )
 
@@ -16,7 +17,7 @@ func TestIdleSessionHoldsNoResult(t *testing.T) {
 	const size = 24 << 20
 	_, written := writtenText(size)
 	frame := `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"` + written + `"}]}}`
-	s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, limitFor(32<<20)), MaxMessageBytes: 64 << 20})
+	s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, limitFor(32<<20)), MaxMessageBytes: 64 << 20})
 	s.toServer(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t"}}`)
 	s.atServer()
 	base := heapAlloc() // the session, its read buffers, the test's frame
@@ -57,7 +58,7 @@ func TestIdleSessionHoldsSmallReadBuffers(t *testing.T) {
 	const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
 
 	base := heapAlloc() // the test's frames, before the session
-	s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, limitFor(32<<20)), MaxMessageBytes: 64 << 20})
+	s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, limitFor(32<<20)), MaxMessageBytes: 64 << 20})
 	for _, step := range []struct {
 		what  string
 		frame string

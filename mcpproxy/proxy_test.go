@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 )
@@ -95,7 +96,7 @@ func TestRelayCapsTextResults(t *testing.T) {
 	server.AddTool(textTool("big", big))
 	server.AddTool(textTool("small", "hello"))
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"small": {MaxBytes: 4096}}}}
-	cs, _ := relay(t, server, mcpproxy.Options{Policies: policiesOf(t, m)}, nil)
+	cs, _ := relay(t, server, mcpproxy.Options{Policies: policytest.Of(t, m)}, nil)
 	ctx := context.Background()
 
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "big"})

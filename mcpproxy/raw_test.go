@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolcap/toolcap/internal/capcheck"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
@@ -247,7 +248,7 @@ func TestRelayHeadTailWhileReading(t *testing.T) {
 			}
 			b.WriteString("FAIL: TestX")
 			text := b.String()
-			s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, m)})
+			s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, m)})
 			s.toServer(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}`)
 			s.atServer()
 			enc, _ := json.Marshal(text)
@@ -336,7 +337,7 @@ func TestRelayToolCallParamsTypeError(t *testing.T) {
 		`{"name":"search","arguments":{"q":"x"},"name":7}`,
 	} {
 		t.Run(params, func(t *testing.T) {
-			s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, m)})
+			s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, m)})
 			s.toServer(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`)
 			s.atServer()
 			text := strings.Repeat("x", 1000)

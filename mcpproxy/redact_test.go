@@ -18,6 +18,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/logtest"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
@@ -160,7 +161,7 @@ func TestRelayRedactsResults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs syncBuffer
 			logger := hclog.New(&hclog.LoggerOptions{Output: &logs, JSONFormat: true, Level: hclog.Info})
-			s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, tc.m), Logger: logger})
+			s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, tc.m), Logger: logger})
 			s.toServer(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t"}}`)
 			s.atServer()
 			sent := `{"jsonrpc":"2.0","id":3,` + tc.answer + `}`
@@ -287,7 +288,7 @@ func TestRelayRedactsSplitWrites(t *testing.T) {
 			text := pad + sample + "\n" + tail
 			redacted := pad + awsMarker + "\n" + keyMarker + "\n" + tail
 			store := newSpyStore()
-			opts := mcpproxy.Options{Policies: policiesOf(t, limitFor(tc.limit))}
+			opts := mcpproxy.Options{Policies: policytest.Of(t, limitFor(tc.limit))}
 			if tc.keep {
 				opts.Rest = store
 			}
@@ -445,7 +446,7 @@ func TestRelayRedactionsReachTheChain(t *testing.T) {
 			return r
 		}
 	}
-	s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, limitFor(1<<20)), Middleware: []chain.Middleware{record}})
+	s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, limitFor(1<<20)), Middleware: []chain.Middleware{record}})
 	for i, text := range []string{"no secret", aws + "\n" + key} {
 		s.toServer(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"t"}}`, i))
 		s.atServer()
@@ -474,7 +475,7 @@ func TestRelayRedactsBeforeTheIDIsKnown(t *testing.T) {
 		"off": {MaxBytes: 1 << 20, Redaction: manifest.Redaction{Redact: ptr(false)}},
 		"t":   {MaxBytes: 1 << 20},
 	}}}
-	s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, m)})
+	s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, m)})
 	answer := func(id int) string {
 		return fmt.Sprintf(`{"result":{"content":[{"type":"text","text":"key %s"}]},"jsonrpc":"2.0","id":%d}`, aws, id)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/mcpproxy"
@@ -59,7 +60,7 @@ func TestRelayCutAtTheEdgesAsHeldWhole(t *testing.T) {
 				first, firstWritten := edgeText(size, 'x')
 				frame := `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"` + firstWritten +
 					`"},{"type":"text","text":"` + second + `"}]}}`
-				opts := mcpproxy.Options{Policies: policiesOf(t, limitFor(limit))}
+				opts := mcpproxy.Options{Policies: policytest.Of(t, limitFor(limit))}
 				if keepRest {
 					opts.Rest = rest.NewMemory(rest.Config{})
 				}
@@ -185,7 +186,7 @@ func TestRelayExactlyTheLimitAsSent(t *testing.T) {
 			// \/ and \u0078 are written otherwise by an encoder: the
 			// result must go out from the server's bytes.
 			frame := `{"jsonrpc":"2.0","id":5,"result":{"content":[` + strings.Join(blocks, ",") + `],"z":"\u0078\/"}}`
-			s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, limitFor(limit)), MaxMessageBytes: 1 << 20})
+			s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, limitFor(limit)), MaxMessageBytes: 1 << 20})
 			s.toServer(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t"}}`)
 			s.atServer()
 			s.toClient(frame)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
@@ -84,7 +85,7 @@ func TestRelayForwardsLargeResultsAsSent(t *testing.T) {
 			frame: `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text",` + text + `}]}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := mcpproxy.Options{Policies: policiesOf(t, limitFor(8<<20)), MaxMessageBytes: tc.maxMsg}
+			opts := mcpproxy.Options{Policies: policytest.Of(t, limitFor(8<<20)), MaxMessageBytes: tc.maxMsg}
 			if tc.keepRest {
 				opts.Rest = rest.NewMemory(rest.Config{})
 			}
@@ -131,7 +132,7 @@ func TestRelayKeptMostlyExact(t *testing.T) {
 			frame: `{"jsonrpc":"2.0","id":5,"result":{"content":[` + block(firstWritten) + `,` + block(written) + `]}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := mcpproxy.Options{Policies: policiesOf(t, limitFor(limit)), MaxMessageBytes: tc.maxMsg}
+			opts := mcpproxy.Options{Policies: policytest.Of(t, limitFor(limit)), MaxMessageBytes: tc.maxMsg}
 			if tc.keepRest {
 				opts.Rest = rest.NewMemory(rest.Config{})
 			}
@@ -213,7 +214,7 @@ func TestRelayCopyLostInsideTheText(t *testing.T) {
 		{"after the text", `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"` + written + `"}],"pad":"` + padding + `"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, limitFor(limit)), MaxMessageBytes: maxMsg})
+			s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, limitFor(limit)), MaxMessageBytes: maxMsg})
 			s.toServer(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t"}}`)
 			s.atServer()
 			s.toClient(tc.frame)
@@ -249,7 +250,7 @@ func TestRelayAsSentOnlyForMeasuredText(t *testing.T) {
 		`{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"hi"}]},"junk":"` + junk + `"}`,
 		`{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"hi"}],"junk":"` + junk + `"}}`,
 	} {
-		s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, limitFor(1<<20)), MaxMessageBytes: 1 << 20})
+		s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, limitFor(1<<20)), MaxMessageBytes: 1 << 20})
 		s.toServer(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t"}}`)
 		s.atServer()
 		s.toClient(frame)
@@ -278,7 +279,7 @@ func TestRelayDecodesLargeResultForUserMiddleware(t *testing.T) {
 			return r
 		}
 	}
-	s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, limitFor(8<<20)), MaxMessageBytes: 1 << 20, Middleware: []chain.Middleware{record}})
+	s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, limitFor(8<<20)), MaxMessageBytes: 1 << 20, Middleware: []chain.Middleware{record}})
 	s.toServer(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t"}}`)
 	s.atServer()
 	s.toClient(frame)
@@ -316,7 +317,7 @@ func TestRelayPinnedOnlyAsTheChainRuns(t *testing.T) {
 		m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{
 			"t": entry, "other": {MaxBytes: 16 << 20},
 		}}}
-		s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, m), MaxMessageBytes: 1 << 20, Middleware: mw})
+		s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, m), MaxMessageBytes: 1 << 20, Middleware: mw})
 		s.toServer(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t"}}`)
 		s.atServer()
 		s.toClient(frame)

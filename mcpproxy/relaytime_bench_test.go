@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolcap/toolcap/internal/fault"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
@@ -29,7 +30,7 @@ func BenchmarkRelayLarge(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			lim := &manifest.ToolOutputLimits{DefaultMaxBytes: 64 << 20}
-			opts := mcpproxy.Options{Policies: policiesOf(b, &manifest.WorkerManifest{ToolOutput: lim})}
+			opts := mcpproxy.Options{Policies: policytest.Of(b, &manifest.WorkerManifest{ToolOutput: lim})}
 			if tc.keep {
 				d, err := rest.OpenDir(filepath.Join(b.TempDir(), "rest"), rest.Config{})
 				if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
@@ -229,7 +230,7 @@ func TestRelayListsTheReadTool(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs syncBuffer
 			logger := hclog.New(&hclog.LoggerOptions{Output: &logs, JSONFormat: true, Level: hclog.Warn})
-			s := newRawSession(t, mcpproxy.Options{Rest: tc.rest, Policies: policiesOf(t, tc.manifest), Logger: logger})
+			s := newRawSession(t, mcpproxy.Options{Rest: tc.rest, Policies: policytest.Of(t, tc.manifest), Logger: logger})
 			p1, p2 := listPages(t, s, a, tc.last)
 			if diff := cmp.Diff(`{"jsonrpc":"2.0","id":1,"result":{"tools":[`+a+`],"nextCursor":"2"}}`, p1); diff != "" {
 				t.Errorf("first page (-want +got):\n%s", diff)
@@ -291,7 +292,7 @@ func TestRelayKeepRestOff(t *testing.T) {
 			map[string]bool{"big": false, "other": true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := mcpproxy.New(mcpproxy.Options{Rest: rest.NewMemory(rest.Config{}), Policies: policiesOf(t, &manifest.WorkerManifest{ToolOutput: tc.lim})})
+			p, err := mcpproxy.New(mcpproxy.Options{Rest: rest.NewMemory(rest.Config{}), Policies: policytest.Of(t, &manifest.WorkerManifest{ToolOutput: tc.lim})})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
@@ -133,7 +134,7 @@ func TestStatelessBigWhole(t *testing.T) {
 				send(` {"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"` + big + `"}]}, "id" : ` + id + ` }`)
 			}
 		})
-		p, err := mcpproxy.New(mcpproxy.Options{Policies: policiesOf(t, limitFor(64<<20))})
+		p, err := mcpproxy.New(mcpproxy.Options{Policies: policytest.Of(t, limitFor(64<<20))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +190,7 @@ func TestStatelessChainCutRestScope(t *testing.T) {
 			m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{
 				PerTool: map[string]manifest.ToolEntry{"big": {MaxBytes: 1 << 20, MaxTokens: 1000}},
 			}}
-			p, err := mcpproxy.New(mcpproxy.Options{Policies: policiesOf(t, m), Rest: rest.NewMemory(rest.Config{})})
+			p, err := mcpproxy.New(mcpproxy.Options{Policies: policytest.Of(t, m), Rest: rest.NewMemory(rest.Config{})})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 	"github.com/toolcap/toolcap/tokens"
@@ -33,7 +34,7 @@ func TestRelayTokenLimit(t *testing.T) {
 		{"past the buffer", 9 << 20, "bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, m), MaxMessageBytes: 16 << 20})
+			s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, m), MaxMessageBytes: 16 << 20})
 			s.toServer(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t"}}`)
 			s.atServer()
 			text := bigText(tc.size)
@@ -83,7 +84,7 @@ func TestRelayExactTokenizerIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = mcpproxy.New(mcpproxy.Options{Policies: policiesOf(t, m)})
+	_, err = mcpproxy.New(mcpproxy.Options{Policies: policytest.Of(t, m)})
 	if err == nil || !strings.Contains(err.Error(), `tokenizer "o200k_base" is not built into the core module`) {
 		t.Errorf("New() error = %v", err)
 	}
@@ -98,7 +99,7 @@ func TestRelayStructuredTokenLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	tz := tokens.NewCalibrated()
-	s := newRawSession(t, mcpproxy.Options{Policies: policiesOf(t, m)})
+	s := newRawSession(t, mcpproxy.Options{Policies: policytest.Of(t, m)})
 	s.toServer(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t"}}`)
 	s.atServer()
 	sc := `{"items":[` + strings.Repeat(`"alpha beta",`, 100) + `"last"]}` // about 1.2 KB: within 16 KiB, over 200 tokens

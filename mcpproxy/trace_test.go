@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
@@ -100,7 +101,7 @@ func TestTraceSpans(t *testing.T) {
 	}
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"big": {MaxBytes: 4096}}}}
 	cs, _ := relay(t, server, mcpproxy.Options{
-		Policies:   policiesOf(t, m),
+		Policies:   policytest.Of(t, m),
 		Rest:       rest.NewMemory(rest.Config{}),
 		Middleware: []chain.Middleware{seen},
 		Trace:      rec.trace,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/tiktoken"
 	"github.com/toolcap/toolcap/worker"
@@ -52,7 +53,7 @@ func TestWorkerExactTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(tools, worker.WithPolicies(policiesOf(t, m)), worker.WithTokenizer(tok))
+	w, err := worker.New(tools, worker.WithPolicies(policytest.Of(t, m)), worker.WithTokenizer(tok))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestWorkerCalibrated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(tools, worker.WithPolicies(policiesOf(t, m)))
+	w, err := worker.New(tools, worker.WithPolicies(policytest.Of(t, m)))
 	if err != nil {
 		t.Fatal(err)
 	}

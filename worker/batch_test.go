@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/internal/resulttest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/worker"
@@ -49,7 +50,7 @@ func batchWorker(t *testing.T, contents []string, def, batch int, extra string, 
 		tools = append(tools, textTool(name, c))
 		calls = append(calls, chain.Call{ID: fmt.Sprintf("call_%d", i), Tool: name})
 	}
-	return newWorker(t, tools, append([]worker.Option{worker.WithPolicies(policiesOf(t, m))}, opts...)...), calls
+	return newWorker(t, tools, append([]worker.Option{worker.WithPolicies(policytest.Of(t, m))}, opts...)...), calls
 }
 
 // textTool answers with content after a random delay of up to 2ms when ctx
@@ -257,7 +258,7 @@ func TestExecuteToolsBatchBudgetErrorsAndEmpty(t *testing.T) {
 		textTool("ok", output("o", 30000)),
 	}
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{BatchMaxBytes: 20000}}
-	w := newWorker(t, tools, worker.WithPolicies(policiesOf(t, m)))
+	w := newWorker(t, tools, worker.WithPolicies(policytest.Of(t, m)))
 	got := w.ExecuteTools(context.Background(), []chain.Call{{Tool: "none"}, {Tool: "fail"}, {Tool: "ok"}})
 	errCut := headCut(long, 10000, true)
 	errCut.Summary, errCut.IsError = "fail failed", true

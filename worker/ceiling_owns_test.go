@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/worker"
 )
@@ -72,7 +73,7 @@ func TestCeilingOwnsWhatItLetsThrough(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			k := &keeper{fresh: tt.fresh}
 			m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: limit}}
-			w := newWorker(t, []worker.Tool{tool}, worker.WithPolicies(policiesOf(t, m)),
+			w := newWorker(t, []worker.Tool{tool}, worker.WithPolicies(policytest.Of(t, m)),
 				worker.WithMiddleware(k.middleware), worker.WithConcurrency(tt.concurrency))
 			res := w.ExecuteTools(context.Background(), calls)
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
 )
@@ -33,7 +34,7 @@ func TestExecuteToolsErrorTokenLimit(t *testing.T) {
 			panic(msg)
 		}),
 	}
-	w := newWorker(t, tools, worker.WithPolicies(policiesOf(t, m)), worker.WithTokenizer(tz))
+	w := newWorker(t, tools, worker.WithPolicies(policytest.Of(t, m)), worker.WithTokenizer(tz))
 	calls := []chain.Call{{ID: "1", Tool: "Returned"}, {ID: "2", Tool: "Built"}, {ID: "3", Tool: "Panicked"}}
 	res := w.ExecuteTools(context.Background(), calls)
 	for i, r := range res {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/capcheck"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/internal/shape"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/tokens"
@@ -68,7 +69,7 @@ func TestInvariants(t *testing.T) {
 			}
 		}
 		tz := tokens.NewCalibrated()
-		w := newWorker(t, tools, worker.WithPolicies(policiesOf(t, m)), worker.WithMiddleware(grow), worker.WithTokenizer(tz))
+		w := newWorker(t, tools, worker.WithPolicies(policytest.Of(t, m)), worker.WithMiddleware(grow), worker.WithTokenizer(tz))
 		policiesOf, err := m.Policies()
 		if err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/worker"
 )
@@ -158,7 +159,7 @@ func TestWorkerOwnsContent(t *testing.T) {
 				return worker.ToolOutput{Content: &s}, nil
 			})
 			m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: 1024}}
-			w := newWorker(t, []worker.Tool{tool}, worker.WithPolicies(policiesOf(t, m)))
+			w := newWorker(t, []worker.Tool{tool}, worker.WithPolicies(policytest.Of(t, m)))
 			ctx := context.Background()
 			if name == "cancellable" {
 				c, cancel := context.WithCancel(ctx)

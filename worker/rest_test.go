@@ -14,6 +14,7 @@ import (
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/logtest"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/worker"
@@ -105,7 +106,7 @@ func TestWorkerKeepsTheRest(t *testing.T) {
 func TestWorkerReadTool(t *testing.T) {
 	glob, _ := globTool(10)
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{Rest: &manifest.RestConfig{Tool: "more"}}}
-	w, err := worker.New([]worker.Tool{glob}, worker.WithPolicies(policiesOf(t, m)), worker.WithRest(rest.NewMemory(rest.Config{})))
+	w, err := worker.New([]worker.Tool{glob}, worker.WithPolicies(policytest.Of(t, m)), worker.WithRest(rest.NewMemory(rest.Config{})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestWorkerKeepRestOff(t *testing.T) {
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{
 		PerTool: map[string]manifest.ToolEntry{"Glob": {KeepRest: &off}},
 	}}
-	w, err := worker.New([]worker.Tool{glob}, worker.WithPolicies(policiesOf(t, m)), worker.WithRest(rest.NewMemory(rest.Config{})))
+	w, err := worker.New([]worker.Tool{glob}, worker.WithPolicies(policytest.Of(t, m)), worker.WithRest(rest.NewMemory(rest.Config{})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestWorkerKeepRestOff(t *testing.T) {
 func TestWorkerBatchKeepsTheRest(t *testing.T) {
 	glob, full := globTool(4000)
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{BatchMaxBytes: 8192}}
-	w, err := worker.New([]worker.Tool{glob}, worker.WithPolicies(policiesOf(t, m)), worker.WithRest(rest.NewMemory(rest.Config{})))
+	w, err := worker.New([]worker.Tool{glob}, worker.WithPolicies(policytest.Of(t, m)), worker.WithRest(rest.NewMemory(rest.Config{})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestWorkerReadToolLimit(t *testing.T) {
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{
 		PerTool: map[string]manifest.ToolEntry{rest.DefaultTool: {MaxBytes: 32768}},
 	}}
-	w, err := worker.New([]worker.Tool{glob}, worker.WithPolicies(policiesOf(t, m)),
+	w, err := worker.New([]worker.Tool{glob}, worker.WithPolicies(policytest.Of(t, m)),
 		worker.WithRest(rest.NewMemory(rest.Config{})), worker.WithLogger(logtest.New(&buf, hclog.Warn)))
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/worker"
 )
@@ -37,7 +38,7 @@ Read = 1024
 			return res
 		}
 	}
-	w := newWorker(t, []worker.Tool{text("Bash", log), text("Read", log)}, worker.WithPolicies(policiesOf(t, m)), worker.WithMiddleware(double))
+	w := newWorker(t, []worker.Tool{text("Bash", log), text("Read", log)}, worker.WithPolicies(policytest.Of(t, m)), worker.WithMiddleware(double))
 	res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "1", Tool: "Bash"}, {ID: "2", Tool: "Read"}, {ID: "grow", Tool: "Bash"}})
 	p, err := m.Limits().Policies()
 	if err != nil {

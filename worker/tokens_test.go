@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/cut"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/tokens"
 	"github.com/toolcap/toolcap/worker"
@@ -52,7 +53,7 @@ func TestNewTokenizer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, err := worker.New(nil, worker.WithPolicies(policiesOf(t, loadManifest(t, tt.manifest))), worker.WithTokenizer(tt.given))
+			w, err := worker.New(nil, worker.WithPolicies(policytest.Of(t, loadManifest(t, tt.manifest))), worker.WithTokenizer(tt.given))
 			got := "<nil>"
 			switch {
 			case err != nil:
@@ -78,7 +79,7 @@ tokenizer = "o200k_base"
 Grep = { max_tokens = 300 }
 `)
 	tz := fieldTokenizer{"o200k_base"}
-	w := newWorker(t, []worker.Tool{textTool("Grep", text), textTool("Read", text)}, worker.WithPolicies(policiesOf(t, m)), worker.WithTokenizer(tz))
+	w := newWorker(t, []worker.Tool{textTool("Grep", text), textTool("Read", text)}, worker.WithPolicies(policytest.Of(t, m)), worker.WithTokenizer(tz))
 	res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "1", Tool: "Grep"}, {ID: "2", Tool: "Read"}})
 	want, st := cut.CutTokens(text, 16384, 300, tz, cut.Spec{})
 	if diff := cmp.Diff(want, *res[0].Content); diff != "" {
@@ -115,7 +116,7 @@ func TestExecuteToolsBatchTokens(t *testing.T) {
 		calls = append(calls, chain.Call{ID: fmt.Sprint(i), Tool: name})
 	}
 	m := loadManifest(t, "[worker.tool_output]\ndefault_max_bytes = 65536\nbatch_max_tokens = 4000\ntokenizer = \"o200k_base\"\n")
-	w := newWorker(t, tools, worker.WithPolicies(policiesOf(t, m)), worker.WithTokenizer(tz))
+	w := newWorker(t, tools, worker.WithPolicies(policytest.Of(t, m)), worker.WithTokenizer(tz))
 	// Demands 200, 4000, 300 and 6000 tokens: the small two whole, the
 	// others 1750 each.
 	wantMost := []int{200, 1750, 300, 1750}
@@ -149,7 +150,7 @@ func TestExecuteToolsBatchTokens(t *testing.T) {
 func TestWorkerObserve(t *testing.T) {
 	text := strings.Repeat("x", 20000)
 	m := loadManifest(t, "[worker.tool_output]\ndefault_max_bytes = 65536\ndefault_max_tokens = 1000\n")
-	w := newWorker(t, []worker.Tool{textTool("Read", text)}, worker.WithPolicies(policiesOf(t, m)))
+	w := newWorker(t, []worker.Tool{textTool("Read", text)}, worker.WithPolicies(policytest.Of(t, m)))
 	before := len(*w.ExecuteTools(context.Background(), []chain.Call{{Tool: "Read"}})[0].Content)
 	for range 10 {
 		w.Observe(80000, 10000) // 8 bytes a token
@@ -183,7 +184,7 @@ func TestExecuteToolsBatchTokensAfterMiddleware(t *testing.T) {
 		t.Run(strings.Fields(extra)[0], func(t *testing.T) {
 			m := loadManifest(t, "[worker.tool_output]\ndefault_max_bytes = 4096\nbatch_max_bytes = 6000\ntokenizer = \"o200k_base\"\n"+extra)
 			w := newWorker(t, []worker.Tool{textTool("A", text), textTool("B", text)},
-				worker.WithPolicies(policiesOf(t, m)), worker.WithTokenizer(fieldTokenizer{"o200k_base"}), worker.WithMiddleware(upper))
+				worker.WithPolicies(policytest.Of(t, m)), worker.WithTokenizer(fieldTokenizer{"o200k_base"}), worker.WithMiddleware(upper))
 			for i, r := range w.ExecuteTools(context.Background(), []chain.Call{{ID: "1", Tool: "A"}, {ID: "2", Tool: "B"}}) {
 				head, n, ok := cut.SplitMarker(*r.Content)
 				if !ok || strings.Count(*r.Content, "[truncated: ") != 1 {
@@ -212,7 +213,7 @@ func TestExecuteToolsBatchTokensTinyShares(t *testing.T) {
 		calls = append(calls, chain.Call{ID: name, Tool: name})
 	}
 	m := loadManifest(t, "[worker.tool_output]\nbatch_max_tokens = 32\ntokenizer = \"o200k_base\"\n")
-	w := newWorker(t, tools, worker.WithPolicies(policiesOf(t, m)), worker.WithTokenizer(tz))
+	w := newWorker(t, tools, worker.WithPolicies(policytest.Of(t, m)), worker.WithTokenizer(tz))
 	total := 0
 	for i, r := range w.ExecuteTools(context.Background(), calls) {
 		n := tz.Count(*r.Content)
@@ -239,7 +240,7 @@ tokenizer = "o200k_base"
 A = { max_tokens = 500 }
 `)
 	w := newWorker(t, []worker.Tool{textTool("A", text), textTool("B", text)},
-		worker.WithPolicies(policiesOf(t, m)), worker.WithTokenizer(fieldTokenizer{"o200k_base"}))
+		worker.WithPolicies(policytest.Of(t, m)), worker.WithTokenizer(fieldTokenizer{"o200k_base"}))
 	res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "1", Tool: "A"}, {ID: "2", Tool: "B"}})
 	a, b := len(*res[0].Content), len(*res[1].Content)
 	if a > 1300 || b != 20000-a {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolcap/toolcap/chain"
 	"github.com/toolcap/toolcap/internal/logtest"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/internal/resulttest"
 	"github.com/toolcap/toolcap/manifest"
@@ -117,7 +118,7 @@ func TestMiddlewareSeeOnlyCappedContent(t *testing.T) {
 				mws = append(mws, spy(s, name))
 			}
 			m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: limit}}
-			w := newWorker(t, []worker.Tool{text("Glob", big)}, worker.WithPolicies(policiesOf(t, m)), worker.WithMiddleware(mws...))
+			w := newWorker(t, []worker.Tool{text("Glob", big)}, worker.WithPolicies(policytest.Of(t, m)), worker.WithMiddleware(mws...))
 			res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "1", Tool: "Glob"}})
 			want := map[string][]int{}
 			for _, name := range order {
@@ -163,7 +164,7 @@ func TestCeiling(t *testing.T) {
 	var buf bytes.Buffer
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"Grep": {MaxBytes: 512}}}}
 	w := newWorker(t, []worker.Tool{text("Grep", "short match")},
-		worker.WithPolicies(policiesOf(t, m)), worker.WithMiddleware(grow), worker.WithLogger(logtest.New(&buf, hclog.Debug)))
+		worker.WithPolicies(policytest.Of(t, m)), worker.WithMiddleware(grow), worker.WithLogger(logtest.New(&buf, hclog.Debug)))
 	res := w.ExecuteTools(context.Background(), []chain.Call{{ID: "g1", Tool: "Grep"}})
 	if n := len(*res[0].Content); n > 512 {
 		t.Errorf("content after the ceiling = %d bytes, want <= 512", n)
@@ -414,7 +415,7 @@ func TestNewWarnsUnknownPerTool(t *testing.T) {
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{
 		"Read": {MaxBytes: 4096}, "Raed": {MaxBytes: 4096}, "WebFetch": {MaxBytes: 2048},
 	}}}
-	newWorker(t, []worker.Tool{text("Read", ""), text("Glob", "")}, worker.WithPolicies(policiesOf(t, m)), worker.WithLogger(logtest.New(&buf, hclog.Debug)))
+	newWorker(t, []worker.Tool{text("Read", ""), text("Glob", "")}, worker.WithPolicies(policytest.Of(t, m)), worker.WithLogger(logtest.New(&buf, hclog.Debug)))
 	got := logtest.Lines(t, &buf)
 	msg := "per_tool limit for a tool that is not registered; it applies to nothing"
 	want := []map[string]any{
@@ -465,7 +466,7 @@ func TestFromOutput(t *testing.T) {
 
 func TestLimitAndTools(t *testing.T) {
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{DefaultMaxBytes: 8192, PerTool: map[string]manifest.ToolEntry{"Read": {MaxBytes: 32768}}}}
-	w := newWorker(t, []worker.Tool{text("Read", ""), text("Glob", "")}, worker.WithPolicies(policiesOf(t, m)))
+	w := newWorker(t, []worker.Tool{text("Read", ""), text("Glob", "")}, worker.WithPolicies(policytest.Of(t, m)))
 	got := []any{w.Limit("Read"), w.Limit("Glob"), w.Tools()}
 	want := []any{32768, 8192, []string{"Glob", "Read"}}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolcap/toolcap/adapters/metrics"
 	"github.com/toolcap/toolcap/chain"
+	"github.com/toolcap/toolcap/internal/policytest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/worker"
 )
@@ -43,7 +44,7 @@ func tools() []worker.Tool {
 func newWorker(t testing.TB, mws ...chain.Middleware) *worker.Worker {
 	t.Helper()
 	w, err := worker.New(tools(),
-		worker.WithPolicies(policiesOf(t, &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"dump": {MaxBytes: 4096}}}})),
+		worker.WithPolicies(policytest.Of(t, &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{"dump": {MaxBytes: 4096}}}})),
 		worker.WithMiddleware(mws...))
 	if err != nil {
 		t.Fatal(err)

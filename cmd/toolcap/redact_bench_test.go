@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolcap/toolcap/cli"
+	"github.com/toolcap/toolcap/internal/redacttest"
 	"github.com/toolcap/toolcap/redact"
 	"github.com/toolcap/toolcap/redact/gitleaks"
 )
@@ -28,37 +29,6 @@ import (
 // reproduce them with
 //
 //	cd cmd/toolcap && go test -run '^$' -bench 'Redaction|HookStartup' -count 6
-
-// buildLog returns n bytes of text like a CI build's log (go, npm and
-// docker steps, test results, digests, URLs, the words "key", "token",
-// "auth" and "api" in passing), holding no secret, the same on every
-// call: as redact/gitleaks's benchmarks make theirs.
-func buildLog(n int) string {
-	lines := []string{
-		"go: downloading github.com/spf13/cobra v1.9.1",
-		"go: downloading golang.org/x/sys v0.30.0",
-		"ok  \tgithub.com/acme/widget/internal/store\t0.412s\tcoverage: 81.3% of statements",
-		"--- PASS: TestTokenRefresh/expired (0.00s)",
-		"npm WARN deprecated inflight@1.0.6: This module is not supported, and leaks memory.",
-		"added 1187 packages, and audited 1188 packages in 14s",
-		"Step 7/12 : RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates",
-		" ---> Using cache",
-		" ---> 3f2a9c1d7e4b",
-		"#12 writing image sha256:9c4f1e2b7d3a8f6e5c0b1a2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f done",
-		"[INFO] Downloading from central: https://repo.maven.apache.org/maven2/org/slf4j/slf4j-api/2.0.9/slf4j-api-2.0.9.pom",
-		"warning: unused variable `key` in src/cache.rs:112:9",
-		"INFO  auth: refreshing session for user 4411 (provider=github)",
-		"DEBUG http: GET /api/v2/items?page=3 200 12.4ms",
-		"compiling 214 files with tsc --project tsconfig.build.json",
-		"  at Object.<anonymous> (/home/runner/work/app/app/src/server.ts:88:13)",
-	}
-	var b strings.Builder
-	b.Grow(n + 200)
-	for i := 0; b.Len() < n; i++ {
-		fmt.Fprintf(&b, "2025-06-01T12:%02d:%02d.%03dZ %s\n", i/60%60, i%60, i%1000, lines[i%len(lines)])
-	}
-	return b.String()[:n]
-}
 
 // goSource returns the first n bytes of net/http's server.go in the Go
 // tree that runs the benchmark: a Read of source code, its identifiers
@@ -115,7 +85,7 @@ var redactions = []struct {
 func BenchmarkRedaction(b *testing.B) {
 	for _, in := range []struct{ name, text string }{
 		{"source-16KiB", goSource(b, 16<<10)},
-		{"log-1MiB", buildLog(1 << 20)},
+		{"log-1MiB", redacttest.BuildLog(1 << 20)},
 	} {
 		for _, r := range redactions {
 			for _, keep := range []bool{false, true} {
@@ -222,7 +192,7 @@ func BenchmarkHookStartup(b *testing.B) {
 	}
 	for _, in := range []struct{ name, text string }{
 		{"small", "go: downloading github.com/spf13/cobra v1.9.1\nok  \tgithub.com/acme/widget\t0.41s\n--- PASS: TestTokenRefresh (0.00s)\n"},
-		{"log-1MiB", buildLog(1 << 20)},
+		{"log-1MiB", redacttest.BuildLog(1 << 20)},
 	} {
 		payload := bashPayload(b, in.text)
 		for _, r := range redactions {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolcap/toolcap/internal/redacttest"
 	"github.com/toolcap/toolcap/redact"
 	"github.com/toolcap/toolcap/redact/gitleaks"
 )
@@ -140,7 +141,7 @@ func TestConcurrent(t *testing.T) {
 		"aws_key = " + awsKey + "\n",
 		"x\n" + privateKey(20) + "\ny",
 		"Authorization: Bearer " + jwt,
-		buildLog(8 << 10),
+		redacttest.BuildLog(8 << 10),
 	}
 	want := make([][]redact.Finding, len(texts))
 	for i, text := range texts {

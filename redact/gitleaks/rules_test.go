@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolcap/toolcap/internal/redacttest"
 	"github.com/toolcap/toolcap/redact"
 	"github.com/toolcap/toolcap/redact/gitleaks"
 	"github.com/toolcap/toolcap/redact/gitleaks/internal/ruletest"
@@ -142,7 +143,7 @@ func TestSamplesAsGitleaks(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref.whole["microsoft-teams-webhook"] = true
-	log := strings.Split(buildLog(4<<10), "\n")
+	log := strings.Split(redacttest.BuildLog(4<<10), "\n")
 	texts, differ := 0, 0
 	for _, n := range []int{31} {
 		for i := 0; i < len(samples); i += n {

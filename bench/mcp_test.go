@@ -56,6 +56,12 @@ func BenchmarkMCPRoundTrip(b *testing.B) {
 	if err := os.WriteFile(manifest, []byte("[worker.tool_output.per_tool]\ntext = 67108864\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	// The relay with redaction off: what the command's redaction (gitleaks'
+	// rules) costs the relay.
+	unredacted := filepath.Join(b.TempDir(), "unredacted.toml")
+	if err := os.WriteFile(unredacted, []byte("[worker.tool_output]\nredact = false\n[worker.tool_output.per_tool]\ntext = 67108864\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
 	impls := []struct {
 		name string
 		cmd  func() *exec.Cmd
@@ -63,6 +69,7 @@ func BenchmarkMCPRoundTrip(b *testing.B) {
 		{"direct", func() *exec.Cmd { return exec.Command(server) }},
 		{"copy", func() *exec.Cmd { return exec.Command(passthru, server) }},
 		{"relay", func() *exec.Cmd { return exec.Command(toolcap, "mcp", "--manifest", manifest, "--", server) }},
+		{"relay-unredacted", func() *exec.Cmd { return exec.Command(toolcap, "mcp", "--manifest", unredacted, "--", server) }},
 		{"capped", func() *exec.Cmd { return exec.Command(toolcap, "mcp", "--", server) }},
 	}
 	for _, size := range []struct {

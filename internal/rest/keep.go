@@ -115,17 +115,18 @@ func (k *Keeper) Text(ctx context.Context, s string, p shape.Policy) (string, ch
 	// The entry holds the text as a client decodes it, the text the cut
 	// measures: the marker's offset is then one of the entry's, and every
 	// page read from it is valid UTF-8 (issue 39, item 11).
-	s, _ = cut.ReplaceInvalid(s)
+	s, replaced := cut.ReplaceInvalid(s)
 	plain := func() (string, chain.Truncation) {
 		out, t, _ := shape.Text(s, p)
 		return out, t
 	}
 	if len(s) <= p.MaxBytes {
 		// Within the byte limit: only its tokens, or a JSON compaction,
-		// can change it, and perhaps nothing will.
+		// can change it, and perhaps nothing will; a text whose bytes
+		// were replaced has changed already.
 		out, t, changed := shape.Text(s, p)
 		if !changed || t.DroppedBytes == 0 {
-			return out, t, changed
+			return out, t, changed || replaced > 0
 		}
 		plain = func() (string, chain.Truncation) { return out, t }
 	}

@@ -163,8 +163,7 @@ type Dir struct {
 	seq   uint64   // orders entries of one last-use time
 	// writing is this store's entries being written: Close aborts them.
 	writing map[*dirEntry]struct{}
-	timer   *time.Timer // sweeps at due; made when first armed
-	due     time.Time   // when timer fires, by lim.now; zero when not armed
+	exp     expiry // sweeps at the first entry's expiry
 	closed  bool
 }
 
@@ -321,7 +320,7 @@ func (d *Dir) Close() error {
 	}
 	d.mu.Lock()
 	d.closed = true
-	d.stopLocked()
+	d.exp.stop()
 	if d.lockf != nil { // a later use opens it again
 		_ = d.lockf.Close()
 		d.lockf = nil

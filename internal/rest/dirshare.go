@@ -602,39 +602,18 @@ func (d *Dir) publish(e *dirEntry, now time.Time) error {
 	return nil
 }
 
-// armLocked makes the timer fire when the first entry expires (at the
-// index's bound of it), and stops it when there is none. A timer that
-// fires earlier (that entry was used since) is left: it arms itself again
-// for what is first then.
+// armLocked arms the expiry timer for the first entry's expiry (the
+// index's bound of it), and stops it when there is none.
 func (d *Dir) armLocked(now time.Time) {
 	if d.closed {
 		return
 	}
 	at := d.idx.nextExp
 	if at.IsZero() {
-		d.stopLocked()
+		d.exp.stop()
 		return
 	}
-	if !d.due.IsZero() && !at.Before(d.due) {
-		return
-	}
-	// A clock that is not time.Now (a test's) still runs the timer in
-	// real time: it fires, finds nothing expired by that clock, and arms
-	// again, at most once per TTL.
-	dur := max(at.Sub(now), 0)
-	if d.timer == nil {
-		d.timer = time.AfterFunc(dur, d.expire)
-	} else {
-		d.timer.Reset(dur)
-	}
-	d.due = at
-}
-
-func (d *Dir) stopLocked() {
-	if d.timer != nil && !d.due.IsZero() {
-		d.timer.Stop()
-	}
-	d.due = time.Time{}
+	d.exp.arm(at, now, d.expire)
 }
 
 // expire is the timer's: it removes the entries expired by now and arms
@@ -645,7 +624,7 @@ func (d *Dir) stopLocked() {
 func (d *Dir) expire() {
 	d.mu.Lock()
 	if err := d.beginLocked(false); err != nil {
-		d.due = time.Time{}
+		d.exp.fired()
 		if errors.Is(err, errGone) {
 			d.idx.reset(nil)
 		}
@@ -653,7 +632,7 @@ func (d *Dir) expire() {
 		return
 	}
 	defer d.end()
-	d.due = time.Time{}
+	d.exp.fired()
 	if d.closed {
 		return
 	}

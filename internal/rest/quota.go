@@ -135,9 +135,8 @@ type quota[T any] struct {
 	items   map[string]*item[T]
 	lru     list.List // of *item[T]; front: the oldest by last use
 
-	timer  *time.Timer // sweeps at due; made when first armed
-	due    time.Time   // when timer fires, by lim.now; zero when it is not armed
-	closed bool        // the store was closed: the timer is no longer armed
+	exp    expiry // sweeps at the oldest entry's expiry
+	closed bool   // the store was closed: the timer is no longer armed
 }
 
 func newQuota[T any](lim limits, drop func(key string, val T)) *quota[T] {
@@ -160,7 +159,7 @@ func (q *quota[T]) close() {
 	defer q.mu.Unlock()
 	q.sweepLocked(q.lim.now())
 	q.closed = true
-	q.stopLocked()
+	q.exp.stop()
 }
 
 // expire is the timer's: it drops the entries expired by now and arms the
@@ -168,7 +167,7 @@ func (q *quota[T]) close() {
 func (q *quota[T]) expire() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.due = time.Time{}
+	q.exp.fired()
 	if q.closed {
 		return
 	}
@@ -177,39 +176,18 @@ func (q *quota[T]) expire() {
 	q.armLocked(now)
 }
 
-// armLocked makes the timer fire when the oldest entry expires, and stops
-// it when there is none. A timer that fires earlier (the oldest was used
-// since) is left: it arms itself again for what is oldest then.
+// armLocked arms the expiry timer for the oldest entry's expiry, and stops
+// it when there is none.
 func (q *quota[T]) armLocked(now time.Time) {
 	if q.closed {
 		return
 	}
 	front := q.lru.Front()
 	if front == nil {
-		q.stopLocked()
+		q.exp.stop()
 		return
 	}
-	at := front.Value.(*item[T]).used.Add(q.lim.ttl)
-	if !q.due.IsZero() && !at.Before(q.due) {
-		return
-	}
-	// A clock that is not time.Now (a test's) still runs the timer in
-	// real time: it fires, finds nothing expired by that clock, and arms
-	// again, at most once per TTL.
-	d := max(at.Sub(now), 0)
-	if q.timer == nil {
-		q.timer = time.AfterFunc(d, q.expire)
-	} else {
-		q.timer.Reset(d)
-	}
-	q.due = at
-}
-
-func (q *quota[T]) stopLocked() {
-	if q.timer != nil && !q.due.IsZero() {
-		q.timer.Stop()
-	}
-	q.due = time.Time{}
+	q.exp.arm(front.Value.(*item[T]).used.Add(q.lim.ttl), now, q.expire)
 }
 
 // reserve takes n bytes of the quota for an entry being written, evicting

@@ -21,7 +21,7 @@ func TestQuotaTimerArmedOnlyForEntries(t *testing.T) {
 	at := func() state {
 		m.q.mu.Lock()
 		defer m.q.mu.Unlock()
-		return state{!m.q.due.IsZero(), m.q.due}
+		return state{!m.q.exp.due.IsZero(), m.q.exp.due}
 	}
 	put := func() {
 		e, err := m.Create(context.Background(), "s")

@@ -434,31 +434,51 @@ func summary(re *syntax.Regexp) step {
 // maxBytes returns the length in bytes of the longest match of re, or -1
 // when it has no bound.
 func maxBytes(re *syntax.Regexp) int {
+	return longest(re, func(re *syntax.Regexp) int {
+		switch re.Op {
+		case syntax.OpLiteral:
+			n := 0
+			for _, r := range re.Rune {
+				n += maxRuneLen(r, re.Flags&syntax.FoldCase != 0)
+			}
+			return n
+		case syntax.OpCharClass:
+			if len(re.Rune) == 0 {
+				return 0
+			}
+			return utf8.RuneLen(min(re.Rune[len(re.Rune)-1], unicode.MaxRune))
+		}
+		return utf8.UTFMax // any character
+	})
+}
+
+// maxRunes returns the length in runes of the longest match of re, or -1
+// when it has no bound.
+func maxRunes(re *syntax.Regexp) int {
+	return longest(re, func(re *syntax.Regexp) int {
+		if re.Op == syntax.OpLiteral {
+			return len(re.Rune)
+		}
+		return 1 // a class or any character
+	})
+}
+
+// longest returns the length of the longest match of re, each literal,
+// character class and any character measured by leaf, or -1 when it has
+// no bound.
+func longest(re *syntax.Regexp, leaf func(*syntax.Regexp) int) int {
 	switch re.Op {
-	case syntax.OpLiteral:
-		n := 0
-		for _, r := range re.Rune {
-			n += maxRuneLen(r, re.Flags&syntax.FoldCase != 0)
-		}
-		return n
-	case syntax.OpCharClass:
-		if len(re.Rune) == 0 {
-			return 0
-		}
-		return utf8.RuneLen(min(re.Rune[len(re.Rune)-1], unicode.MaxRune))
-	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		return utf8.UTFMax
-	case syntax.OpCapture:
-		return maxBytes(re.Sub[0])
-	case syntax.OpQuest:
-		return maxBytes(re.Sub[0])
+	case syntax.OpLiteral, syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return leaf(re)
+	case syntax.OpCapture, syntax.OpQuest:
+		return longest(re.Sub[0], leaf)
 	case syntax.OpStar, syntax.OpPlus:
-		if maxBytes(re.Sub[0]) == 0 {
+		if longest(re.Sub[0], leaf) == 0 {
 			return 0
 		}
 		return -1
 	case syntax.OpRepeat:
-		n := maxBytes(re.Sub[0])
+		n := longest(re.Sub[0], leaf)
 		switch {
 		case n == 0:
 			return 0
@@ -466,26 +486,20 @@ func maxBytes(re *syntax.Regexp) int {
 			return -1
 		}
 		return n * re.Max
-	case syntax.OpConcat:
+	case syntax.OpConcat, syntax.OpAlternate:
 		total := 0
 		for _, sub := range re.Sub {
-			n := maxBytes(sub)
+			n := longest(sub, leaf)
 			if n < 0 {
 				return -1
 			}
-			total += n
+			if re.Op == syntax.OpConcat {
+				total += n
+			} else {
+				total = max(total, n)
+			}
 		}
 		return total
-	case syntax.OpAlternate:
-		most := 0
-		for _, sub := range re.Sub {
-			n := maxBytes(sub)
-			if n < 0 {
-				return -1
-			}
-			most = max(most, n)
-		}
-		return most
 	}
 	return 0 // empty matches and assertions
 }
@@ -524,48 +538,6 @@ func minBytes(re *syntax.Regexp) int {
 		return max(least, 0)
 	}
 	return 0 // empty matches, assertions, x* and x?
-}
-
-// maxRunes returns the length in runes of the longest match of re, or -1
-// when it has no bound.
-func maxRunes(re *syntax.Regexp) int {
-	switch re.Op {
-	case syntax.OpLiteral:
-		return len(re.Rune)
-	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		return 1
-	case syntax.OpCapture, syntax.OpQuest:
-		return maxRunes(re.Sub[0])
-	case syntax.OpStar, syntax.OpPlus:
-		if maxRunes(re.Sub[0]) == 0 {
-			return 0
-		}
-		return -1
-	case syntax.OpRepeat:
-		n := maxRunes(re.Sub[0])
-		switch {
-		case n == 0:
-			return 0
-		case n < 0 || re.Max < 0:
-			return -1
-		}
-		return n * re.Max
-	case syntax.OpConcat, syntax.OpAlternate:
-		total := 0
-		for _, sub := range re.Sub {
-			n := maxRunes(sub)
-			if n < 0 {
-				return -1
-			}
-			if re.Op == syntax.OpConcat {
-				total += n
-			} else {
-				total = max(total, n)
-			}
-		}
-		return total
-	}
-	return 0
 }
 
 // maxRuneLen returns the length in UTF-8 of r, or of the longest rune r

@@ -381,7 +381,7 @@ func writtenChar(b []byte) (w, d int, ok bool) {
 		if len(b) < 6 {
 			return 0, 0, false
 		}
-		r, ok := hex4(b[2:])
+		r, ok := wire.Hex4(b[2:6])
 		if !ok {
 			return 6, 3, true // not JSON
 		}
@@ -390,7 +390,7 @@ func writtenChar(b []byte) (w, d int, ok bool) {
 				return 0, 0, false // the pair may go on
 			}
 			if len(b) >= 12 && b[6] == '\\' && b[7] == 'u' {
-				if r2, ok := hex4(b[8:]); ok && utf16.DecodeRune(r, r2) != utf8.RuneError {
+				if r2, ok := wire.Hex4(b[8:12]); ok && utf16.DecodeRune(r, r2) != utf8.RuneError {
 					return 12, 4, true
 				}
 			}
@@ -408,28 +408,6 @@ func writtenChar(b []byte) (w, d int, ok bool) {
 		return n, n, true
 	}
 	return 1, 1, true
-}
-
-// hex4 reads the four hex digits of a \u escape.
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // writtenPrefix returns the longest prefix of b, the content of a JSON

@@ -5,8 +5,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/toolcap/toolcap/internal/pin"
 	"github.com/toolcap/toolcap/internal/wire"
@@ -323,8 +321,8 @@ func unescaped(text string, escs *[]escape) string {
 		}
 		b.WriteString(text[i : i+k])
 		i += k
-		r, size := escapeAt(text[i:])
-		if size == 0 {
+		r, size, ok := wire.EscapeIn([]byte(text[i:min(i+12, len(text))]))
+		if !ok {
 			b.WriteByte('\\')
 			i++
 			continue
@@ -337,70 +335,6 @@ func unescaped(text string, escs *[]escape) string {
 		i += size
 	}
 	return b.String()
-}
-
-// escapeAt decodes the escape that s starts with (a backslash), and
-// returns the rune and the bytes it takes; 0 bytes for a backslash that
-// starts no escape. A lone surrogate is U+FFFD, as encoding/json decodes
-// it.
-func escapeAt(s string) (rune, int) {
-	if len(s) < 2 {
-		return 0, 0
-	}
-	switch s[1] {
-	case '"', '\\', '/':
-		return rune(s[1]), 2
-	case 'b':
-		return '\b', 2
-	case 'f':
-		return '\f', 2
-	case 'n':
-		return '\n', 2
-	case 'r':
-		return '\r', 2
-	case 't':
-		return '\t', 2
-	case 'u':
-		r, ok := hex4(s[2:])
-		if !ok {
-			return 0, 0
-		}
-		if utf16.IsSurrogate(r) {
-			if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
-				if r2, ok := hex4(s[8:]); ok {
-					if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
-						return pair, 12
-					}
-				}
-			}
-			return utf8.RuneError, 6
-		}
-		return r, 6
-	}
-	return 0, 0
-}
-
-// hex4 decodes the four hex digits s starts with.
-func hex4(s string) (rune, bool) {
-	if len(s) < 4 {
-		return 0, false
-	}
-	var r rune
-	for i := range 4 {
-		c := s[i]
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // funcWriter is an io.Writer that hands what it is written to a function.

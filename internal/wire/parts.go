@@ -92,7 +92,7 @@ func (d *partsDecoder) decode() {
 			}
 			var esc [12]byte
 			n := d.peek(i, esc[:])
-			r, size, ok := escapeIn(esc[:n])
+			r, size, ok := EscapeIn(esc[:n])
 			if !ok {
 				return // cut short by the end of the copy
 			}
@@ -136,11 +136,12 @@ func (d *partsDecoder) skip(n int) {
 	}
 }
 
-// escapeIn decodes the escape at the start of b (a backslash, and what
+// EscapeIn decodes the escape at the start of b (a backslash, and what
 // follows of it, up to 12 bytes) as [Scanner.escape] does, where b ends
 // as its input would: ok is false for an escape b does not hold whole,
-// or that is not JSON.
-func escapeIn(b []byte) (rune, int, bool) {
+// or that is not JSON. A lone surrogate is U+FFFD, as encoding/json
+// decodes it.
+func EscapeIn(b []byte) (rune, int, bool) {
 	if len(b) < 2 {
 		return 0, 0, false
 	}

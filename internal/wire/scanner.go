@@ -738,7 +738,7 @@ func decodeU(b []byte) (rune, int, bool) {
 	if len(b) < 6 {
 		return 0, 0, false
 	}
-	r, ok := hex4(b[2:6])
+	r, ok := Hex4(b[2:6])
 	if !ok {
 		return 0, 0, false
 	}
@@ -748,7 +748,7 @@ func decodeU(b []byte) (rune, int, bool) {
 	if r >= 0xDC00 || len(b) < 12 || b[6] != '\\' || b[7] != 'u' {
 		return utf8.RuneError, 6, true
 	}
-	if r2, ok := hex4(b[8:12]); ok && r2 >= 0xDC00 && r2 < 0xE000 {
+	if r2, ok := Hex4(b[8:12]); ok && r2 >= 0xDC00 && r2 < 0xE000 {
 		return ((r-0xD800)<<10 | (r2 - 0xDC00)) + 0x10000, 12, true
 	}
 	return utf8.RuneError, 6, true
@@ -758,7 +758,7 @@ func decodeU(b []byte) (rune, int, bool) {
 // it, and returns the rune and the escape's length.
 func (s *Scanner) escape() (rune, int, error) {
 	b := s.peekN(12)
-	r, size, ok := escapeIn(b)
+	r, size, ok := EscapeIn(b)
 	switch {
 	case ok:
 		return r, size, nil
@@ -772,7 +772,8 @@ func (s *Scanner) escape() (rune, int, error) {
 
 func utf16IsSurrogate(r rune) bool { return r >= 0xD800 && r < 0xE000 }
 
-func hex4(b []byte) (rune, bool) {
+// Hex4 decodes b, the four hex digits of a \u escape.
+func Hex4(b []byte) (rune, bool) {
 	var r rune
 	for _, c := range b {
 		switch {
@@ -1119,7 +1120,7 @@ func stringPrefix(b []byte) []byte {
 			if b[i+1] == 'u' {
 				n = 6
 				if i+6 <= len(b) {
-					if r, ok := hex4(b[i+2 : i+6]); ok && r >= 0xD800 && r < 0xDC00 &&
+					if r, ok := Hex4(b[i+2 : i+6]); ok && r >= 0xD800 && r < 0xDC00 &&
 						i+12 <= len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
 						n = 12
 					} else if ok && r >= 0xD800 && r < 0xDC00 && i+12 > len(b) {

@@ -138,7 +138,7 @@ func appendEscape(dst, s []byte, i int, more bool) ([]byte, int, error) {
 }
 
 // escapeAt decodes the escape at the start of b, a backslash, as
-// [escapeIn] does where b ends as the string does; with more, b may go on,
+// [EscapeIn] does where b ends as the string does; with more, b may go on,
 // and an escape the bytes of b do not settle is errMore: a \u escape cut
 // short, or a high surrogate whose b may still hold the second half of a
 // pair.
@@ -147,7 +147,7 @@ func escapeAt(b []byte, more bool) (rune, int, error) {
 	if more && len(b) < 12 && !settled(b) {
 		return 0, 0, errMore
 	}
-	r, size, ok := escapeIn(b)
+	r, size, ok := EscapeIn(b)
 	switch {
 	case ok:
 		return r, size, nil
@@ -172,7 +172,7 @@ func settled(b []byte) bool {
 	case len(b) < 6:
 		return false
 	}
-	if r, _ := hex4(b[2:6]); r < 0xD800 || r >= 0xDC00 {
+	if r, _ := Hex4(b[2:6]); r < 0xD800 || r >= 0xDC00 {
 		return true
 	}
 	next := b[6:]
@@ -185,7 +185,7 @@ func settled(b []byte) bool {
 func hexPrefix(b []byte) bool {
 	d := [4]byte{'0', '0', '0', '0'}
 	copy(d[:], b)
-	_, ok := hex4(d[:])
+	_, ok := Hex4(d[:])
 	return ok
 }
 

@@ -4,11 +4,12 @@ package cli
 
 import (
 	"encoding/json"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolcap/toolcap/internal/redacttest"
 )
 
 // TestMCPRedactsEndToEnd reads a file holding an AWS access key and an
@@ -20,18 +21,9 @@ import (
 func TestMCPRedactsEndToEnd(t *testing.T) {
 	_, fsServer := mcpNodeModules(t)
 	bin := buildBinary(t)
-	r := rand.New(rand.NewPCG(1, 2))
-	token := func(alphabet string, n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = alphabet[r.IntN(len(alphabet))]
-		}
-		return string(b)
-	}
-	const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	aws := "AKIA" + token("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
-	line1, line2 := token(alnum+"+/", 64), token(alnum+"+/", 64)
-	key := "-----BEGIN RSA PRIVATE KEY-----\n" + line1 + "\n" + line2 + "\n-----END RSA PRIVATE KEY-----"
+	aws, key := redacttest.Secrets()
+	lines := strings.Split(key, "\n")
+	line1, line2 := lines[1], lines[2]
 	root := t.TempDir()
 	file := filepath.Join(root, "creds.txt")
 	if err := os.WriteFile(file, []byte("[default]\naws_access_key_id = "+aws+"\n\n"+key+"\n"), 0o600); err != nil {

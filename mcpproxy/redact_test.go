@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -19,28 +18,11 @@ import (
 	"github.com/toolcap/toolcap/internal/cut"
 	"github.com/toolcap/toolcap/internal/logtest"
 	"github.com/toolcap/toolcap/internal/policytest"
+	"github.com/toolcap/toolcap/internal/redacttest"
 	"github.com/toolcap/toolcap/internal/rest"
 	"github.com/toolcap/toolcap/manifest"
 	"github.com/toolcap/toolcap/mcpproxy"
 )
-
-// testSecrets returns an AWS access key and an RSA private key block made
-// as package redact's tests make theirs: a prefix and random characters
-// of the rule's alphabet.
-func testSecrets() (aws, key string) {
-	r := rand.New(rand.NewPCG(1, 2))
-	token := func(alphabet string, n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = alphabet[r.IntN(len(alphabet))]
-		}
-		return string(b)
-	}
-	const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	aws = "AKIA" + token("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
-	key = "-----BEGIN RSA PRIVATE KEY-----\n" + token(alnum+"+/", 64) + "\n" + token(alnum+"+/", 64) + "\n-----END RSA PRIVATE KEY-----"
-	return aws, key
-}
 
 const (
 	awsMarker = "[redacted: aws-access-token]"
@@ -51,7 +33,7 @@ const (
 // could use: the key, either line of the private key's body.
 func leaks(t *testing.T, what, s string) {
 	t.Helper()
-	aws, key := testSecrets()
+	aws, key := redacttest.Secrets()
 	lines := strings.Split(key, "\n")
 	for _, secret := range []string{aws, lines[1], lines[2]} {
 		if i := strings.Index(s, secret); i >= 0 {
@@ -101,7 +83,7 @@ func redactionLines(t *testing.T, logs string) []map[string]any {
 // line of it, rules and counts, no value. A tool with redact = false, and
 // a result with no secret, go out as they came.
 func TestRelayRedactsResults(t *testing.T) {
-	aws, key := testSecrets()
+	aws, key := redacttest.Secrets()
 	text := "id: " + aws + "\nkey:\n" + key + "\nend"
 	redacted := "id: " + awsMarker + "\nkey:\n" + keyMarker + "\nend"
 	const both = `{"rules":{"aws-access-token":1,"private-key":1},"count":2}`
@@ -267,7 +249,7 @@ func (e spyEntry) Write(p []byte) (int, error) {
 // and written to the store as it is read. A message within the buffer,
 // read whole, is split the same.
 func TestRelayRedactsSplitWrites(t *testing.T) {
-	aws, key := testSecrets()
+	aws, key := redacttest.Secrets()
 	sample := aws + "\n" + key
 	for _, tc := range []struct {
 		name      string
@@ -363,7 +345,7 @@ func TestRelayRedactsSplitWrites(t *testing.T) {
 // counts the bytes of the redacted text it drops, and _meta's figures
 // are those of the redacted text.
 func TestRelayRedactsKeptRest(t *testing.T) {
-	aws, key := testSecrets()
+	aws, key := redacttest.Secrets()
 	var text, redacted strings.Builder
 	for i := range 40 {
 		line := fmt.Sprintf("line %d of the log, with nothing to hide in it\n", i)
@@ -430,7 +412,7 @@ func TestRelayRedactsKeptRest(t *testing.T) {
 // counts the relay redacted from it (chain.Result.Redactions), as the
 // worker's do: the relay's reader is the pinned redact stage.
 func TestRelayRedactionsReachTheChain(t *testing.T) {
-	aws, key := testSecrets()
+	aws, key := redacttest.Secrets()
 	type seen struct {
 		content    string
 		redactions map[string]int
@@ -470,7 +452,7 @@ func TestRelayRedactionsReachTheChain(t *testing.T) {
 // gets markers too while a call whose tool does is pending. Alone, it
 // goes out as it came.
 func TestRelayRedactsBeforeTheIDIsKnown(t *testing.T) {
-	aws, _ := testSecrets()
+	aws, _ := redacttest.Secrets()
 	m := &manifest.WorkerManifest{ToolOutput: &manifest.ToolOutputLimits{PerTool: map[string]manifest.ToolEntry{
 		"off": {MaxBytes: 1 << 20, Redaction: manifest.Redaction{Redact: ptr(false)}},
 		"t":   {MaxBytes: 1 << 20},

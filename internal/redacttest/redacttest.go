@@ -7,6 +7,7 @@ package redacttest
 import (
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,25 @@ import (
 
 	"github.com/toolcap/toolcap/redact"
 )
+
+// Secrets returns an AWS access key and an RSA private key block (two
+// lines of base64) made as package redact's tests make theirs: a prefix
+// and pseudo-random characters of the rule's alphabet, the same on every
+// call. The built-in rules and gitleaks' both find them.
+func Secrets() (aws, key string) {
+	r := rand.New(rand.NewPCG(1, 2))
+	token := func(alphabet string, n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	aws = "AKIA" + token("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+	key = "-----BEGIN RSA PRIVATE KEY-----\n" + token(alnum+"+/", 64) + "\n" + token(alnum+"+/", 64) + "\n-----END RSA PRIVATE KEY-----"
+	return aws, key
+}
 
 // BuildLog returns n bytes of text like a CI build's log (go, npm and
 // docker steps, test results, digests, URLs, the words "key", "token",
